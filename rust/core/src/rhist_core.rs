@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The portable hist core: everything of rhist that does not touch the
+//! kernel. It is compiled by cargo on the host and by Kbuild into the
+//! module, so it depends on `core` only.
+
+pub mod version;
