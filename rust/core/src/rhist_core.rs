@@ -5,3 +5,4 @@
 //! module, so it depends on `core` only.
 
 pub mod version;
+pub mod trigger;

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Wrappers for kernel inline functions used by the Rust side of rhist.
+ * See rhist_shim.h.
+ */
+#include <linux/module.h>
+#include <linux/rculist.h>
+#include <linux/trace_events.h>
+
+#include "../../kernel/trace/trace.h"
+#include "rhist_shim.h"
+
+struct trace_event_file *rhist_event_file_file(struct file *filp)
+{
+	return event_file_file(filp);
+}
+
+const char *rhist_trace_event_name(struct trace_event_call *call)
+{
+	return trace_event_name(call);
+}
+
+/*
+ * Keep the module that defines an event loaded while a trigger sits on
+ * it. Dynamic events need no pin: they cannot be deleted while enabled,
+ * and an attached trigger keeps them soft-enabled.
+ */
+bool rhist_pin_event(struct trace_event_call *call)
+{
+	if (call->flags & TRACE_EVENT_FL_DYNAMIC)
+		return true;
+	return try_module_get(call->module);
+}
+
+void rhist_unpin_event(struct trace_event_call *call)
+{
+	if (!(call->flags & TRACE_EVENT_FL_DYNAMIC))
+		module_put(call->module);
+}
+
+void rhist_list_add_rcu(struct list_head *new, struct list_head *head)
+{
+	list_add_rcu(new, head);
+}
+
+void rhist_list_del_rcu(struct list_head *entry)
+{
+	list_del_rcu(entry);
+}
+
+void rhist_lockdep_assert_event_mutex_held(void)
+{
+	lockdep_assert_held(&event_mutex);
+}

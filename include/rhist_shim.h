@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rhist's C shim: the few kernel inline functions and macros that the
+ * Rust module needs and bindgen cannot generate bindings for. Each is a
+ * one-line wrapper; the Rust side declares them in rust/shim.rs.
+ */
+#ifndef _RHIST_SHIM_H
+#define _RHIST_SHIM_H
+
+#include <linux/types.h>
+
+struct file;
+struct list_head;
+struct trace_event_call;
+struct trace_event_file;
+
+struct trace_event_file *rhist_event_file_file(struct file *filp);
+const char *rhist_trace_event_name(struct trace_event_call *call);
+bool rhist_pin_event(struct trace_event_call *call);
+void rhist_unpin_event(struct trace_event_call *call);
+void rhist_list_add_rcu(struct list_head *new, struct list_head *head);
+void rhist_list_del_rcu(struct list_head *entry);
+void rhist_lockdep_assert_event_mutex_held(void);
+
+#endif /* _RHIST_SHIM_H */

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The per-event files `rhist` and `rhist_debug`: they appear in every
+//! event directory while the module is loaded and show the event's rhist
+//! triggers, as `hist` and `hist_debug` show its hist triggers.
+
+use core::cell::UnsafeCell;
+use kernel::ffi::{c_int, c_void};
+use core::fmt::Write;
+use core::sync::atomic::Ordering;
+
+use kernel::bindings;
+use kernel::error::{code, Error};
+use kernel::prelude::*;
+
+use crate::command;
+use crate::shim;
+use crate::tracefs::{self, EventMutexGuard, SeqWriter};
+
+/// A file's operations and its registration record, filled in at load time
+/// with the module's owner pointer.
+struct EventFile {
+    fops: UnsafeCell<bindings::file_operations>,
+    entry: UnsafeCell<bindings::trace_event_extra_file>,
+}
+
+// SAFETY: written only in `Registration::new()`, before the tracing core
+// can see the file; read-only afterwards.
+unsafe impl Sync for EventFile {}
+
+impl EventFile {
+    const fn new(name: &'static core::ffi::CStr, show: ShowFn) -> Self {
+        Self {
+            fops: UnsafeCell::new(bindings::file_operations {
+                open: Some(show.open()),
+                read: Some(bindings::seq_read),
+                llseek: Some(bindings::seq_lseek),
+                release: Some(bindings::tracing_single_release_file_tr),
+                // SAFETY: all-zero is a valid `file_operations` (no ops).
+                ..unsafe { core::mem::zeroed() }
+            }),
+            entry: UnsafeCell::new(bindings::trace_event_extra_file {
+                name: name.as_ptr().cast(),
+                mode: 0o440,
+                fops: core::ptr::null(),
+            }),
+        }
+    }
+}
+
+/// Which show function a file uses.
+#[derive(Clone, Copy)]
+enum ShowFn {
+    Hist,
+    Debug,
+}
+
+impl ShowFn {
+    const fn open(self) -> unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int {
+        match self {
+            ShowFn::Hist => open_hist,
+            ShowFn::Debug => open_debug,
+        }
+    }
+}
+
+static HIST_FILE: EventFile = EventFile::new(c"rhist", ShowFn::Hist);
+static DEBUG_FILE: EventFile = EventFile::new(c"rhist_debug", ShowFn::Debug);
+
+/// The two files, added to every event directory while this lives.
+pub(crate) struct Registration(());
+
+impl Registration {
+    pub(crate) fn new(module: &'static ThisModule) -> Result<Self> {
+        for file in [&HIST_FILE, &DEBUG_FILE] {
+            // SAFETY: nothing else accesses the statics before they are added
+            // below (see the `Sync` impl).
+            unsafe {
+                (*file.fops.get()).owner = module.as_ptr();
+                (*file.entry.get()).fops = file.fops.get();
+            }
+        }
+        // SAFETY: `HIST_FILE` is static and initialised.
+        let ret = unsafe { bindings::trace_event_add_extra_file(HIST_FILE.entry.get()) };
+        if ret != 0 {
+            pr_err!("cannot add the per-event file 'rhist' (error {ret})\n");
+            return Err(Error::from_errno(ret));
+        }
+        // SAFETY: as above.
+        let ret = unsafe { bindings::trace_event_add_extra_file(DEBUG_FILE.entry.get()) };
+        if ret != 0 {
+            pr_err!("cannot add the per-event file 'rhist_debug' (error {ret})\n");
+            // SAFETY: added just above.
+            unsafe { bindings::trace_event_remove_extra_file(HIST_FILE.entry.get()) };
+            return Err(Error::from_errno(ret));
+        }
+        Ok(Self(()))
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // SAFETY: both were added by `new()`. Open files pin the module.
+        unsafe {
+            bindings::trace_event_remove_extra_file(DEBUG_FILE.entry.get());
+            bindings::trace_event_remove_extra_file(HIST_FILE.entry.get());
+        }
+    }
+}
+
+/// Opens a file: pins the event file and trace array, then a single-record
+/// seq_file whose private pointer is the `struct file`.
+///
+/// # Safety
+///
+/// Called by the VFS with a valid inode and file of an event directory.
+unsafe fn open(
+    inode: *mut bindings::inode,
+    filp: *mut bindings::file,
+    show: unsafe extern "C" fn(*mut bindings::seq_file, *mut c_void) -> c_int,
+) -> c_int {
+    // SAFETY: the inode's private data is the event file (eventfs).
+    let ret = unsafe { bindings::tracing_open_file_tr(inode, filp) };
+    if ret != 0 {
+        return ret;
+    }
+    // `tracing_open_file_tr()` left the event file in `private_data`, where
+    // `single_open()` wants to put its seq_file.
+    // SAFETY: `filp` is being opened; `show` matches the seq_file contract.
+    let ret = unsafe {
+        (*filp).private_data = core::ptr::null_mut();
+        bindings::single_open(filp, Some(show), filp.cast())
+    };
+    if ret != 0 {
+        // SAFETY: undoes `tracing_open_file_tr()`.
+        unsafe { bindings::tracing_release_file_tr(inode, filp) };
+    }
+    ret
+}
+
+unsafe extern "C" fn open_hist(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
+    // SAFETY: forwarded from the VFS.
+    unsafe { open(inode, filp, show_hist) }
+}
+
+unsafe extern "C" fn open_debug(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
+    // SAFETY: forwarded from the VFS.
+    unsafe { open(inode, filp, show_debug) }
+}
+
+/// Runs `each` for every rhist trigger of the event behind `m`, with
+/// `event_mutex` held, numbering them from 0.
+///
+/// # Safety
+///
+/// `m` must be a seq_file opened by [`open`].
+unsafe fn for_each_trigger(
+    m: *mut bindings::seq_file,
+    mut each: impl FnMut(&mut SeqWriter, *mut bindings::event_trigger_data, usize),
+) -> c_int {
+    let _guard = EventMutexGuard::lock();
+    // SAFETY: `open()` stored the `struct file` as the seq_file's private.
+    let file = unsafe { shim::rhist_event_file_file((*m).private.cast()) };
+    if file.is_null() {
+        return code::ENODEV.to_errno();
+    }
+    // SAFETY: `m` is being shown.
+    let mut out = unsafe { SeqWriter::new(m) };
+    let mut n = 0;
+    // SAFETY: `file` is live and `event_mutex` is held.
+    for data in unsafe { tracefs::triggers(file) } {
+        // SAFETY: `data` is live under `event_mutex`.
+        if unsafe { command::is_ours(data) } {
+            each(&mut out, data, n);
+            n += 1;
+        }
+    }
+    0
+}
+
+/// Writes the header C's hist file starts each histogram with.
+///
+/// # Safety
+///
+/// `data` must be a live rhist trigger, with `event_mutex` held.
+unsafe fn write_header(out: &mut SeqWriter, data: *mut bindings::event_trigger_data, n: usize) {
+    if n > 0 {
+        out.bytes(b"\n\n");
+    }
+    out.bytes(b"# event histogram\n#\n# trigger info: ");
+    // SAFETY: the caller's contract.
+    unsafe { command::write_info(out, data) };
+    out.bytes(b"#\n\n");
+}
+
+unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
+    // SAFETY: `m` was opened by `open()`; the closure runs under
+    // `event_mutex` with a live rhist trigger.
+    unsafe {
+        for_each_trigger(m, |out, data, n| {
+            write_header(out, data, n);
+            let hits = command::state(data).hits.load(Ordering::Relaxed);
+            let _ = write!(out, "\nTotals:\n    Hits: {hits}\n    Entries: 0\n    Dropped: 0\n");
+        })
+    }
+}
+
+unsafe extern "C" fn show_debug(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
+    // SAFETY: as in `show_hist()`.
+    unsafe {
+        for_each_trigger(m, |out, data, n| {
+            write_header(out, data, n);
+            out.bytes(b"hist_data: rhist\n");
+        })
+    }
+}

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rhist: the kernel's event histograms (hist triggers) as a Rust module.
+//!
+//! Loading the module registers the trigger command `rhist` and adds the
+//! files `rhist` and `rhist_debug` to every event directory in tracefs;
+//! unloading removes every rhist trigger and the files again. The
+//! histogram logic itself is the portable core in `core/src/`.
+
+use kernel::prelude::*;
+
+#[allow(unreachable_pub, missing_docs, dead_code)]
+#[path = "core/src/rhist_core.rs"]
+mod hist;
+
+mod command;
+mod files;
+#[cfg(CONFIG_KUNIT)]
+mod kunit;
+mod shim;
+mod tracefs;
+
+module! {
+    type: Rhist,
+    name: "rhist",
+    author: "rhist developers",
+    description: "Event histograms (hist triggers) in Rust",
+    license: "GPL",
+}
+
+struct Rhist {
+    // Dropped in this order: the files go before the command and its
+    // triggers, so no new reader can reach a trigger being removed.
+    _files: files::Registration,
+    _command: command::Registration,
+}
+
+impl kernel::Module for Rhist {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let command = command::Registration::new()?;
+        let files = files::Registration::new(module)?;
+        pr_info!("loaded: trigger command 'rhist', files 'rhist' and 'rhist_debug'\n");
+        Ok(Rhist {
+            _files: files,
+            _command: command,
+        })
+    }
+}
+
+impl Drop for Rhist {
+    fn drop(&mut self) {
+        pr_info!("unloading\n");
+    }
+}

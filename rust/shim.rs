@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Declarations of the C shim in `include/rhist_shim.c`: wrappers for the
+//! kernel inline functions that bindgen cannot see.
+
+use kernel::bindings;
+
+// The bindings contain opaque structs (e.g. `sched_statistics`) that the
+// lint cannot see through; the functions take and return plain pointers.
+#[allow(improper_ctypes)]
+extern "C" {
+    /// `event_file_file()`: the event file behind an open tracefs file, or
+    /// null once the event is being removed. Needs `event_mutex`.
+    pub(crate) fn rhist_event_file_file(filp: *mut bindings::file) -> *mut bindings::trace_event_file;
+    /// `trace_event_name()`.
+    pub(crate) fn rhist_trace_event_name(
+        call: *mut bindings::trace_event_call,
+    ) -> *const kernel::ffi::c_char;
+    /// Pins the module that defines `call`; false if it is going away.
+    pub(crate) fn rhist_pin_event(call: *mut bindings::trace_event_call) -> bool;
+    /// Releases what `rhist_pin_event()` took.
+    pub(crate) fn rhist_unpin_event(call: *mut bindings::trace_event_call);
+    /// `list_add_rcu()`.
+    pub(crate) fn rhist_list_add_rcu(new: *mut bindings::list_head, head: *mut bindings::list_head);
+    /// `list_del_rcu()`.
+    pub(crate) fn rhist_list_del_rcu(entry: *mut bindings::list_head);
+    /// `lockdep_assert_held(&event_mutex)`.
+    pub(crate) fn rhist_lockdep_assert_event_mutex_held();
+}

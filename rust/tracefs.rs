@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Small safe wrappers over the tracing core's C types: the event mutex, an
+//! event file's trigger list, seq_file output and tracing/error_log.
+
+use kernel::ffi::c_char;
+use core::fmt;
+use core::ptr;
+
+use kernel::bindings;
+use kernel::str::CStr;
+
+use crate::shim;
+
+/// Holds `event_mutex`, the lock of every event file's trigger list.
+pub(crate) struct EventMutexGuard(());
+
+impl EventMutexGuard {
+    /// Takes `event_mutex`; sleeps.
+    pub(crate) fn lock() -> Self {
+        // SAFETY: `event_mutex` is a static, initialised mutex of the kernel.
+        unsafe { bindings::mutex_lock(ptr::addr_of_mut!(bindings::event_mutex)) };
+        Self(())
+    }
+}
+
+impl Drop for EventMutexGuard {
+    fn drop(&mut self) {
+        // SAFETY: the guard exists only while this task holds `event_mutex`.
+        unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(bindings::event_mutex)) };
+    }
+}
+
+/// Asserts (under lockdep) that `event_mutex` is held.
+pub(crate) fn assert_event_mutex_held() {
+    // SAFETY: no preconditions; it only checks.
+    unsafe { shim::rhist_lockdep_assert_event_mutex_held() };
+}
+
+/// The triggers attached to `file`, in list order.
+///
+/// # Safety
+///
+/// `file` must be a live event file and `event_mutex` must be held for as
+/// long as the iterator and the pointers it yields are used; the caller
+/// must not unlink the entry it is looking at before advancing.
+pub(crate) unsafe fn triggers(
+    file: *mut bindings::trace_event_file,
+) -> impl Iterator<Item = *mut bindings::event_trigger_data> {
+    // SAFETY: `file` is live (the caller's contract).
+    let head = unsafe { ptr::addr_of_mut!((*file).triggers) };
+    // SAFETY: `head` is an initialised list head.
+    let mut node = unsafe { (*head).next };
+    core::iter::from_fn(move || {
+        if node == head {
+            return None;
+        }
+        // SAFETY: every node on `file->triggers` is the `list` member of an
+        // `event_trigger_data`, kept alive by `event_mutex`.
+        let data = unsafe {
+            node.cast::<u8>()
+                .sub(core::mem::offset_of!(bindings::event_trigger_data, list))
+                .cast::<bindings::event_trigger_data>()
+        };
+        // SAFETY: as above; the node is live.
+        node = unsafe { (*node).next };
+        Some(data)
+    })
+}
+
+/// `"system:event"` parts of an event file's name.
+///
+/// # Safety
+///
+/// `file` must be a live event file.
+pub(crate) unsafe fn event_names(file: *mut bindings::trace_event_file) -> (&'static [u8], &'static [u8]) {
+    // SAFETY: a live event file points at its live event call and class.
+    let (system, name) = unsafe {
+        let call = (*file).event_call;
+        ((*(*call).class).system, shim::rhist_trace_event_name(call))
+    };
+    let text = |p: *const c_char| -> &'static [u8] {
+        if p.is_null() {
+            return b"";
+        }
+        // SAFETY: event names are NUL-terminated strings that live as long as
+        // the event, which outlives every use the caller makes of them.
+        unsafe { CStr::from_char_ptr(p) }.as_bytes()
+    };
+    (text(system), text(name))
+}
+
+/// Formatted output into a `seq_file`.
+pub(crate) struct SeqWriter(*mut bindings::seq_file);
+
+impl SeqWriter {
+    /// Wraps `m`.
+    ///
+    /// # Safety
+    ///
+    /// `m` must be a seq_file being shown for as long as the writer is used.
+    pub(crate) unsafe fn new(m: *mut bindings::seq_file) -> Self {
+        Self(m)
+    }
+
+    /// Writes raw bytes.
+    pub(crate) fn bytes(&mut self, bytes: &[u8]) {
+        // SAFETY: `self.0` is a seq_file being shown (type invariant); the
+        // buffer is valid for `bytes.len()` bytes. Overflow is recorded in
+        // the seq_file, which then retries with a larger buffer.
+        unsafe { bindings::seq_write(self.0, bytes.as_ptr().cast(), bytes.len()) };
+    }
+}
+
+impl fmt::Write for SeqWriter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.bytes(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// Appends an entry to tracing/error_log, as the built-in commands do.
+///
+/// `errs` is a static table of messages and `kind` the index of this one;
+/// the log keeps the table pointer, so it must live forever.
+///
+/// # Safety
+///
+/// `file` must be a live event file; `loc` and `cmd` NUL-terminated.
+pub(crate) unsafe fn log_error(
+    file: *mut bindings::trace_event_file,
+    loc: &[u8],
+    cmd: &[u8],
+    errs: &'static [ErrText],
+    kind: usize,
+    pos: usize,
+) {
+    debug_assert!(loc.ends_with(&[0]) && cmd.ends_with(&[0]));
+    // SAFETY: `file` is live; `loc` and `cmd` are NUL-terminated and copied
+    // by the callee; `errs` is static and `kind` indexes it.
+    unsafe {
+        bindings::tracing_log_err(
+            (*file).tr,
+            loc.as_ptr().cast(),
+            cmd.as_ptr().cast(),
+            errs.as_ptr().cast_mut().cast(),
+            kind as u8,
+            pos.min(u16::MAX as usize) as u16,
+        )
+    };
+}
+
+/// A pointer to a static NUL-terminated message, as error_log tables hold.
+#[repr(transparent)]
+pub(crate) struct ErrText(pub(crate) *const c_char);
+
+// SAFETY: the pointers refer to immutable static strings.
+unsafe impl Sync for ErrText {}

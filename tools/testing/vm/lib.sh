@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings of rhist's build and VM scripts. Sourced, not run.
+
+RHIST_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+# The kernel cache lives outside the clone: it only saves time, every
+# stamp in it is checked against what the clone asks for.
+RHIST_KCACHE=${RHIST_KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rhist}
+RHIST_BUILD=${RHIST_BUILD:-$RHIST_TOP/build}
+RHIST_JOBS=${RHIST_JOBS:-$(($(nproc) + 1))}
+RHIST_BINDGEN_VERSION=0.73.2
+RHIST_BINDGEN=${CARGO_HOME:-$HOME/.cargo}/bin/bindgen
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+# The kernel's Rust must come from Debian's rustc-web with its rust-src,
+# not the rustup toolchain earlier on PATH.
+RHIST_KMAKE=(make LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+	BINDGEN="$RHIST_BINDGEN")
+
+# step NAME CMD...: runs CMD, printing the step and how long it took.
+step() {
+	local name=$1 start=$SECONDS
+	shift
+	echo "==> $name"
+	"$@"
+	echo "==> $name: done in $((SECONDS - start)) s"
+}
+
+# The kernel tree for a flavour: "test" (debug options) or "bench".
+kernel_tree() {
+	echo "$RHIST_KCACHE/linux-${1:-test}"
+}

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boots the test kernel in QEMU (TCG, 2 vCPUs) with rhist.ko and
+# rhist_test_events.ko loaded and runs a guest script, or a shell.
+#
+# Usage: run.sh [--flavour test|bench] [--timeout SECONDS] [--log FILE]
+#               (SCRIPT | --shell)
+#
+# With a script, prints everything the guest writes and exits with the
+# script's exit status; exits non-zero as well when the guest kernel
+# reports a problem (oops, BUG, WARNING, lockdep, KASAN, kmemleak), when a
+# module fails to load, or when the guest does not finish in time.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+flavour=test timeout=300 log= script= mode=script
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--flavour) flavour=$2; shift ;;
+	--timeout) timeout=$2; shift ;;
+	--log) log=$2; shift ;;
+	--shell) mode=shell ;;
+	-*) echo "unknown option $1" >&2; exit 2 ;;
+	*) script=$1 ;;
+	esac
+	shift
+done
+[ "$mode" = shell ] || [ -f "$script" ] || { echo "usage: $0 [options] (SCRIPT | --shell)" >&2; exit 2; }
+
+tree=$(kernel_tree "$flavour")
+mods=$RHIST_BUILD/modules-$flavour
+vmdir=$(mktemp -d "${TMPDIR:-/tmp}/rhist-vm.XXXXXX")
+trap 'rm -rf "$vmdir"' EXIT
+
+# The initramfs: busybox, /init, the modules and the script.
+root=$vmdir/root
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,etc,test,lib/rhist}
+cp /bin/busybox "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+cp "$(dirname "$0")/guest-init" "$root/init"
+cp "$(dirname "$0")/banner" "$root/etc/banner"
+chmod +x "$root/init"
+cp "$mods"/*.ko "$root/lib/rhist/"
+[ -z "$script" ] || cp "$script" "$root/test/script.sh"
+# Scripts may source helpers that sit next to them.
+[ -z "$script" ] || cp "$(dirname "$script")"/*.sh.inc "$root/test/" 2>/dev/null || true
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$vmdir/initramfs.gz"
+
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 512
+	-kernel "$tree/arch/x86/boot/bzImage" -initrd "$vmdir/initramfs.gz"
+	-append "console=ttyS0 panic=-1 oops=panic rhist.mode=$mode"
+	-nographic -no-reboot)
+
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}"
+fi
+
+[ -n "$log" ] || log=$vmdir/console.log
+set +e
+# The boot log goes to the log file; the terminal sees it from /init on.
+timeout --foreground -k 5 "$timeout" "${qemu[@]}" < /dev/null 2>&1 |
+	tr -d '\r' | tee "$log" | sed -n '/^Run \/init/,$p'
+
+status=${PIPESTATUS[0]}
+set -e
+
+rc=$(sed -n 's/^RHIST-EXIT: \([0-9]*\)$/\1/p' "$log" | tail -1)
+problems=$(grep -E 'RHIST-PROBLEM|BUG:|WARNING:|Oops|Kernel panic|KASAN|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called|hung_task|soft lockup' "$log" | grep -v '^RHIST-EXIT' || true)
+
+if [ -z "$rc" ]; then
+	if [ "$status" = 124 ]; then
+		echo "rhist-vm: the guest did not finish within $timeout s" >&2
+	else
+		echo "rhist-vm: the guest stopped before the script finished (QEMU status $status)" >&2
+	fi
+	exit 124
+fi
+if [ -n "$problems" ]; then
+	echo "rhist-vm: the guest kernel reported a problem:" >&2
+	echo "$problems" | head -20 >&2
+	[ "$rc" != 0 ] || rc=3
+fi
+exit "$rc"
