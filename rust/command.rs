@@ -148,21 +148,18 @@ impl Drop for Registration {
         // no parse of it runs or can start.
         unsafe { bindings::unregister_event_command(command()) };
 
+        let _guard = EventMutexGuard::lock();
         let mut detached = KVec::new();
-        {
-            let _guard = EventMutexGuard::lock();
-            // SAFETY: `event_mutex` is held.
-            let list = unsafe { REGISTRY.get() };
-            core::mem::swap(list, &mut detached);
-            for &data in detached.iter() {
-                // SAFETY: registered triggers are live and on their file's
-                // list; `event_mutex` is held.
-                unsafe { detach(data) };
-            }
+        // SAFETY: `event_mutex` is held.
+        core::mem::swap(unsafe { REGISTRY.get() }, &mut detached);
+        for &data in detached.iter() {
+            // SAFETY: registered triggers are live and on their file's list;
+            // `event_mutex` is held.
+            unsafe { detach(data) };
         }
         for &data in detached.iter() {
-            // SAFETY: `data` is detached; `free()` waits for running
-            // callbacks before it frees.
+            // SAFETY: `data` is detached and holds the list's reference;
+            // `free()` waits for running probes before it frees.
             unsafe { free(data) };
         }
     }
@@ -428,7 +425,6 @@ unsafe fn release(file: *mut bindings::trace_event_file) {
 unsafe fn unregister_one(data: *mut bindings::event_trigger_data) {
     // SAFETY: the caller's contract.
     unsafe {
-        REGISTRY.remove(data);
         detach(data);
         free(data);
     }
@@ -498,8 +494,11 @@ unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
 }
 
 /// `free()`: drops a reference on `data`, freeing it with the last one.
+/// Called with `event_mutex` held: from our own paths, and from the
+/// tracing core when it clears the triggers of an instance being removed.
 unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is live and holds at least one reference.
+    // SAFETY: `data` is live and holds at least one reference; the caller
+    // holds `event_mutex`.
     unsafe {
         if (*data).ref_ <= 0 {
             pr_warn!("unbalanced trigger reference\n");
@@ -509,6 +508,7 @@ unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
         if (*data).ref_ > 0 {
             return;
         }
+        REGISTRY.remove(data);
         let state = (*data).private_data.cast::<Trigger>();
         // Clears the filter and waits for running probes before freeing.
         bindings::trigger_data_free(data);

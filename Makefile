@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rhist: hist triggers as a Rust kernel module.
+#
+#   make run     boot the test VM with rhist loaded (a shell, or a demo
+#                when standard input is not a terminal)
+#   make check   install what is missing, build everything, run every suite
+#   make vm SCRIPT=path/to/script.sh
+#                run one guest script in the test VM
+#
+# Kbuild builds the module itself (see Kbuild); this Makefile drives the
+# scripts in tools/testing/vm/.
+
+VM := tools/testing/vm
+
+.PHONY: all setup kernel modules vm run check host clean
+
+all: modules
+
+setup:
+	@$(VM)/setup.sh
+
+kernel: setup
+	@$(VM)/kernel.sh test
+
+modules: kernel
+	@$(VM)/modules.sh test
+
+vm: modules
+	@test -n "$(SCRIPT)" || { echo "usage: make vm SCRIPT=path/to/script.sh"; exit 2; }
+	@$(VM)/run.sh $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(SCRIPT)
+
+run: modules
+	@if [ -t 0 ]; then $(VM)/run.sh --shell; \
+	else $(VM)/run.sh $(VM)/demo.sh; fi
+
+check:
+	@tools/testing/check.sh
+
+host:
+	@cd rust/core && cargo test
+
+clean:
+	rm -rf build rust/core/target
+	find . -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+		-o -name '.*.cmd' -o -name 'modules.order' -o -name 'Module.symvers' \
+		| xargs rm -f

@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make check`: installs what is missing, builds the kernel and modules,
+# and runs every suite: host (cargo test of the core), lint (rustfmt,
+# clippy, checkpatch), KUnit (in the VM), the VM runner's own tests and the
+# tracefs end-to-end tests. Ends with the line "N passed, N failed" that
+# counts every test of every suite; exits non-zero on any failure.
+set -uo pipefail
+. "$(dirname "$0")/vm/lib.sh"
+cd "$RHIST_TOP"
+
+VM=tools/testing/vm
+logs=$RHIST_BUILD/check
+rm -rf "$logs"
+mkdir -p "$logs"
+passed=0
+failed=0
+summary=()
+
+# record SUITE PASSED FAILED
+record() {
+	passed=$((passed + $2))
+	failed=$((failed + $3))
+	summary+=("$(printf '%-10s %4d passed, %d failed' "$1" "$2" "$3")")
+}
+
+# one NAME CMD...: a test that passes when CMD succeeds; output to a log.
+one_passed=0 one_failed=0
+one() {
+	local name=$1 log=$logs/$1.log
+	shift
+	if "$@" > "$log" 2>&1; then
+		echo "    ok      $name"
+		one_passed=$((one_passed + 1))
+	else
+		echo "    FAILED  $name (log: $log)"
+		tail -15 "$log" | sed 's/^/        /'
+		one_failed=$((one_failed + 1))
+	fi
+}
+suite_start() { echo "==> suite $1"; one_passed=0 one_failed=0; suite_t0=$SECONDS; }
+suite_end() {
+	record "$1" "$one_passed" "$one_failed"
+	echo "==> suite $1: $one_passed passed, $one_failed failed ($((SECONDS - suite_t0)) s)"
+}
+
+step "setup" "$VM/setup.sh" || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+# --- host: the portable core's own tests -------------------------------
+echo "==> suite host (cargo test in rust/core)"
+t0=$SECONDS
+(cd rust/core && cargo test --all-targets 2>&1) > "$logs/host.log"
+host_rc=$?
+read -r hp hf < <(sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$logs/host.log" |
+	awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }')
+if [ $host_rc != 0 ] && [ "$hf" = 0 ]; then
+	hf=1 # it did not build, or cargo failed outside a test
+	tail -20 "$logs/host.log"
+fi
+grep -E '^test .* FAILED$' "$logs/host.log" | sed 's/^/    /'
+record host "$hp" "$hf"
+echo "==> suite host: $hp passed, $hf failed ($((SECONDS - t0)) s)"
+
+# --- lint ------------------------------------------------------------------
+suite_start lint
+one rustfmt-core sh -c 'cd rust/core && cargo fmt --check'
+one clippy-core sh -c 'cd rust/core && cargo clippy --all-targets -- -D warnings'
+checkpatch=$(kernel_tree test)/scripts/checkpatch.pl
+for p in patches/*.patch; do
+	one "checkpatch-$(basename "$p" .patch | cut -c1-4)" "$checkpatch" --strict "$p"
+done
+for f in include/rhist_shim.c include/rhist_shim.h tools/testing/rhist_test_events/*.[ch]; do
+	[ -f "$f" ] && one "checkpatch-$(basename "$f")" "$checkpatch" --strict --no-tree -f "$f"
+done
+suite_end lint
+
+# --- build -----------------------------------------------------------------
+suite_start build
+one kernel "$VM/kernel.sh" test
+one modules "$VM/modules.sh" test
+suite_end build
+built=$one_failed
+
+vm() { "$VM/run.sh" --timeout "${2:-300}" --log "$logs/$(basename "$1" .sh).console" "$1"; }
+
+# --- KUnit: the suites rhist.ko runs when it loads --------------------------
+echo "==> suite kunit"
+t0=$SECONDS
+kp=0 kf=0
+if [ "$built" = 0 ] && vm "$VM/idle.sh" > "$logs/kunit.log" 2>&1; then
+	# KTAP: the subtests of every suite the module registers.
+	read -r kp kf < <(awk '
+		/^ *# Subtest: / { insuite = 1; next }
+		insuite && /^ +ok [0-9]+ / { p++ }
+		insuite && /^ +not ok [0-9]+ / { f++; print "    FAILED  " $0 > "/dev/stderr" }
+		/^(not )?ok [0-9]+ / { insuite = 0 }
+		END { print p + 0, f + 0 }' "$logs/kunit.log")
+	[ "$kp" -gt 0 ] || { echo "    no KUnit results in the guest log"; kf=$((kf + 1)); }
+else
+	echo "    the KUnit boot failed (log: $logs/kunit.log)"
+	kf=1
+fi
+record kunit "$kp" "$kf"
+echo "==> suite kunit: $kp passed, $kf failed ($((SECONDS - t0)) s)"
+
+# --- the VM runner's own behaviour ---------------------------------------------
+expect_status() { # expect_status WANT SCRIPT [TIMEOUT]
+	local want=$1 rc
+	shift
+	vm "$@"
+	rc=$?
+	echo "runner exited $rc, expected $want"
+	[ "$rc" = "$want" ]
+}
+suite_start runner
+if [ "$built" = 0 ]; then
+	one passes-script-status expect_status 0 tools/testing/runner/exit-0.sh
+	one fails-on-script-failure expect_status 7 tools/testing/runner/exit-7.sh
+	one fails-on-kernel-warning expect_status 3 tools/testing/runner/kernel-warning.sh
+	one fails-on-hang expect_status 124 tools/testing/runner/hang.sh 40
+else
+	one_failed=4
+fi
+suite_end runner
+
+# --- tracefs end to end ----------------------------------------------------
+suite_start e2e
+for t in tools/testing/tests/*.sh; do
+	if [ "$built" = 0 ]; then
+		one "$(basename "$t" .sh)" vm "$t"
+	else
+		one_failed=$((one_failed + 1))
+	fi
+done
+suite_end e2e
+
+echo
+echo "Summary:"
+printf '  %s\n' "${summary[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,4 @@
+#!/bin/sh
+# The runner must fail when the guest kernel WARNs, even if the script passes.
+echo 1 > /sys/kernel/debug/rhist_test/warn
+exit 0
