@@ -9,9 +9,9 @@
 //! that a command can go away).
 
 use core::cell::UnsafeCell;
-use kernel::ffi::{c_char, c_int, c_void};
 use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::ffi::{c_char, c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
@@ -206,7 +206,11 @@ static ERRORS: [ErrText; hist::trigger::ERROR_COUNT] = {
 /// # Safety
 ///
 /// `file` must be a live event file.
-unsafe fn log_rejection(file: *mut bindings::trace_event_file, param_and_filter: &[u8], r: &Rejection) {
+unsafe fn log_rejection(
+    file: *mut bindings::trace_event_file,
+    param_and_filter: &[u8],
+    r: &Rejection,
+) {
     const PREFIX: &[u8] = b"rhist:";
     // SAFETY: `file` is live.
     let (system, event) = unsafe { tracefs::event_names(file) };
@@ -242,7 +246,10 @@ unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
 /// # Safety
 ///
 /// `file` must be live and `event_mutex` held.
-unsafe fn find(file: *mut bindings::trace_event_file, param: &[u8]) -> Option<*mut bindings::event_trigger_data> {
+unsafe fn find(
+    file: *mut bindings::trace_event_file,
+    param: &[u8],
+) -> Option<*mut bindings::event_trigger_data> {
     // SAFETY: the caller's contract; we only look.
     unsafe { tracefs::triggers(file) }
         // SAFETY: the triggers are live under `event_mutex`.
@@ -263,14 +270,19 @@ unsafe extern "C" fn parse(
     let remove = glob.first() == Some(&b'!');
     // Keep the whole text for error_log: separating the filter cuts it up.
     let mut whole_copy = KVec::new();
-    if whole_copy.extend_from_slice(whole.unwrap_or(b""), GFP_KERNEL).is_err() {
+    if whole_copy
+        .extend_from_slice(whole.unwrap_or(b""), GFP_KERNEL)
+        .is_err()
+    {
         return code::ENOMEM.to_errno();
     }
 
     let mut param: *mut c_char = ptr::null_mut();
     let mut filter: *mut c_char = ptr::null_mut();
     // SAFETY: `param_and_filter` is a writable string owned by the caller.
-    let ret = unsafe { bindings::event_trigger_separate_filter(param_and_filter, &mut param, &mut filter, true) };
+    let ret = unsafe {
+        bindings::event_trigger_separate_filter(param_and_filter, &mut param, &mut filter, true)
+    };
     if ret != 0 {
         return ret;
     }
@@ -370,7 +382,9 @@ unsafe fn create(
 
     // SAFETY: `cmd_ops` is our command; `param` is only used to decide on a
     // count, which we have none of.
-    let data = unsafe { bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut()) };
+    let data = unsafe {
+        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
+    };
     if data.is_null() {
         // SAFETY: undoes the pin and reference taken above.
         unsafe { release(file) };
@@ -441,7 +455,10 @@ unsafe extern "C" fn reg(
     // is held; `data` and `file` are live.
     unsafe {
         init(data);
-        shim::rhist_list_add_rcu(ptr::addr_of_mut!((*data).list), ptr::addr_of_mut!((*file).triggers));
+        shim::rhist_list_add_rcu(
+            ptr::addr_of_mut!((*data).list),
+            ptr::addr_of_mut!((*file).triggers),
+        );
         bindings::update_cond_flag(file);
         let ret = bindings::trace_event_trigger_enable_disable(file, 1);
         if ret < 0 {
@@ -534,7 +551,10 @@ unsafe extern "C" fn on_event(
 }
 
 /// `print()`: shows the trigger in the event's trigger file.
-unsafe extern "C" fn print(m: *mut bindings::seq_file, data: *mut bindings::event_trigger_data) -> c_int {
+unsafe extern "C" fn print(
+    m: *mut bindings::seq_file,
+    data: *mut bindings::event_trigger_data,
+) -> c_int {
     // SAFETY: `m` is being shown; `data` is a live rhist trigger.
     unsafe { write_info(&mut SeqWriter::new(m), data) };
     0
@@ -547,14 +567,19 @@ unsafe extern "C" fn print(m: *mut bindings::seq_file, data: *mut bindings::even
 /// `data` must be a live rhist trigger, with `event_mutex` held.
 pub(crate) unsafe fn write_info(out: &mut SeqWriter, data: *mut bindings::event_trigger_data) {
     // SAFETY: the caller's contract.
-    let (state, filter, paused) = unsafe { (state(data), c_bytes((*data).filter_str), (*data).paused) };
+    let (state, filter, paused) =
+        unsafe { (state(data), c_bytes((*data).filter_str), (*data).paused) };
     out.bytes(b"rhist:");
     out.bytes(state.param());
     if let Some(filter) = filter {
         out.bytes(b" if ");
         out.bytes(filter);
     }
-    out.bytes(if paused { b" [paused]\n" } else { b" [active]\n" });
+    out.bytes(if paused {
+        b" [paused]\n"
+    } else {
+        b" [active]\n"
+    });
 }
 
 #[cfg(CONFIG_KUNIT)]

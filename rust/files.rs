@@ -5,9 +5,9 @@
 //! triggers, as `hist` and `hist_debug` show its hist triggers.
 
 use core::cell::UnsafeCell;
-use kernel::ffi::{c_int, c_void};
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
+use kernel::ffi::{c_int, c_void};
 
 use kernel::bindings;
 use kernel::error::{code, Error};
@@ -56,7 +56,9 @@ enum ShowFn {
 }
 
 impl ShowFn {
-    const fn open(self) -> unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int {
+    const fn open(
+        self,
+    ) -> unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int {
         match self {
             ShowFn::Hist => open_hist,
             ShowFn::Debug => open_debug,
@@ -200,7 +202,10 @@ unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c
         for_each_trigger(m, |out, data, n| {
             write_header(out, data, n);
             let hits = command::state(data).hits.load(Ordering::Relaxed);
-            let _ = write!(out, "\nTotals:\n    Hits: {hits}\n    Entries: 0\n    Dropped: 0\n");
+            let _ = write!(
+                out,
+                "\nTotals:\n    Hits: {hits}\n    Entries: 0\n    Dropped: 0\n"
+            );
         })
     }
 }

@@ -8,8 +8,8 @@
 
 use core::cell::UnsafeCell;
 use core::ffi::CStr;
-use kernel::ffi::c_char;
 use core::ptr;
+use kernel::ffi::c_char;
 
 use kernel::bindings;
 
@@ -50,7 +50,10 @@ unsafe extern "C" fn core_rejects_bad_triggers(_test: *mut bindings::kunit) {
     check!(hist::trigger::check(b"vals=hitcount").is_err());
 }
 
-const fn case(run: unsafe extern "C" fn(*mut bindings::kunit), name: &'static CStr) -> bindings::kunit_case {
+const fn case(
+    run: unsafe extern "C" fn(*mut bindings::kunit),
+    name: &'static CStr,
+) -> bindings::kunit_case {
     bindings::kunit_case {
         run_case: Some(run),
         name: name.as_ptr().cast(),
@@ -75,7 +78,10 @@ unsafe impl Sync for Suite {}
 unsafe impl Sync for SuiteEntry {}
 
 static CASES: Cases = Cases(UnsafeCell::new([
-    case(split_command_like_the_trigger_framework, c"split_command_like_the_trigger_framework"),
+    case(
+        split_command_like_the_trigger_framework,
+        c"split_command_like_the_trigger_framework",
+    ),
     case(command_name_is_taken, c"command_name_is_taken"),
     case(extra_file_name_is_taken, c"extra_file_name_is_taken"),
     case(core_rejects_bad_triggers, c"core_rejects_bad_triggers"),

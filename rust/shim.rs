@@ -11,7 +11,9 @@ use kernel::bindings;
 extern "C" {
     /// `event_file_file()`: the event file behind an open tracefs file, or
     /// null once the event is being removed. Needs `event_mutex`.
-    pub(crate) fn rhist_event_file_file(filp: *mut bindings::file) -> *mut bindings::trace_event_file;
+    pub(crate) fn rhist_event_file_file(
+        filp: *mut bindings::file,
+    ) -> *mut bindings::trace_event_file;
     /// `trace_event_name()`.
     pub(crate) fn rhist_trace_event_name(
         call: *mut bindings::trace_event_call,

@@ -3,9 +3,9 @@
 //! Small safe wrappers over the tracing core's C types: the event mutex, an
 //! event file's trigger list, seq_file output and tracing/error_log.
 
-use kernel::ffi::c_char;
 use core::fmt;
 use core::ptr;
+use kernel::ffi::c_char;
 
 use kernel::bindings;
 use kernel::str::CStr;
@@ -73,7 +73,9 @@ pub(crate) unsafe fn triggers(
 /// # Safety
 ///
 /// `file` must be a live event file.
-pub(crate) unsafe fn event_names(file: *mut bindings::trace_event_file) -> (&'static [u8], &'static [u8]) {
+pub(crate) unsafe fn event_names(
+    file: *mut bindings::trace_event_file,
+) -> (&'static [u8], &'static [u8]) {
     // SAFETY: a live event file points at its live event call and class.
     let (system, name) = unsafe {
         let call = (*file).event_call;

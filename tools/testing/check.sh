@@ -61,25 +61,32 @@ grep -E '^test .* FAILED$' "$logs/host.log" | sed 's/^/    /'
 record host "$hp" "$hf"
 echo "==> suite host: $hp passed, $hf failed ($((SECONDS - t0)) s)"
 
-# --- lint ------------------------------------------------------------------
-suite_start lint
-one rustfmt-core sh -c 'cd rust/core && cargo fmt --check'
-one clippy-core sh -c 'cd rust/core && cargo clippy --all-targets -- -D warnings'
-checkpatch=$(kernel_tree test)/scripts/checkpatch.pl
-for p in patches/*.patch; do
-	one "checkpatch-$(basename "$p" .patch | cut -c1-4)" "$checkpatch" --strict "$p"
-done
-for f in include/rhist_shim.c include/rhist_shim.h tools/testing/rhist_test_events/*.[ch]; do
-	[ -f "$f" ] && one "checkpatch-$(basename "$f")" "$checkpatch" --strict --no-tree -f "$f"
-done
-suite_end lint
-
 # --- build -----------------------------------------------------------------
 suite_start build
 one kernel "$VM/kernel.sh" test
 one modules "$VM/modules.sh" test
 suite_end build
 built=$one_failed
+
+# --- lint ------------------------------------------------------------------
+suite_start lint
+one rustfmt-core sh -c 'cd rust/core && cargo fmt --check'
+# The module's files, with the kernel's rustfmt settings (rustfmt follows
+# the module declarations from the crate root).
+one rustfmt-module rustfmt --edition 2021 --check rust/rhist_main.rs
+one clippy-core sh -c 'cd rust/core && cargo clippy --all-targets -- -D warnings'
+# checkpatch runs from outside this git repository: inside one, it reads
+# the patch files as files added by the repository's own history.
+checkpatch() {
+	(cd /tmp && "$(kernel_tree test)/scripts/checkpatch.pl" --strict "$@")
+}
+for p in patches/*.patch; do
+	one "checkpatch-$(basename "$p" .patch | cut -c1-4)" checkpatch "$RHIST_TOP/$p"
+done
+for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_events.[ch]; do
+	one "checkpatch-$(basename "$f")" checkpatch --no-tree -f "$RHIST_TOP/$f"
+done
+suite_end lint
 
 vm() { "$VM/run.sh" --timeout "${2:-300}" --log "$logs/$(basename "$1" .sh).console" "$1"; }
 
@@ -118,8 +125,11 @@ if [ "$built" = 0 ]; then
 	one fails-on-script-failure expect_status 7 tools/testing/runner/exit-7.sh
 	one fails-on-kernel-warning expect_status 3 tools/testing/runner/kernel-warning.sh
 	one fails-on-hang expect_status 124 tools/testing/runner/hang.sh 40
+	# `make run` without a terminal: the demo, with rhist's header.
+	one make-run-demo sh -c 'make -s run </dev/null | tee /dev/stderr |
+		grep -q "^# trigger info: rhist:keys=a \[active\]$"'
 else
-	one_failed=4
+	one_failed=5
 fi
 suite_end runner
 

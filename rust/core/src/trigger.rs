@@ -41,6 +41,10 @@ pub fn check(param: &[u8]) -> Result<(), TriggerError> {
     if has_keys {
         Ok(())
     } else {
-        Err(TriggerError { kind: 0, pos: 0, errno: 22 })
+        Err(TriggerError {
+            kind: 0,
+            pos: 0,
+            errno: 22,
+        })
     }
 }

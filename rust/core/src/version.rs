@@ -31,8 +31,14 @@ mod tests {
 
     #[test]
     fn split_command_matches_trigger_framework() {
-        assert_eq!(split_command("rhist:keys=pid"), (false, "rhist", Some("keys=pid")));
-        assert_eq!(split_command("!rhist:keys=pid"), (true, "rhist", Some("keys=pid")));
+        assert_eq!(
+            split_command("rhist:keys=pid"),
+            (false, "rhist", Some("keys=pid"))
+        );
+        assert_eq!(
+            split_command("!rhist:keys=pid"),
+            (true, "rhist", Some("keys=pid"))
+        );
         assert_eq!(split_command("  rhist"), (false, "rhist", None));
         assert_eq!(split_command("rhist: "), (false, "rhist", None));
     }

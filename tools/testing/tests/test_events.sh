@@ -8,11 +8,16 @@ for f in 'u64 a;' 'u32 b;' 's32 c;' 'char s\[16\];' '__data_loc char\[\] d;' 'un
 	expect_grep "field:$f" $EV/format
 done
 
-run() { # run SEED: a C hist of every field for one fire
-	echo 'hist:keys=a,b,c,s,d,ip:sort=a,b' >> $EV/trigger
+# A C hist of every field for one fire (C allows three keys per trigger).
+T1='hist:keys=a,b,c:sort=a,b'
+T2='hist:keys=s,d,ip:sort=s,d'
+run() { # run SEED NAME
+	echo "$T1" >> $EV/trigger || fail "$T1"
+	echo "$T2" >> $EV/trigger || fail "$T2"
 	fire count=2000 seed=$1 keys=16
-	cat $EV/hist | grep -v '^#' > /tmp/hist.$2
-	echo '!hist:keys=a,b,c,s,d,ip:sort=a,b' >> $EV/trigger
+	grep -v '^#' $EV/hist > /tmp/hist.$2
+	echo "!$T1" >> $EV/trigger
+	echo "!$T2" >> $EV/trigger
 }
 run 7 first
 run 7 second
