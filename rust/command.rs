@@ -20,6 +20,7 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 
 use crate::hist;
+use crate::hist::error::{errno::EEXIST, HistError, HistErrorKind};
 use crate::shim;
 use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
 
@@ -182,15 +183,8 @@ unsafe fn detach(data: *mut bindings::event_trigger_data) {
     }
 }
 
-/// A rejected trigger: the error_log message index, caret position
-/// (within the parameter text) and errno.
-struct Rejection {
-    kind: usize,
-    pos: usize,
-    errno: c_int,
-}
-
-/// error_log messages of the trigger command, NUL-terminated.
+/// error_log messages of the trigger command, NUL-terminated, indexed as
+/// C's `err_text[]`.
 static ERRORS: [ErrText; hist::trigger::ERROR_COUNT] = {
     let mut table = [const { ErrText(ptr::null()) }; hist::trigger::ERROR_COUNT];
     let mut i = 0;
@@ -201,34 +195,35 @@ static ERRORS: [ErrText; hist::trigger::ERROR_COUNT] = {
     table
 };
 
-/// Logs `rejection` of `param_and_filter` to tracing/error_log.
+/// Logs `err` for the command `rhist:<text>` to tracing/error_log, if C
+/// would log one, and returns its negative errno.
 ///
 /// # Safety
 ///
 /// `file` must be a live event file.
-unsafe fn log_rejection(
-    file: *mut bindings::trace_event_file,
-    param_and_filter: &[u8],
-    r: &Rejection,
-) {
-    const PREFIX: &[u8] = b"rhist:";
+unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistError) -> c_int {
+    let Some(kind) = err.kind() else {
+        return -err.errno();
+    };
+    let prefix = hist::trigger::PREFIX.as_bytes();
     // SAFETY: `file` is live.
     let (system, event) = unsafe { tracefs::event_names(file) };
     let mut loc = KVec::new();
     let mut cmd = KVec::new();
     let built = (|| -> Result<(), kernel::alloc::AllocError> {
-        for part in [PREFIX, system, b":", event, b"\0"] {
+        for part in [prefix, system, b":", event, b"\0"] {
             loc.extend_from_slice(part, GFP_KERNEL)?;
         }
-        for part in [PREFIX, param_and_filter, b"\0"] {
+        for part in [prefix, text, b"\0"] {
             cmd.extend_from_slice(part, GFP_KERNEL)?;
         }
         Ok(())
     })();
     if built.is_ok() {
         // SAFETY: `file` is live; both strings are NUL-terminated.
-        unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, r.kind, PREFIX.len() + r.pos) };
+        unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), err.pos()) };
     }
+    -err.errno()
 }
 
 /// Borrows a C string argument.
@@ -257,7 +252,7 @@ unsafe fn find(
 }
 
 /// `parse()`: handles `[!]rhist:<param> [if <filter>]` written to `file`'s
-/// trigger file. Called with `event_mutex` held.
+/// trigger file, as hist's parse does. Called with `event_mutex` held.
 unsafe extern "C" fn parse(
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
@@ -266,75 +261,43 @@ unsafe extern "C" fn parse(
     param_and_filter: *mut c_char,
 ) -> c_int {
     // SAFETY: the tracing core passes valid strings and a live file.
-    let (glob, whole) = unsafe { (c_bytes(glob).unwrap_or(b""), c_bytes(param_and_filter)) };
+    let (glob, text) = unsafe { (c_bytes(glob).unwrap_or(b""), c_bytes(param_and_filter)) };
     let remove = glob.first() == Some(&b'!');
-    // Keep the whole text for error_log: separating the filter cuts it up.
-    let mut whole_copy = KVec::new();
-    if whole_copy
-        .extend_from_slice(whole.unwrap_or(b""), GFP_KERNEL)
-        .is_err()
-    {
-        return code::ENOMEM.to_errno();
-    }
-
-    let mut param: *mut c_char = ptr::null_mut();
-    let mut filter: *mut c_char = ptr::null_mut();
-    // SAFETY: `param_and_filter` is a writable string owned by the caller.
-    let ret = unsafe {
-        bindings::event_trigger_separate_filter(param_and_filter, &mut param, &mut filter, true)
+    let Some(text) = text else {
+        return code::EINVAL.to_errno();
     };
-    if ret != 0 {
-        return ret;
-    }
-    // SAFETY: `param` points into the caller's buffer.
-    let param = unsafe { c_bytes(param) }.unwrap_or(b"");
-
-    if let Err(r) = check(param) {
-        if !remove && r.kind != 0 {
-            // SAFETY: `file` is live.
-            unsafe { log_rejection(file, &whole_copy, &r) };
-        }
-        return -r.errno;
-    }
+    let Ok(text_str) = core::str::from_utf8(text) else {
+        return code::EINVAL.to_errno();
+    };
+    let spec = match hist::trigger::parse(text_str) {
+        Ok(spec) => spec,
+        // SAFETY: `file` is live.
+        Err(err) => return unsafe { reject(file, text, &err) },
+    };
+    let param = spec.param().as_bytes();
 
     if remove {
+        // Like hist, removing a trigger that is not there is no error.
         // SAFETY: `event_mutex` is held by the tracing core.
-        return match unsafe { find(file, param) } {
-            Some(data) => {
-                // SAFETY: `data` is a live rhist trigger on `file`.
-                unsafe { unregister_one(data) };
-                0
-            }
-            None => code::ENOENT.to_errno(),
-        };
+        if let Some(data) = unsafe { find(file, param) } {
+            // SAFETY: `data` is a live rhist trigger on `file`.
+            unsafe { unregister_one(data) };
+        }
+        return 0;
     }
 
     // SAFETY: as above.
     if unsafe { find(file, param) }.is_some() {
-        let r = Rejection {
-            kind: hist::trigger::ERR_TRIGGER_EEXIST,
-            pos: 0,
-            errno: bindings::EEXIST as c_int,
-        };
+        let err = HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST);
         // SAFETY: `file` is live.
-        unsafe { log_rejection(file, &whole_copy, &r) };
-        return -r.errno;
+        return unsafe { reject(file, text, &err) };
     }
 
-    // SAFETY: `cmd_ops`, `file` and `filter` come from the tracing core.
-    match unsafe { create(cmd_ops, file, param, filter) } {
+    // SAFETY: `cmd_ops` and `file` come from the tracing core.
+    match unsafe { create(cmd_ops, file, param, spec.filter()) } {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
-}
-
-/// Checks a trigger's parameter text with the core.
-fn check(param: &[u8]) -> Result<(), Rejection> {
-    hist::trigger::check(param).map_err(|e| Rejection {
-        kind: e.kind_index(),
-        pos: e.pos(),
-        errno: e.errno(),
-    })
 }
 
 /// Creates, filters and attaches a new trigger.
@@ -346,10 +309,16 @@ unsafe fn create(
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
     param: &[u8],
-    filter: *mut c_char,
+    filter: Option<&str>,
 ) -> Result {
     let mut text = KVec::new();
     text.extend_from_slice(param, GFP_KERNEL)?;
+    // `set_trigger_filter()` cuts its argument up: give it a copy.
+    let mut filter_buf = KVec::new();
+    if let Some(filter) = filter {
+        filter_buf.extend_from_slice(filter.as_bytes(), GFP_KERNEL)?;
+        filter_buf.push(0, GFP_KERNEL)?;
+    }
     // Room in the registry first: after attaching, nothing may fail.
     // SAFETY: `event_mutex` is held.
     let registry = unsafe { REGISTRY.get() };
@@ -396,12 +365,13 @@ unsafe fn create(
     // SAFETY: `data` is a valid trigger.
     unsafe { init(data) };
 
-    // SAFETY: `filter` is null or the caller's filter text; `data`, `file` live.
+    // SAFETY: the filter copy is NUL-terminated and writable; `data` and
+    // `file` are live.
     let ret = unsafe {
-        if filter.is_null() {
+        if filter_buf.is_empty() {
             0
         } else {
-            bindings::set_trigger_filter(filter, data, file)
+            bindings::set_trigger_filter(filter_buf.as_mut_ptr().cast(), data, file)
         }
     };
     let ret = if ret < 0 {

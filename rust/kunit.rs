@@ -15,6 +15,7 @@ use kernel::bindings;
 
 use crate::command::test_support;
 use crate::hist;
+use crate::hist::error::{HistError, HistErrorKind};
 
 /// Fails the running test unless `$cond` holds.
 macro_rules! check {
@@ -46,8 +47,9 @@ unsafe extern "C" fn extra_file_name_is_taken(_test: *mut bindings::kunit) {
 }
 
 unsafe extern "C" fn core_rejects_bad_triggers(_test: *mut bindings::kunit) {
-    check!(hist::trigger::check(b"keys=pid").is_ok());
-    check!(hist::trigger::check(b"vals=hitcount").is_err());
+    check!(hist::trigger::parse("keys=pid").is_ok());
+    check!(hist::trigger::parse("vals=hitcount").is_err());
+    check!(hist::trigger::parse("keys=pid:sort=").map(|_| ()) == Err(HistError::new(HistErrorKind::EmptySortField, 15)));
 }
 
 const fn case(

@@ -64,6 +64,11 @@ macro_rules! hist_errors {
         /// `C_ERR_TEXT[kind.c_index()] == kind.message()`.  This is the
         /// table C hands to `tracing_log_err()`.
         pub const C_ERR_TEXT: [&str; HIST_ERROR_KINDS + 1] = ["No error", $($text),*];
+
+        /// [`C_ERR_TEXT`] with each text NUL-terminated, for the kernel's
+        /// `tracing_log_err()`, which keeps pointers to them.
+        pub const C_ERR_TEXT_NUL: [&str; HIST_ERROR_KINDS + 1] =
+            ["No error\0", $(concat!($text, "\0")),*];
     };
 }
 
@@ -235,7 +240,13 @@ impl HistError {
 impl fmt::Display for HistError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            Some(kind) => write!(f, "{} (at {}, errno {})", kind.message(), self.pos, self.errno),
+            Some(kind) => write!(
+                f,
+                "{} (at {}, errno {})",
+                kind.message(),
+                self.pos,
+                self.errno
+            ),
             None => write!(f, "errno {}", self.errno),
         }
     }
@@ -344,6 +355,9 @@ mod tests {
         assert_eq!(e.pos(), 0);
         assert_eq!(e.pos_in_text(5), None);
         assert_eq!(format!("{e}"), "errno 34");
-        assert_eq!(format!("{}", HistErrorKind::DivisionByZero), "Division by zero");
+        assert_eq!(
+            format!("{}", HistErrorKind::DivisionByZero),
+            "Division by zero"
+        );
     }
 }

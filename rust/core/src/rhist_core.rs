@@ -4,5 +4,9 @@
 //! kernel. It is compiled by cargo on the host and by Kbuild into the
 //! module, so it depends on `core` only.
 
-pub mod version;
+pub mod error;
+pub mod event;
+pub mod grammar;
+pub mod output;
 pub mod trigger;
+pub mod version;

@@ -1,50 +1,51 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Checking a trigger's parameter text before the module attaches it.
-//! (Interim: accepts any text with keys until the grammar lands.)
+//! The `rhist` command as the trigger framework sees it: its name, the
+//! prefix its commands and error_log entries carry, and the first check of
+//! a command's text.
 
-/// Number of error_log messages.
-pub const ERROR_COUNT: usize = 2;
-/// error_log messages, NUL-terminated for the kernel's error log.
-pub const C_MESSAGES: [&str; ERROR_COUNT] = ["No error\0", "Hist trigger already exists\0"];
-/// Index of "Hist trigger already exists".
-pub const ERR_TRIGGER_EEXIST: usize = 1;
+use super::error::{HistError, C_ERR_TEXT_NUL, HIST_ERROR_KINDS};
+use super::grammar::{parse_trigger_in, TriggerSpec};
 
-/// Why a trigger was rejected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TriggerError {
-    kind: usize,
-    pos: usize,
-    errno: i32,
+/// The prefix of rhist commands, where hist has `hist:`.
+pub const PREFIX: &str = "rhist:";
+
+/// Number of entries of the error_log message table.
+pub const ERROR_COUNT: usize = HIST_ERROR_KINDS + 1;
+
+/// The error_log message table, NUL-terminated, indexed as C's `err_text[]`.
+pub const C_MESSAGES: [&str; ERROR_COUNT] = C_ERR_TEXT_NUL;
+
+/// Parses what follows `rhist:` (filter included), as hist parses what
+/// follows `hist:`, and checks the syntax of every part whose look-ups the
+/// build step does. Error positions count from the start of `rhist:`.
+pub fn parse(text: &str) -> Result<TriggerSpec<'_>, HistError> {
+    let spec = parse_trigger_in(PREFIX, text)?;
+    spec.check_syntax()?;
+    Ok(spec)
 }
 
-impl TriggerError {
-    /// Index into [`C_MESSAGES`].
-    pub fn kind_index(&self) -> usize {
-        self.kind
-    }
-    /// Caret position within the parameter text.
-    pub fn pos(&self) -> usize {
-        self.pos
-    }
-    /// Positive errno.
-    pub fn errno(&self) -> i32 {
-        self.errno
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::super::error::HistErrorKind;
+    use super::*;
 
-/// Checks a trigger's parameter text.
-pub fn check(param: &[u8]) -> Result<(), TriggerError> {
-    let has_keys = param
-        .split(|&b| b == b':')
-        .any(|attr| attr.starts_with(b"keys=") || attr.starts_with(b"key="));
-    if has_keys {
-        Ok(())
-    } else {
-        Err(TriggerError {
-            kind: 0,
-            pos: 0,
-            errno: 22,
-        })
+    #[test]
+    fn messages_are_nul_terminated_c_texts() {
+        for kind in HistErrorKind::ALL {
+            let text = C_MESSAGES[kind.c_index() as usize];
+            assert_eq!(text.strip_suffix('\0'), Some(kind.message()));
+        }
+        assert_eq!(C_MESSAGES[0], "No error\0");
+    }
+
+    #[test]
+    fn positions_count_from_the_rhist_prefix() {
+        let err = parse("keys=a.bogus").unwrap_err();
+        assert_eq!(err.kind(), Some(HistErrorKind::BadFieldModifier));
+        // "rhist:keys=a." is 13 bytes: the caret is at "bogus".
+        assert_eq!(err.pos(), 13);
+        assert!(parse("keys=pid if pid > 1").is_ok());
+        assert!(parse("vals=b").is_err());
     }
 }

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the core knows of an event: its name and the fields of its record,
+//! as its `format` file describes them. The kernel shell builds this from
+//! the event's field lists; host tests write it down by hand.
+
+/// How a field's bytes are stored, after the kernel's `filter_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldStorage {
+    /// A number (or anything else the filter code treats as one).
+    Other,
+    /// `char name[N]` inside the record.
+    StaticString,
+    /// `__data_loc char[]`: a u32 whose low half is the string's offset in
+    /// the record and whose high half its length.
+    DynString,
+    /// `__rel_loc char[]`: as `DynString`, but the offset counts from the
+    /// end of the u32 itself.
+    RelString,
+    /// A `char *` pointing outside the record.
+    PtrString,
+    /// `char comm[16]` filtered as a comm.
+    Comm,
+    /// `common_cpu`-like CPU fields.
+    Cpu,
+    /// A stack trace field.
+    Stacktrace,
+}
+
+impl FieldStorage {
+    /// The storage for the kernel's `filter_type` value.
+    pub fn from_filter_type(filter_type: i32) -> Self {
+        match filter_type {
+            1 => FieldStorage::StaticString,
+            2 => FieldStorage::DynString,
+            3 => FieldStorage::RelString,
+            4 => FieldStorage::PtrString,
+            7 => FieldStorage::Comm,
+            8 => FieldStorage::Cpu,
+            9 => FieldStorage::Stacktrace,
+            _ => FieldStorage::Other,
+        }
+    }
+
+    /// Whether C's `is_string_field()` holds.
+    pub fn is_string(self) -> bool {
+        matches!(
+            self,
+            FieldStorage::StaticString
+                | FieldStorage::DynString
+                | FieldStorage::RelString
+                | FieldStorage::PtrString
+        )
+    }
+}
+
+/// One field of an event record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventField<'a> {
+    /// Field name, as in the format file.
+    pub name: &'a str,
+    /// C type, as in the format file (`u64`, `char[16]`, `__data_loc char[]`).
+    pub type_name: &'a str,
+    /// Byte offset in the record.
+    pub offset: u32,
+    /// Byte size in the record.
+    pub size: u32,
+    /// Whether the type is signed.
+    pub signed: bool,
+    /// How the bytes are stored.
+    pub storage: FieldStorage,
+}
+
+/// An event: its system, name and fields, the common ones included.
+#[derive(Debug, Clone, Copy)]
+pub struct EventDesc<'a> {
+    /// The event's system (`sched`).
+    pub system: &'a str,
+    /// The event's name (`sched_waking`).
+    pub name: &'a str,
+    /// The event's own fields.
+    pub fields: &'a [EventField<'a>],
+    /// The fields every event has (`common_pid`, ...).
+    pub common_fields: &'a [EventField<'a>],
+}
+
+impl<'a> EventDesc<'a> {
+    /// Finds a field by name, the event's own first, as C's
+    /// `trace_find_event_field()` does.
+    pub fn field(&self, name: &str) -> Option<&'a EventField<'a>> {
+        self.fields
+            .iter()
+            .chain(self.common_fields.iter())
+            .find(|f| f.name == name)
+    }
+}
+
+/// The fields every event record starts with (`struct trace_entry`).
+pub const COMMON_FIELDS: [EventField<'static>; 4] = [
+    EventField {
+        name: "common_type",
+        type_name: "unsigned short",
+        offset: 0,
+        size: 2,
+        signed: false,
+        storage: FieldStorage::Other,
+    },
+    EventField {
+        name: "common_flags",
+        type_name: "unsigned char",
+        offset: 2,
+        size: 1,
+        signed: false,
+        storage: FieldStorage::Other,
+    },
+    EventField {
+        name: "common_preempt_count",
+        type_name: "unsigned char",
+        offset: 3,
+        size: 1,
+        signed: false,
+        storage: FieldStorage::Other,
+    },
+    EventField {
+        name: "common_pid",
+        type_name: "int",
+        offset: 4,
+        size: 4,
+        signed: true,
+        storage: FieldStorage::Other,
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OWN: [EventField<'static>; 1] = [EventField {
+        name: "common_pid",
+        type_name: "u64",
+        offset: 8,
+        size: 8,
+        signed: false,
+        storage: FieldStorage::Other,
+    }];
+
+    #[test]
+    fn own_fields_shadow_common_ones() {
+        let ev = EventDesc {
+            system: "s",
+            name: "e",
+            fields: &OWN,
+            common_fields: &COMMON_FIELDS,
+        };
+        assert_eq!(ev.field("common_pid").unwrap().offset, 8);
+        assert_eq!(ev.field("common_flags").unwrap().offset, 2);
+        assert!(ev.field("nope").is_none());
+    }
+
+    #[test]
+    fn filter_types_map_to_storage() {
+        assert!(FieldStorage::from_filter_type(1).is_string());
+        assert!(FieldStorage::from_filter_type(2).is_string());
+        assert!(!FieldStorage::from_filter_type(0).is_string());
+        assert_eq!(FieldStorage::from_filter_type(9), FieldStorage::Stacktrace);
+    }
+}

@@ -1,0 +1,3507 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The hist trigger command grammar of Linux 6.12
+//! (`kernel/trace/trace_events_hist.c`), without the event.
+//!
+//! # What C does, and in which order
+//!
+//! `event_hist_trigger_parse()` gets `param_and_filter`, the text after
+//! `hist:` (here: `text`), and:
+//!
+//! 1. fails with `-EINVAL` if there is none;
+//! 2. splits off the filter: the first `if` that has a blank (space or tab)
+//!    before and after it starts the filter (an `if` at the very start, or
+//!    one too close to the end, is `-EINVAL`); the trigger part and the
+//!    filter are then stripped of white space;
+//! 3. rewrites every `.sym-offset` of the trigger part to `.symXoffset`, so
+//!    that its `-` is not taken for a minus;
+//! 4. `parse_hist_trigger_attrs()`: splits the trigger part on every `:`
+//!    and handles the pieces in order: `keys=`/`key=`, `vals=`/`val=`/
+//!    `values=`, `sort=`, `name=`, `clock=`, `size=` (the last one of a kind
+//!    wins), other `x=...` pieces are variable assignments, `nohitcount`/
+//!    `NOHC`, `pause`, `cont`/`continue`, `clear`, and pieces starting with
+//!    `onmatch(`, `onmax(` or `onchange(` are handlers; anything else fails;
+//!    a missing `keys=` fails at the end;
+//! 5. `parse_actions()`: parses each handler; `onmatch()` looks its event up
+//!    between the target and the action, which needs the tracing instance;
+//! 6. `parse_var_defs()`, then the values, variables and keys
+//!    (`create_val_fields()`, `create_var_fields()`, `create_key_fields()`),
+//!    whose expressions are parsed and resolved against the event at the
+//!    same time, then the sort keys (`create_sort_keys()`), which are matched
+//!    against the keys and values;
+//! 7. later steps (map creation, filter, named triggers, registration,
+//!    `create_actions()`) only check things against the event and the other
+//!    triggers.
+//!
+//! # What this module does
+//!
+//! [`parse_trigger`] does steps 1 to 4 and the part of steps 5 and 6 that
+//! comes before C's first look at the event (the handlers up to the first
+//! `onmatch()`'s event look-up, and the variable definitions if there is no
+//! `onmatch()`).  Every error it returns is therefore the first error C
+//! reports, whatever the event.
+//!
+//! Everything after that is mixed with look-ups in C, so that a syntax error
+//! in the third key is only reported if the values and variables resolve.
+//! For those steps [`TriggerSpec`] has one *stage parser* per C function,
+//! to be called by the build step at the moment C calls it:
+//! [`TriggerSpec::actions`] (`onmatch_parse()`/`track_data_parse()`),
+//! [`TriggerSpec::var_defs`] (`parse_var_defs()`), [`TriggerSpec::vals`],
+//! [`TriggerSpec::keys`] (the loops of `create_val_fields()`/
+//! `create_key_fields()`), [`TriggerSpec::parse_expr`] (`parse_expr()`, with
+//! `parse_unary()`, `parse_atom()`, `parse_const()`),
+//! [`TriggerSpec::parse_field`] (the modifier part of `parse_field()`) and
+//! [`TriggerSpec::sort_keys`] (`create_sort_keys()`).  Each gives the syntax
+//! error C would log at that point, in a tree or list that keeps what C
+//! resolves before it.  [`TriggerSpec::check_syntax`] runs all of them in
+//! C's order assuming every look-up succeeds.
+//!
+//! Field and variable names stay text; nothing here knows the event.
+//!
+//! # Errors found here (all `-EINVAL` unless noted)
+//!
+//! * silent `-EINVAL`: empty command, bad `if` placement, unknown piece,
+//!   more than [`HIST_ACTIONS_MAX`] handlers, missing `keys=`, bad `size=`
+//!   (`-ERANGE` if the number overflows), `onmax(`/`onchange(` without `)`,
+//!   an operator without both operands, `-x` without `(`...`)`, more than
+//!   [`TRACING_MAP_KEYS_MAX`] keys or too many values;
+//! * `EMPTY_ASSIGNMENT`, `TOO_MANY_VARS` (assignment pieces and variables),
+//!   `MALFORMED_ASSIGNMENT`;
+//! * handlers: `NO_CLOSING_PAREN`, `SUBSYS_NOT_FOUND`, `ACTION_NOT_FOUND`,
+//!   `TOO_MANY_PARAMS`, `INVALID_PARAM`, `ACTION_MISMATCH`;
+//! * expressions: `TOO_MANY_SUBEXPR`, `UNARY_MINUS_SUBEXPR`,
+//!   `EXPECT_NUMBER`, `BAD_FIELD_MODIFIER` (unknown modifier, `.execname`
+//!   on another field than `common_pid`, bad `.buckets=`, `.percent` or
+//!   `.graph` on a key or variable);
+//! * sort keys: `EMPTY_SORT_FIELD`, `TOO_MANY_SORT_FIELDS`,
+//!   `INVALID_SORT_MODIFIER`;
+//! * values: `NEED_NOHC_VAL` (`-ENOENT`);
+//! * only in [`TriggerSpec::check_syntax`], with its assumptions:
+//!   `DIVISION_BY_ZERO` (`-EDOM`) for a literal zero divisor,
+//!   `BAD_FIELD_MODIFIER` for modifiers C rejects on values and variables
+//!   and for `.stacktrace` on `common_*` fields, `INVALID_REF_KEY`,
+//!   `ONX_NOT_VAR`, `TOO_MANY_SAVE_ACTIONS` (`-EEXIST`).
+//!
+//! `PARAM_NOT_FOUND` and `NO_SAVE_PARAMS` are on grammar paths of C that
+//! cannot be taken (`strsep()` there never returns NULL).
+//!
+//! # Errors left for the build step
+//!
+//! Everything that needs the event, its fields or the other triggers:
+//! `INVALID_SUBSYS_EVENT`, `VAR_NOT_FOUND`, `VAR_NOT_UNIQUE`,
+//! `FIELD_NOT_FOUND`, `DUPLICATE_VAR`, `INVALID_STR_OPERAND`,
+//! `TIMESTAMP_MISMATCH`, `INVALID_SORT_FIELD`, `NAMED_MISMATCH`,
+//! `TRIGGER_EEXIST`, `TRIGGER_ENOENT_CLEAR`, `SET_CLOCK_FAIL`, field
+//! variables, synthetic events and onmax/onchange variables
+//! (`TOO_MANY_FIELD_VARS`, `EVENT_FILE_NOT_FOUND`, `HIST_NOT_FOUND`,
+//! `HIST_CREATE_FAIL`, `SYNTH_*`, `FIELD_VAR_*`, `VAR_CREATE_FIND_FAIL`,
+//! `ONX_VAR_*`, `PARAM_NOT_FOUND`), the silent failures of key sizes,
+//! filters and map creation; and, in general, the checks
+//! [`TriggerSpec::check_syntax`] only predicts: `DIVISION_BY_ZERO`
+//! (the divisor may be a variable holding a constant), `INVALID_REF_KEY`
+//! and the value/variable `BAD_FIELD_MODIFIER` checks (they depend on what
+//! `$var` and `cpu`/`stacktrace` resolve to), `.stacktrace` on a
+//! non-stacktrace field, `INVALID_SORT_MODIFIER` of a sort key that names
+//! a key or value (checked only once the name matched), `ONX_NOT_VAR` and
+//! `TOO_MANY_SAVE_ACTIONS` (which come after registration).
+
+//! # Caret positions
+//!
+//! C logs `errpos(str)`: the offset of the *first occurrence* of the
+//! offending string in `last_cmd`, which is `hist:` followed by the whole
+//! text (filter included, `.sym-offset` not rewritten), or 0 if it is not
+//! found.  [`HistError::pos`] is that offset, in `prefix` + `text`
+//! ([`parse_trigger`] uses `hist:`; [`parse_trigger_in`] takes another
+//! prefix).  [`TriggerSpec::errpos`] computes it for the build step.
+//!
+//! # Limits and deviations
+//!
+//! Nothing allocates: the spec borrows from the text and uses fixed-size
+//! arrays sized by C's limits.  C's `isspace()` also counts byte 0xa0 as
+//! white space; here it is not stripped (it can't be, in UTF-8 text).  A
+//! non-ASCII character right after the `-` of a unary minus gives a silent
+//! `-EINVAL` here, where C goes on with half a character.
+
+use core::ops::Deref;
+
+use super::error::{errno, HistError, HistErrorKind};
+
+/// The prefix of C's `last_cmd`, which error positions count from.
+pub const HIST_PREFIX: &str = "hist:";
+/// Map size in bits when there is no `size=` (2048 entries).
+pub const TRACING_MAP_BITS_DEFAULT: u32 = 11;
+/// Smallest `size=` in bits (128 entries).
+pub const TRACING_MAP_BITS_MIN: u32 = 7;
+/// Largest `size=` in bits (131072 entries).
+pub const TRACING_MAP_BITS_MAX: u32 = 17;
+/// Most keys a trigger can have.
+pub const TRACING_MAP_KEYS_MAX: usize = 3;
+/// Most values a trigger can have, hitcount included.
+pub const TRACING_MAP_VALS_MAX: usize = 3;
+/// Most variables (and assignment pieces) a trigger can have.
+pub const TRACING_MAP_VARS_MAX: usize = 16;
+/// Most sort keys.
+pub const TRACING_MAP_SORT_KEYS_MAX: usize = 2;
+/// Operands of an expression node.
+pub const HIST_FIELD_OPERANDS_MAX: usize = 2;
+/// Most handlers (`onmatch`, `onmax`, `onchange`) a trigger can have.
+pub const HIST_ACTIONS_MAX: usize = 8;
+/// Most parameters of an action (`trace()`'s event name not counted).
+pub const SYNTH_FIELDS_MAX: usize = 64;
+/// Most operators in one expression (`"Too many subexpressions (3 max)"`).
+pub const HIST_SUBEXPRS_MAX: u32 = 3;
+/// Node capacity of an [`Expr`].  At most 7 nodes are ever made: three
+/// operators and four operands, or fewer with an error node, because C
+/// stops at the fourth operator and at the first error.
+pub const EXPR_NODES_MAX: usize = 8;
+
+/// Most values besides hitcount.
+const VALS_MAX: usize = TRACING_MAP_VALS_MAX - 1;
+
+// ---------------------------------------------------------------------------
+// A fixed-capacity vector.
+
+/// A vector of at most `N` `Copy` items, filled only by the parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoundedVec<T: Copy + Default, const N: usize> {
+    items: [T; N],
+    len: usize,
+}
+
+impl<T: Copy + Default, const N: usize> BoundedVec<T, N> {
+    fn new() -> Self {
+        BoundedVec {
+            items: [T::default(); N],
+            len: 0,
+        }
+    }
+
+    /// Appends `item`, giving its index, or gives it back when full.
+    fn push(&mut self, item: T) -> Result<usize, T> {
+        match self.items.get_mut(self.len) {
+            Some(slot) => {
+                *slot = item;
+                self.len += 1;
+                Ok(self.len - 1)
+            }
+            None => Err(item),
+        }
+    }
+
+    /// The items.
+    pub fn as_slice(&self) -> &[T] {
+        self.items.get(..self.len).unwrap_or(&[])
+    }
+
+    /// How many items there can be.
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+}
+
+impl<T: Copy + Default, const N: usize> Deref for BoundedVec<T, N> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// C string helpers.
+
+/// C's `isspace()` for ASCII.
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
+}
+
+/// A blank as the filter split sees it.
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+/// C's `strstrip()`/`strim()`.
+fn strip(s: &str) -> &str {
+    s.trim_matches(is_space)
+}
+
+/// C's `strsep()` with one delimiter: the piece before it, and the rest
+/// after it (`None` when there is no delimiter).
+fn strsep(s: &str, delim: char) -> (&str, Option<&str>) {
+    match s.split_once(delim) {
+        Some((head, rest)) => (head, Some(rest)),
+        None => (s, None),
+    }
+}
+
+/// `kstrtoull(s, 0, &res)` (and `kstrtoul()` on 64-bit): an optional `+`,
+/// `0x` for hex, a leading `0` for octal, digits, one optional newline.
+pub fn kstrtoull(s: &str) -> Result<u64, i32> {
+    let mut b = s.as_bytes();
+    if let Some((b'+', rest)) = b.split_first() {
+        b = rest;
+    }
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    let (base, mut i) = if at(0) == b'0' {
+        if at(1).eq_ignore_ascii_case(&b'x') && at(2).is_ascii_hexdigit() {
+            (16u64, 2)
+        } else {
+            (8, 0)
+        }
+    } else {
+        (10, 0)
+    };
+    let (mut res, mut digits, mut overflow) = (0u64, 0usize, false);
+    while let Some(val) = (at(i) as char).to_digit(16) {
+        let val = u64::from(val);
+        if val >= base {
+            break;
+        }
+        if res & (!0u64 << 60) != 0 && res > (u64::MAX - val) / base {
+            overflow = true;
+        }
+        res = res.wrapping_mul(base).wrapping_add(val);
+        digits += 1;
+        i += 1;
+    }
+    if overflow {
+        return Err(errno::ERANGE);
+    }
+    if digits == 0 {
+        return Err(errno::EINVAL);
+    }
+    if at(i) == b'\n' {
+        i += 1;
+    }
+    if i < b.len() {
+        return Err(errno::EINVAL);
+    }
+    Ok(res)
+}
+
+/// `parse_map_size()`: `size=` to map bits, `ilog2(roundup_pow_of_two())`.
+fn parse_map_size(s: &str) -> Result<u32, HistError> {
+    let size = kstrtoull(s).map_err(HistError::silent)?;
+    // roundup_pow_of_two(0) and of anything above 2^63 come out as 1 on
+    // x86-64 (the shift by 64 wraps), so they fail like any small size.
+    let bits = match size {
+        0 => 0,
+        _ => u64::BITS - (size - 1).leading_zeros(),
+    };
+    if size > 1 << 63 || !(TRACING_MAP_BITS_MIN..=TRACING_MAP_BITS_MAX).contains(&bits) {
+        return Err(HistError::silent(errno::EINVAL));
+    }
+    Ok(bits)
+}
+
+/// `is_var_ref()`: `$` and at least one more byte.
+fn is_var_ref(s: &str) -> bool {
+    s.len() >= 2 && s.starts_with('$')
+}
+
+// ---------------------------------------------------------------------------
+// The command text, as C sees it.
+
+/// The text with C's view of it: where the trigger part is (C rewrote
+/// `.sym-offset` there) and what `last_cmd` (prefix + text) is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Source<'a> {
+    prefix: &'a str,
+    text: &'a str,
+    param_start: usize,
+    param_end: usize,
+}
+
+const SYM_OFFSET: &[u8] = b".sym-offset";
+const SYM_OFFSET_DASH: usize = 4;
+
+/// What `contains_operator()` finds: the root operator of an expression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Operator {
+    None,
+    UnaryMinus,
+    Binary(BinaryOp, usize),
+}
+
+impl<'a> Source<'a> {
+    /// Where `s` starts in the text, if it is a piece of it.
+    fn offset_of(&self, s: &str) -> Option<usize> {
+        let base = self.text.as_ptr() as usize;
+        let at = s.as_ptr() as usize;
+        (at >= base && at + s.len() <= base + self.text.len()).then(|| at - base)
+    }
+
+    /// Whether the byte at `at` of the text is the `-` of a `.sym-offset`
+    /// of the trigger part, which C turned into `X`.
+    fn rewritten(&self, at: usize) -> bool {
+        at >= self.param_start + SYM_OFFSET_DASH
+            && at - SYM_OFFSET_DASH + SYM_OFFSET.len() <= self.param_end
+            && self
+                .text
+                .as_bytes()
+                .get(at - SYM_OFFSET_DASH..at - SYM_OFFSET_DASH + SYM_OFFSET.len())
+                == Some(SYM_OFFSET)
+    }
+
+    /// Byte `i` of `s` as C has it in its rewritten copy.
+    fn byte(&self, s: &str, offset: Option<usize>, i: usize) -> u8 {
+        match offset {
+            Some(start) if self.rewritten(start + i) => b'X',
+            _ => s.as_bytes().get(i).copied().unwrap_or(0),
+        }
+    }
+
+    /// Whether `s`, as C has it, is `lit`.
+    fn c_eq(&self, s: &str, lit: &str) -> bool {
+        let offset = self.offset_of(s);
+        s.len() == lit.len()
+            && lit
+                .bytes()
+                .enumerate()
+                .all(|(i, c)| self.byte(s, offset, i) == c)
+    }
+
+    /// C's `errpos(s)`: where `s` (as C has it) first occurs in prefix +
+    /// text (as the user wrote it), or 0.
+    fn errpos(&self, s: &str) -> usize {
+        let (prefix, text) = (self.prefix.as_bytes(), self.text.as_bytes());
+        let hay_len = prefix.len() + text.len();
+        let hay = |i: usize| match i.checked_sub(prefix.len()) {
+            None => prefix.get(i).copied().unwrap_or(0),
+            Some(j) => text.get(j).copied().unwrap_or(0),
+        };
+        let offset = self.offset_of(s);
+        if s.is_empty() || s.len() > hay_len {
+            return 0;
+        }
+        (0..=hay_len - s.len())
+            .find(|&at| (0..s.len()).all(|i| hay(at + i) == self.byte(s, offset, i)))
+            .unwrap_or(0)
+    }
+
+    /// `strrchr(s, op)` on C's rewritten copy.
+    fn rfind(&self, s: &str, op: u8) -> Option<usize> {
+        let offset = self.offset_of(s);
+        s.bytes()
+            .enumerate()
+            .rev()
+            .find(|&(i, c)| c == op && self.byte(s, offset, i) == op)
+            .map(|(i, _)| i)
+    }
+
+    /// `contains_operator()`: the last `+` or `-`, else the last `*` or `/`,
+    /// so that operators of one precedence group to the left; a `-` that is
+    /// the last one and comes first is a unary minus.
+    fn contains_operator(&self, s: &str) -> Operator {
+        let minus = self.rfind(s, b'-');
+        if minus == Some(0) {
+            return Operator::UnaryMinus;
+        }
+        let plus = self.rfind(s, b'+');
+        match (plus, minus) {
+            (Some(p), _) if plus > minus => return Operator::Binary(BinaryOp::Plus, p),
+            (_, Some(m)) => return Operator::Binary(BinaryOp::Minus, m),
+            _ => {}
+        }
+        let div = self.rfind(s, b'/');
+        let mult = self.rfind(s, b'*');
+        match (mult, div) {
+            (Some(m), _) if mult > div => Operator::Binary(BinaryOp::Mult, m),
+            (_, Some(d)) => Operator::Binary(BinaryOp::Div, d),
+            _ => Operator::None,
+        }
+    }
+
+    fn error(&self, kind: HistErrorKind, at: &str) -> HistError {
+        HistError::new(kind, self.errpos(at))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The parsed command.
+
+/// A parsed hist trigger command: the attributes of
+/// `parse_hist_trigger_attrs()`, and stage parsers for the rest.
+///
+/// Only [`parse_trigger`] makes one; it never changes afterwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TriggerSpec<'a> {
+    src: Source<'a>,
+    param: &'a str,
+    filter: Option<&'a str>,
+    keys: &'a str,
+    vals: Option<&'a str>,
+    sort: Option<&'a str>,
+    name: Option<&'a str>,
+    clock: Option<&'a str>,
+    map_bits: Option<u32>,
+    pause: bool,
+    cont: bool,
+    clear: bool,
+    no_hitcount: bool,
+    assignments: BoundedVec<&'a str, TRACING_MAP_VARS_MAX>,
+    actions: BoundedVec<&'a str, HIST_ACTIONS_MAX>,
+}
+
+/// Parses `text`, the part of a hist trigger command after `hist:` (C's
+/// `param_and_filter`: the trigger, and maybe ` if <filter>`).
+///
+/// Error positions count from the start of `hist:` + `text` (C's
+/// `last_cmd`); see the module documentation for what is checked here and
+/// what is left to the stage parsers.
+pub fn parse_trigger(text: &str) -> Result<TriggerSpec<'_>, HistError> {
+    parse_trigger_in(HIST_PREFIX, text)
+}
+
+/// [`parse_trigger`] for a command whose logged form is `prefix` + `text`
+/// (e.g. `"rhist:"`); error positions count from the start of `prefix`.
+pub fn parse_trigger_in<'a>(prefix: &'a str, text: &'a str) -> Result<TriggerSpec<'a>, HistError> {
+    if text.is_empty() {
+        return Err(HistError::silent(errno::EINVAL));
+    }
+    let (param_start, param_end, filter) = split_filter(text)?;
+    let param = text.get(param_start..param_end).unwrap_or("");
+    let mut spec = TriggerSpec {
+        src: Source {
+            prefix,
+            text,
+            param_start,
+            param_end,
+        },
+        param,
+        filter,
+        keys: "",
+        vals: None,
+        sort: None,
+        name: None,
+        clock: None,
+        map_bits: None,
+        pause: false,
+        cont: false,
+        clear: false,
+        no_hitcount: false,
+        assignments: BoundedVec::new(),
+        actions: BoundedVec::new(),
+    };
+    let mut keys = None;
+    for piece in param.split(':') {
+        if let Some((_, rhs)) = piece.split_once('=') {
+            if rhs.is_empty() {
+                return Err(spec.src.error(HistErrorKind::EmptyAssignment, piece));
+            }
+            spec.parse_assignment(piece, &mut keys)?;
+            continue;
+        }
+        match piece {
+            "nohitcount" | "NOHC" => spec.no_hitcount = true,
+            "pause" => spec.pause = true,
+            "cont" | "continue" => spec.cont = true,
+            "clear" => spec.clear = true,
+            _ => {
+                let handler = ["onmatch(", "onmax(", "onchange("]
+                    .iter()
+                    .any(|p| piece.starts_with(p));
+                if !handler || spec.actions.push(piece).is_err() {
+                    return Err(HistError::silent(errno::EINVAL));
+                }
+            }
+        }
+    }
+    spec.keys = keys.ok_or(HistError::silent(errno::EINVAL))?;
+
+    // parse_actions(), up to the first look-up of an onmatch() event.
+    let mut onmatch = false;
+    for handler in spec.actions() {
+        let handler = handler?;
+        if let Handler::OnMatch { .. } = handler.handler() {
+            onmatch = true;
+            break;
+        }
+        handler.action()?;
+    }
+    // parse_var_defs() comes next; only onmatch() looked at anything.
+    if !onmatch {
+        spec.var_defs()?;
+    }
+    Ok(spec)
+}
+
+/// The filter split of `event_hist_trigger_parse()`: the trigger part's
+/// range, and the filter (starting with `if`), both stripped.
+fn split_filter(text: &str) -> Result<(usize, usize, Option<&str>), HistError> {
+    let b = text.as_bytes();
+    let blank = |i: usize| matches!(b.get(i), Some(b' ' | b'\t'));
+    let mut from = 0;
+    let at = loop {
+        let Some(found) = text.get(from..).and_then(|rest| rest.find("if")) else {
+            return Ok((0, text.len(), None));
+        };
+        let p = from + found;
+        if p == 0 {
+            return Err(HistError::silent(errno::EINVAL));
+        }
+        if !blank(p - 1) {
+            from = p + 1;
+            continue;
+        }
+        if p + 3 >= b.len() {
+            return Err(HistError::silent(errno::EINVAL));
+        }
+        if !blank(p + 2) {
+            from = p + 1;
+            continue;
+        }
+        break p;
+    };
+    let head = text.get(..at - 1).unwrap_or("");
+    let start = head.len() - head.trim_start_matches(is_space).len();
+    let end = head.trim_end_matches(is_space).len().max(start);
+    Ok((start, end, text.get(at..).map(strip)))
+}
+
+impl<'a> TriggerSpec<'a> {
+    /// `parse_assignment()` of one `x=y` piece.
+    fn parse_assignment(
+        &mut self,
+        piece: &'a str,
+        keys: &mut Option<&'a str>,
+    ) -> Result<(), HistError> {
+        let value = |p: &str| piece.strip_prefix(p);
+        if let Some(v) = value("key=").or_else(|| value("keys=")) {
+            *keys = Some(v);
+        } else if let Some(v) = value("val=")
+            .or_else(|| value("vals="))
+            .or_else(|| value("values="))
+        {
+            self.vals = Some(v);
+        } else if let Some(v) = value("sort=") {
+            self.sort = Some(v);
+        } else if piece.starts_with("name=") {
+            self.name = Some(piece);
+        } else if let Some(v) = value("clock=") {
+            self.clock = Some(strip(v));
+        } else if let Some(v) = value("size=") {
+            self.map_bits = Some(parse_map_size(v)?);
+        } else if self.assignments.push(piece).is_err() {
+            return Err(self.src.error(HistErrorKind::TooManyVars, piece));
+        }
+        Ok(())
+    }
+
+    /// The prefix error positions count from (`hist:` by default).
+    pub fn prefix(&self) -> &'a str {
+        self.src.prefix
+    }
+
+    /// The whole text that was parsed.
+    pub fn text(&self) -> &'a str {
+        self.src.text
+    }
+
+    /// The trigger part (before the filter, stripped if there is one).
+    pub fn param(&self) -> &'a str {
+        self.param
+    }
+
+    /// C's `filter` string, `if ...` stripped, as `event_trigger_set_filter()`
+    /// gets it.
+    pub fn filter(&self) -> Option<&'a str> {
+        self.filter
+    }
+
+    /// The filter expression: what follows `if` and one blank, as
+    /// `set_trigger_filter()` gives it to `create_event_filter()`.  `None`
+    /// with a filter means C fails with `-EINVAL` when setting it (only
+    /// possible when the text ends in white space).
+    pub fn filter_expr(&self) -> Option<&'a str> {
+        let filter = self.filter?;
+        let at = filter.find(is_blank)?;
+        filter.get(at + 1..)
+    }
+
+    /// The text of the last `keys=` (or `key=`).
+    pub fn keys_attr(&self) -> &'a str {
+        self.keys
+    }
+
+    /// The text of the last `vals=` (or `val=`, `values=`).
+    pub fn vals_attr(&self) -> Option<&'a str> {
+        self.vals
+    }
+
+    /// The text of the last `sort=`.
+    pub fn sort_attr(&self) -> Option<&'a str> {
+        self.sort
+    }
+
+    /// The histogram name of `name=`.
+    pub fn name(&self) -> Option<&'a str> {
+        self.name.and_then(|n| n.get("name=".len()..))
+    }
+
+    /// The whole `name=...` piece, which is what C keeps, compares named
+    /// triggers by, prints, and puts the caret on.
+    pub fn name_attr(&self) -> Option<&'a str> {
+        self.name
+    }
+
+    /// The trace clock: the stripped `clock=` value, or `"global"`.
+    pub fn clock(&self) -> &'a str {
+        self.clock.unwrap_or("global")
+    }
+
+    /// The `clock=` value, if there is one.
+    pub fn clock_attr(&self) -> Option<&'a str> {
+        self.clock
+    }
+
+    /// The map size in bits given by `size=`, if any.
+    pub fn map_bits(&self) -> Option<u32> {
+        self.map_bits
+    }
+
+    /// The map size in bits to use ([`TRACING_MAP_BITS_DEFAULT`] without
+    /// `size=`).
+    pub fn hist_bits(&self) -> u32 {
+        self.map_bits.unwrap_or(TRACING_MAP_BITS_DEFAULT)
+    }
+
+    /// The number of map entries (`size=` rounded up to a power of two).
+    pub fn map_size(&self) -> u32 {
+        1 << self.hist_bits()
+    }
+
+    /// `pause`.
+    pub fn pause(&self) -> bool {
+        self.pause
+    }
+
+    /// `cont` or `continue`.
+    pub fn cont(&self) -> bool {
+        self.cont
+    }
+
+    /// `clear`.
+    pub fn clear(&self) -> bool {
+        self.clear
+    }
+
+    /// `nohitcount` or `NOHC`.
+    pub fn no_hitcount(&self) -> bool {
+        self.no_hitcount
+    }
+
+    /// The variable assignment pieces (`a=x,b=y`), in order.
+    pub fn assignments(&self) -> &[&'a str] {
+        &self.assignments
+    }
+
+    /// The handler pieces (`onmatch(...)...`), in order.
+    pub fn action_strs(&self) -> &[&'a str] {
+        &self.actions
+    }
+
+    /// C's `errpos()` for `s`, which is a piece of the text (or a literal
+    /// such as `"sort="`): the caret position C logs for it.
+    pub fn errpos(&self, s: &str) -> usize {
+        self.src.errpos(s)
+    }
+
+    /// The handlers, parsed as `parse_actions()` does, in order.
+    pub fn actions(&self) -> impl Iterator<Item = Result<HandlerSpec<'a>, HistError>> + '_ {
+        self.actions
+            .iter()
+            .map(move |piece| self.parse_handler(piece))
+    }
+
+    /// `onmatch_parse()` / `track_data_parse()` of one handler piece.
+    fn parse_handler(&self, piece: &'a str) -> Result<HandlerSpec<'a>, HistError> {
+        if let Some(rest) = piece.strip_prefix("onmatch(") {
+            let (target, after) = strsep(rest, ')');
+            let after =
+                after.ok_or_else(|| self.src.error(HistErrorKind::NoClosingParen, target))?;
+            let (system, event) = strsep(target, '.');
+            let event =
+                event.ok_or_else(|| self.src.error(HistErrorKind::SubsysNotFound, system))?;
+            let handler = Handler::OnMatch { system, event };
+            return Ok(HandlerSpec {
+                text: piece,
+                handler,
+                action: self.parse_action(after, handler),
+            });
+        }
+        let (rest, handler): (_, fn(&'a str) -> Handler<'a>) = match piece.strip_prefix("onmax(") {
+            Some(rest) => (rest, |var| Handler::OnMax { var }),
+            None => match piece.strip_prefix("onchange(") {
+                Some(rest) => (rest, |var| Handler::OnChange { var }),
+                None => return Err(HistError::silent(errno::EINVAL)),
+            },
+        };
+        let (var, after) = strsep(rest, ')');
+        let after = after.ok_or(HistError::silent(errno::EINVAL))?;
+        let handler = handler(var);
+        Ok(HandlerSpec {
+            text: piece,
+            handler,
+            action: self.parse_action(after, handler),
+        })
+    }
+
+    /// `action_parse()`: `.name(params)` after the handler.
+    fn parse_action(&self, s: &'a str, handler: Handler<'a>) -> Result<ActionSpec<'a>, HistError> {
+        let not_found = HistError::new(HistErrorKind::ActionNotFound, 0);
+        let (_, rest) = strsep(s, '.');
+        let (name, rest) = strsep(rest.ok_or(not_found)?, '(');
+        let rest = rest.ok_or(not_found)?;
+        let onmatch = matches!(handler, Handler::OnMatch { .. });
+        let mismatch = || self.src.error(HistErrorKind::ActionMismatch, name);
+        let (kind, params) = if name.starts_with("save") {
+            let params = self.parse_params(strsep(rest, ')').0, false)?;
+            if onmatch {
+                return Err(mismatch());
+            }
+            (ActionKind::Save, params)
+        } else if name.starts_with("snapshot") {
+            let (inside, after) = strsep(rest, ')');
+            if after.is_none() {
+                return Err(self.src.error(HistErrorKind::NoClosingParen, inside));
+            }
+            if onmatch {
+                return Err(mismatch());
+            }
+            let params = Params {
+                text: inside,
+                trace_keyword: false,
+                count: 0,
+            };
+            (ActionKind::Snapshot, params)
+        } else {
+            let trace = name.starts_with("trace");
+            (
+                ActionKind::Trace,
+                self.parse_params(strsep(rest, ')').0, trace)?,
+            )
+        };
+        Ok(ActionSpec { kind, name, params })
+    }
+
+    /// `parse_action_params()`.
+    fn parse_params(&self, text: &'a str, trace_keyword: bool) -> Result<Params<'a>, HistError> {
+        let mut count = 0;
+        for (i, param) in text.split(',').enumerate() {
+            if count >= SYNTH_FIELDS_MAX {
+                return Err(HistError::new(HistErrorKind::TooManyParams, 0));
+            }
+            let param = strip(param);
+            if param.len() < 2 {
+                return Err(self.src.error(HistErrorKind::InvalidParam, param));
+            }
+            if !(trace_keyword && i == 0) {
+                count += 1;
+            }
+        }
+        Ok(Params {
+            text,
+            trace_keyword,
+            count,
+        })
+    }
+
+    /// `parse_var_defs()`: the variables of the assignment pieces.
+    pub fn var_defs(&self) -> Result<VarDefs<'a>, HistError> {
+        let mut defs = VarDefs {
+            defs: BoundedVec::new(),
+        };
+        for piece in self.assignments.iter() {
+            let mut rest = Some(*piece);
+            // C takes at most TRACING_MAP_VARS_MAX from one piece and drops
+            // the rest of it.
+            for _ in 0..TRACING_MAP_VARS_MAX {
+                let Some(r) = rest else { break };
+                let (def, next) = strsep(r, ',');
+                rest = next;
+                let (name, expr) = strsep(def, '=');
+                let expr =
+                    expr.ok_or_else(|| self.src.error(HistErrorKind::MalformedAssignment, name))?;
+                if defs.defs.push(VarDef { name, expr }).is_err() {
+                    return Err(self.src.error(HistErrorKind::TooManyVars, name));
+                }
+            }
+        }
+        Ok(defs)
+    }
+
+    /// The values, split as `create_val_fields()` does.
+    pub fn vals(&self) -> ValFields<'a> {
+        let mut vals = ValFields {
+            fields: BoundedVec::new(),
+            too_many: false,
+            need_nohc: false,
+        };
+        if let Some(text) = self.vals {
+            let mut rest = Some(text);
+            let mut hitcounts = 0;
+            let mut tokens = 0;
+            while tokens < TRACING_MAP_VALS_MAX && vals.fields.len() < VALS_MAX {
+                let Some(r) = rest else { break };
+                let (field, next) = strsep(r, ',');
+                rest = next;
+                tokens += 1;
+                if field == "hitcount" {
+                    hitcounts += 1;
+                    if hitcounts == 1 {
+                        continue;
+                    }
+                }
+                // Can't fail: the loop stops at VALS_MAX fields.
+                let _ = vals.fields.push(field);
+            }
+            vals.too_many = rest.is_some_and(|r| r != "hitcount");
+        }
+        vals.need_nohc = self.no_hitcount && vals.fields.is_empty();
+        vals
+    }
+
+    /// The keys, split as `create_key_fields()` does.
+    pub fn keys(&self) -> KeyFields<'a> {
+        let mut keys = KeyFields {
+            fields: BoundedVec::new(),
+            too_many: false,
+        };
+        let mut rest = Some(self.keys);
+        for _ in 0..TRACING_MAP_KEYS_MAX {
+            let Some(r) = rest else { break };
+            let (field, next) = strsep(r, ',');
+            rest = next;
+            let key = if field == "stacktrace" {
+                KeyField::Stacktrace
+            } else {
+                KeyField::Expr(field)
+            };
+            // Can't fail: the loop stops at TRACING_MAP_KEYS_MAX.
+            let _ = keys.fields.push(key);
+        }
+        keys.too_many = rest.is_some();
+        keys
+    }
+
+    /// The sort keys, split as `create_sort_keys()` does (`None` without
+    /// `sort=`, which sorts on hitcount).
+    pub fn sort_keys(&self) -> Option<SortKeys<'a>> {
+        let mut keys = SortKeys {
+            keys: BoundedVec::new(),
+            error: None,
+        };
+        let mut rest = Some(self.sort?);
+        for i in 0..TRACING_MAP_SORT_KEYS_MAX {
+            let Some(r) = rest else { break };
+            let (field, next) = strsep(r, ',');
+            rest = next;
+            let empty = self.src.error(HistErrorKind::EmptySortField, "sort=");
+            if field.is_empty() {
+                keys.error = Some(empty);
+                break;
+            }
+            if i == TRACING_MAP_SORT_KEYS_MAX - 1 && rest.is_some() {
+                keys.error = Some(self.src.error(HistErrorKind::TooManySortFields, "sort="));
+                break;
+            }
+            let (name, modifier) = strsep(field, '.');
+            if name.is_empty() {
+                keys.error = Some(empty);
+                break;
+            }
+            let descending = match modifier {
+                None => Ok(false),
+                Some(m) if self.src.c_eq(m, "descending") => Ok(true),
+                Some(m) if self.src.c_eq(m, "ascending") => Ok(false),
+                Some(m) => Err(self.src.error(HistErrorKind::InvalidSortModifier, m)),
+            };
+            // Can't fail: at most TRACING_MAP_SORT_KEYS_MAX rounds.
+            let _ = keys.keys.push(SortKey {
+                text: field,
+                name,
+                modifier,
+                descending,
+            });
+        }
+        Some(keys)
+    }
+
+    /// `parse_expr()` of `s` (a piece of the text) as a field of kind `ctx`.
+    pub fn parse_expr(&self, s: &'a str, ctx: FieldContext) -> Expr<'a> {
+        let mut b = ExprBuilder {
+            src: &self.src,
+            nodes: BoundedVec::new(),
+            subexprs: 0,
+            error: None,
+            full: false,
+        };
+        let root = b.expr(s, ctx);
+        Expr {
+            text: s,
+            context: ctx,
+            nodes: b.nodes,
+            root,
+            error: b.error,
+            full: b.full,
+        }
+    }
+
+    /// The syntactic part of `parse_field()`: the name and the modifier of
+    /// `s` (the text after any `system.event.`), for a field of kind `ctx`.
+    pub fn parse_field(&self, s: &'a str, ctx: FieldContext) -> FieldSpec<'a> {
+        let (name, modifier_text) = strsep(s, '.');
+        let modifier = match modifier_text {
+            None => Ok(None),
+            Some(m) => self.parse_modifier(name, m, ctx).map(Some),
+        };
+        FieldSpec {
+            text: s,
+            name,
+            modifier_text,
+            modifier,
+            special: SpecialField::from_name(name),
+        }
+    }
+
+    fn parse_modifier(
+        &self,
+        name: &str,
+        m: &'a str,
+        ctx: FieldContext,
+    ) -> Result<FieldModifier, HistError> {
+        let bad = |at: &str| self.src.error(HistErrorKind::BadFieldModifier, at);
+        let key_or_var = matches!(ctx, FieldContext::Key | FieldContext::Var);
+        Ok(match m {
+            "hex" => FieldModifier::Hex,
+            "sym" => FieldModifier::Sym,
+            _ if self.src.c_eq(m, "symXoffset") => FieldModifier::SymOffset,
+            "execname" if name == "common_pid" => FieldModifier::Execname,
+            "syscall" => FieldModifier::Syscall,
+            "stacktrace" => FieldModifier::Stacktrace,
+            "log2" => FieldModifier::Log2,
+            "usecs" => FieldModifier::Usecs,
+            _ if m.starts_with("bucket") => {
+                let rest = &m["bucket".len()..];
+                let rest = rest.strip_prefix('s').unwrap_or(rest);
+                let Some(number) = rest.strip_prefix('=') else {
+                    return Err(bad(rest));
+                };
+                match kstrtoull(number) {
+                    Ok(n) if n != 0 => FieldModifier::Buckets(n),
+                    _ => return Err(bad(number)),
+                }
+            }
+            _ if m.starts_with("percent") && !key_or_var => FieldModifier::Percent,
+            _ if m.starts_with("graph") && !key_or_var => FieldModifier::Graph,
+            _ => return Err(bad(m)),
+        })
+    }
+
+    /// `field_name_from_var()`: the expression of the first variable named
+    /// `var` (without `$`) that is a plain field (no operator, not a
+    /// variable reference).  `parse_atom()` uses it for `$var` when the
+    /// atom names no other event: C then parses that expression as the
+    /// field instead.
+    pub fn field_name_from_var(&self, defs: &VarDefs<'a>, var: &str) -> Option<&'a str> {
+        defs.iter()
+            .filter(|d| d.name == var)
+            .find(|d| self.src.contains_operator(d.expr) == Operator::None && !is_var_ref(d.expr))
+            .map(|d| d.expr)
+    }
+
+    /// The first error C would report for this command if every look-up
+    /// succeeded.
+    ///
+    /// That is: every `onmatch()` event exists; every `$var` not standing
+    /// for a plain local field names an existing variable; every other
+    /// field name is a numeric field of the event (a `.stacktrace` one if
+    /// it has that modifier); no variable is defined twice; units of
+    /// timestamps agree; every sort key names a key or value; the named
+    /// trigger, clock, synthetic events and onmax/onchange variables are
+    /// fine.  `sys.event.$var` atoms are taken as references to another
+    /// event.  Within those assumptions the error and caret are C's.
+    pub fn check_syntax(&self) -> Result<(), HistError> {
+        for handler in self.actions() {
+            handler?.action()?;
+        }
+        let defs = self.var_defs()?;
+
+        let vals = self.vals();
+        for field in vals.fields().iter() {
+            self.check_field(&defs, field, FieldContext::Val)?;
+        }
+        if let Some(e) = vals.too_many_error() {
+            return Err(e);
+        }
+        if let Some(e) = vals.nohitcount_error() {
+            return Err(e);
+        }
+        for def in defs.iter() {
+            self.check_field(&defs, def.expr, FieldContext::Var)?;
+        }
+        let keys = self.keys();
+        for key in keys.fields().iter() {
+            if let KeyField::Expr(text) = key {
+                self.check_field(&defs, text, FieldContext::Key)?;
+            }
+        }
+        if let Some(e) = keys.too_many_error() {
+            return Err(e);
+        }
+        if let Some(sort) = self.sort_keys() {
+            for key in sort.keys().iter() {
+                key.descending()?;
+            }
+            if let Some(e) = sort.error() {
+                return Err(e);
+            }
+        }
+        // create_actions()
+        let mut saves = 0;
+        for handler in self.actions() {
+            let handler = handler?;
+            if let Handler::OnMax { var } | Handler::OnChange { var } = handler.handler() {
+                if !var.starts_with('$') {
+                    return Err(self.src.error(HistErrorKind::OnxNotVar, var));
+                }
+            }
+            if handler.action()?.kind() == ActionKind::Save {
+                if saves > 0 {
+                    return Err(HistError::new(HistErrorKind::TooManySaveActions, 0));
+                }
+                saves += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// One value, variable or key of [`Self::check_syntax`]: `parse_expr()`
+    /// and the checks `__create_val_field()` and `create_key_field()` make
+    /// on its result.
+    fn check_field(
+        &self,
+        defs: &VarDefs<'a>,
+        text: &'a str,
+        ctx: FieldContext,
+    ) -> Result<(), HistError> {
+        let expr = self.parse_expr(text, ctx);
+        let root = self.check_node(defs, &expr, expr.root())?;
+        let bad = || Err(self.src.error(HistErrorKind::BadFieldModifier, text));
+        match (ctx, root) {
+            (FieldContext::Key, _) => {
+                let var_ref = |n: &Node<'a>| match n {
+                    Node::Atom(a) => a.var_ref().is_some() && self.local_field(defs, a).is_none(),
+                    _ => false,
+                };
+                if expr.nodes.iter().any(var_ref) {
+                    return Err(self.src.error(HistErrorKind::InvalidRefKey, text));
+                }
+                Ok(())
+            }
+            (FieldContext::Var, Some(f)) if f.modifier_forbidden_on_var() => bad(),
+            (FieldContext::Val, Some(f)) if f.forbidden_on_val() => bad(),
+            _ => Ok(()),
+        }
+    }
+
+    /// The local field a `$var` atom stands for, as `local_field_var_ref()`.
+    fn local_field(&self, defs: &VarDefs<'a>, atom: &Atom<'a>) -> Option<&'a str> {
+        if atom.system.is_some() {
+            return None;
+        }
+        self.field_name_from_var(defs, atom.var_ref()?)
+    }
+
+    /// Checks a node and what is below it, in C's order; gives the field
+    /// of an atom that is one.
+    fn check_node(
+        &self,
+        defs: &VarDefs<'a>,
+        expr: &Expr<'a>,
+        id: NodeId,
+    ) -> Result<Option<FieldSpec<'a>>, HistError> {
+        match *expr.node(id) {
+            Node::Error(e) => Err(e),
+            Node::Const { .. } => Ok(None),
+            Node::Atom(atom) => {
+                let field = match self.local_field(defs, &atom) {
+                    Some(expr) => self.parse_field(expr, atom.context()),
+                    None if atom.var_ref().is_some() => return Ok(None),
+                    None => self.parse_field(atom.name(), atom.context()),
+                };
+                let modifier = field.modifier()?;
+                if modifier == Some(FieldModifier::Stacktrace) && field.special().is_some() {
+                    return Err(self
+                        .src
+                        .error(HistErrorKind::BadFieldModifier, field.text()));
+                }
+                Ok(Some(field))
+            }
+            Node::Neg { operand, .. } => {
+                self.check_node(defs, expr, operand)?;
+                Ok(None)
+            }
+            Node::Binary {
+                op,
+                lhs,
+                rhs,
+                rhs_text,
+                ..
+            } => {
+                self.check_node(defs, expr, lhs)?;
+                self.check_node(defs, expr, rhs)?;
+                if op == BinaryOp::Div {
+                    if let Node::Const { value: 0, .. } = expr.node(rhs) {
+                        return Err(self.src.error(HistErrorKind::DivisionByZero, rhs_text));
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Handlers and actions.
+
+/// What a handler reacts to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handler<'a> {
+    /// `onmatch(system.event)`: a matching event of another histogram.
+    /// `event` is everything after the first `.`.
+    OnMatch {
+        /// The subsystem.
+        system: &'a str,
+        /// The event name.
+        event: &'a str,
+    },
+    /// `onmax(var)`: a new maximum of `var` (as written, `$` included;
+    /// C checks it is a variable only in `create_actions()`).
+    OnMax {
+        /// The tracked variable, e.g. `$wakeup_lat`.
+        var: &'a str,
+    },
+    /// `onchange(var)`: a change of `var`.
+    OnChange {
+        /// The tracked variable, e.g. `$cwnd`.
+        var: &'a str,
+    },
+}
+
+/// One handler piece, as `parse_actions()` parses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HandlerSpec<'a> {
+    text: &'a str,
+    handler: Handler<'a>,
+    action: Result<ActionSpec<'a>, HistError>,
+}
+
+impl<'a> HandlerSpec<'a> {
+    /// The whole piece, e.g. `onmax($lat).save(comm)`.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The handler and its target.
+    pub fn handler(&self) -> Handler<'a> {
+        self.handler
+    }
+
+    /// The action, or the error `action_parse()` logs.  For `onmatch()`, C
+    /// looks the event up first and fails with `INVALID_SUBSYS_EVENT`
+    /// (caret on `errpos(event)`) if it doesn't exist.
+    pub fn action(&self) -> Result<ActionSpec<'a>, HistError> {
+        self.action
+    }
+}
+
+/// The kind of an action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionKind {
+    /// `save(field,...)`: only for `onmax()` and `onchange()`.
+    Save,
+    /// `snapshot()`: only for `onmax()` and `onchange()`.
+    Snapshot,
+    /// `trace(synth,params...)` or `synth(params...)`: generate a
+    /// synthetic event.
+    Trace,
+}
+
+/// An action: `.name(params)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ActionSpec<'a> {
+    kind: ActionKind,
+    name: &'a str,
+    params: Params<'a>,
+}
+
+impl<'a> ActionSpec<'a> {
+    /// The kind (C goes by the start of the name: `save...`, `snapshot...`,
+    /// anything else is a synthetic event).
+    pub fn kind(&self) -> ActionKind {
+        self.kind
+    }
+
+    /// The action name as written (`save`, `snapshot`, `trace`, or the
+    /// synthetic event's name).
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> Params<'a> {
+        self.params
+    }
+
+    /// For a [`ActionKind::Trace`] action, the synthetic event: the first
+    /// parameter after the `trace` keyword, else the action name.
+    pub fn synth_event(&self) -> Option<&'a str> {
+        match self.kind {
+            ActionKind::Trace => self.params.synth_name().or(Some(self.name)),
+            _ => None,
+        }
+    }
+}
+
+/// The parameters of an action, as `parse_action_params()` keeps them:
+/// split on `,` and stripped, each at least two bytes long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params<'a> {
+    text: &'a str,
+    trace_keyword: bool,
+    count: usize,
+}
+
+impl<'a> Params<'a> {
+    /// The text inside the parentheses (up to the first `)`).
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The number of parameters, the `trace` keyword's event not counted.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there are no parameters.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The synthetic event named by a `trace` keyword action.
+    pub fn synth_name(&self) -> Option<&'a str> {
+        self.trace_keyword.then(|| strip(strsep(self.text, ',').0))
+    }
+
+    /// The parameters, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a str> {
+        self.text
+            .split(',')
+            .map(strip)
+            .skip(usize::from(self.trace_keyword))
+            .take(self.count)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Variables, values, keys, sort keys.
+
+/// One variable definition, `name=expr`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VarDef<'a> {
+    /// The name (may be anything C accepts, even empty).
+    pub name: &'a str,
+    /// The expression text, for [`TriggerSpec::parse_expr`].
+    pub expr: &'a str,
+}
+
+/// The variable definitions of a trigger, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VarDefs<'a> {
+    defs: BoundedVec<VarDef<'a>, TRACING_MAP_VARS_MAX>,
+}
+
+impl<'a> Deref for VarDefs<'a> {
+    type Target = [VarDef<'a>];
+
+    fn deref(&self) -> &[VarDef<'a>] {
+        &self.defs
+    }
+}
+
+/// The values of `vals=`, as the loop of `create_val_fields()` takes them.
+///
+/// C always makes the hitcount value first.  Then it takes at most
+/// [`TRACING_MAP_VALS_MAX`] pieces and at most two fields: the first
+/// `hitcount` piece is skipped (it is the hitcount value), anything else
+/// (a second `hitcount` too) is a field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValFields<'a> {
+    fields: BoundedVec<&'a str, VALS_MAX>,
+    too_many: bool,
+    need_nohc: bool,
+}
+
+impl<'a> ValFields<'a> {
+    /// The value expressions to parse, in order, with
+    /// [`FieldContext::Val`].
+    pub fn fields(&self) -> &[&'a str] {
+        &self.fields
+    }
+
+    /// The silent `-EINVAL` C returns after the fields when pieces are left
+    /// over (anything but a last `hitcount`).
+    pub fn too_many_error(&self) -> Option<HistError> {
+        self.too_many.then_some(HistError::silent(errno::EINVAL))
+    }
+
+    /// `NEED_NOHC_VAL`, which C reports last, when `nohitcount` is given
+    /// and there is no other value.
+    pub fn nohitcount_error(&self) -> Option<HistError> {
+        self.need_nohc
+            .then_some(HistError::new(HistErrorKind::NeedNohcVal, 0))
+    }
+}
+
+/// One key of `keys=`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KeyField<'a> {
+    /// Exactly `stacktrace`: the stack trace key, no parsing.
+    #[default]
+    Stacktrace,
+    /// An expression to parse with [`FieldContext::Key`].
+    Expr(&'a str),
+}
+
+impl<'a> KeyField<'a> {
+    /// The key text.
+    pub fn text(&self) -> &'a str {
+        match self {
+            KeyField::Stacktrace => "stacktrace",
+            KeyField::Expr(text) => text,
+        }
+    }
+}
+
+/// The keys of `keys=`, as `create_key_fields()` takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyFields<'a> {
+    fields: BoundedVec<KeyField<'a>, TRACING_MAP_KEYS_MAX>,
+    too_many: bool,
+}
+
+impl<'a> KeyFields<'a> {
+    /// The keys, in order.
+    pub fn fields(&self) -> &[KeyField<'a>] {
+        &self.fields
+    }
+
+    /// The silent `-EINVAL` C returns after the keys when there are more
+    /// than [`TRACING_MAP_KEYS_MAX`].
+    pub fn too_many_error(&self) -> Option<HistError> {
+        self.too_many.then_some(HistError::silent(errno::EINVAL))
+    }
+}
+
+/// One sort key, `name[.ascending|.descending]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortKey<'a> {
+    text: &'a str,
+    name: &'a str,
+    modifier: Option<&'a str>,
+    descending: Result<bool, HistError>,
+}
+
+impl Default for SortKey<'_> {
+    fn default() -> Self {
+        SortKey {
+            text: "",
+            name: "",
+            modifier: None,
+            descending: Ok(false),
+        }
+    }
+}
+
+impl<'a> SortKey<'a> {
+    /// The whole piece.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The name to match: `hitcount`, or a key's or value's name.  C fails
+    /// with `INVALID_SORT_FIELD` at `errpos(name)` if none matches.
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// What follows the first `.`, if anything.
+    pub fn modifier(&self) -> Option<&'a str> {
+        self.modifier
+    }
+
+    /// The order, or `INVALID_SORT_MODIFIER`, which C reports only once
+    /// the name matched.
+    pub fn descending(&self) -> Result<bool, HistError> {
+        self.descending
+    }
+}
+
+/// The sort keys of `sort=`, as `create_sort_keys()` takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortKeys<'a> {
+    keys: BoundedVec<SortKey<'a>, TRACING_MAP_SORT_KEYS_MAX>,
+    error: Option<HistError>,
+}
+
+impl<'a> SortKeys<'a> {
+    /// The keys C takes before stopping.
+    pub fn keys(&self) -> &[SortKey<'a>] {
+        &self.keys
+    }
+
+    /// The error that stopped C after those keys (`EMPTY_SORT_FIELD`,
+    /// `TOO_MANY_SORT_FIELDS`).
+    pub fn error(&self) -> Option<HistError> {
+        self.error
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Fields and expressions.
+
+/// What kind of field an expression is parsed for: C's `flags` argument of
+/// `parse_expr()`.  It only matters for a field that is the whole
+/// expression (operands are parsed with no flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldContext {
+    /// A key (`HIST_FIELD_FL_KEY`).
+    Key,
+    /// A value (no flags).
+    Val,
+    /// A variable (`HIST_FIELD_FL_VAR`).
+    Var,
+    /// An operand of an operator (no flags).
+    Operand,
+}
+
+/// A field modifier; C allows at most one per field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldModifier {
+    /// `.hex`
+    Hex,
+    /// `.sym`
+    Sym,
+    /// `.sym-offset`
+    SymOffset,
+    /// `.execname` (only on `common_pid`)
+    Execname,
+    /// `.syscall`
+    Syscall,
+    /// `.stacktrace` (only on stacktrace fields)
+    Stacktrace,
+    /// `.log2`
+    Log2,
+    /// `.usecs`
+    Usecs,
+    /// `.buckets=N` (or `.bucket=N`), N > 0
+    Buckets(u64),
+    /// `.percent` (anything starting with `percent`), not on keys or
+    /// variables
+    Percent,
+    /// `.graph` (anything starting with `graph`), not on keys or variables
+    Graph,
+}
+
+impl FieldModifier {
+    /// The name C prints (`get_hist_field_flags()`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            FieldModifier::Hex => "hex",
+            FieldModifier::Sym => "sym",
+            FieldModifier::SymOffset => "sym-offset",
+            FieldModifier::Execname => "execname",
+            FieldModifier::Syscall => "syscall",
+            FieldModifier::Stacktrace => "stacktrace",
+            FieldModifier::Log2 => "log2",
+            FieldModifier::Usecs => "usecs",
+            FieldModifier::Buckets(_) => "buckets",
+            FieldModifier::Percent => "percent",
+            FieldModifier::Graph => "graph",
+        }
+    }
+}
+
+/// The field names `parse_field()` knows without the event.
+///
+/// `cpu` and `stacktrace` also mean `common_cpu` and `common_stacktrace`,
+/// but only when the event has no field of that name, so they are left to
+/// the build step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecialField {
+    /// `common_timestamp`
+    CommonTimestamp,
+    /// `common_stacktrace`
+    CommonStacktrace,
+    /// `common_cpu`
+    CommonCpu,
+    /// `hitcount`
+    Hitcount,
+}
+
+impl SpecialField {
+    fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "common_timestamp" => SpecialField::CommonTimestamp,
+            "common_stacktrace" => SpecialField::CommonStacktrace,
+            "common_cpu" => SpecialField::CommonCpu,
+            "hitcount" => SpecialField::Hitcount,
+            _ => return None,
+        })
+    }
+
+    /// The name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SpecialField::CommonTimestamp => "common_timestamp",
+            SpecialField::CommonStacktrace => "common_stacktrace",
+            SpecialField::CommonCpu => "common_cpu",
+            SpecialField::Hitcount => "hitcount",
+        }
+    }
+}
+
+/// A field name with its modifier, as `parse_field()` reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldSpec<'a> {
+    text: &'a str,
+    name: &'a str,
+    modifier_text: Option<&'a str>,
+    modifier: Result<Option<FieldModifier>, HistError>,
+    special: Option<SpecialField>,
+}
+
+impl<'a> FieldSpec<'a> {
+    /// The whole text (C's `field_str`, the caret for some errors).
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The field name (before the first `.`).
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// What follows the first `.`.
+    pub fn modifier_text(&self) -> Option<&'a str> {
+        self.modifier_text
+    }
+
+    /// The modifier, or `BAD_FIELD_MODIFIER`, which C reports before it
+    /// looks the name up.
+    pub fn modifier(&self) -> Result<Option<FieldModifier>, HistError> {
+        self.modifier
+    }
+
+    /// The special field this names, if any.  Other names are looked up
+    /// in the event (C fails with `FIELD_NOT_FOUND` at `errpos(name)`).
+    pub fn special(&self) -> Option<SpecialField> {
+        self.special
+    }
+
+    /// Whether `__create_val_field()` rejects this on a variable.
+    fn modifier_forbidden_on_var(&self) -> bool {
+        matches!(
+            self.modifier,
+            Ok(Some(
+                FieldModifier::Graph
+                    | FieldModifier::Percent
+                    | FieldModifier::Buckets(_)
+                    | FieldModifier::Log2
+            ))
+        )
+    }
+
+    /// Whether `__create_val_field()` rejects this on a value.
+    fn forbidden_on_val(&self) -> bool {
+        self.special == Some(SpecialField::CommonStacktrace)
+            || matches!(
+                self.modifier,
+                Ok(Some(
+                    FieldModifier::Buckets(_)
+                        | FieldModifier::Log2
+                        | FieldModifier::Sym
+                        | FieldModifier::SymOffset
+                        | FieldModifier::Syscall
+                        | FieldModifier::Stacktrace
+                ))
+            )
+    }
+}
+
+/// The four operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `+`
+    Plus,
+    /// `-`
+    Minus,
+    /// `*`
+    Mult,
+    /// `/`
+    Div,
+}
+
+impl BinaryOp {
+    /// The operator character.
+    pub const fn symbol(self) -> char {
+        match self {
+            BinaryOp::Plus => '+',
+            BinaryOp::Minus => '-',
+            BinaryOp::Mult => '*',
+            BinaryOp::Div => '/',
+        }
+    }
+}
+
+/// The index of a node in an [`Expr`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeId(u8);
+
+/// A non-constant atom: a field, or a variable reference.
+///
+/// C splits `system.event.rest` (two dots or more) and keeps `rest` as the
+/// name; with fewer dots the whole text is the name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Atom<'a> {
+    text: &'a str,
+    system: Option<&'a str>,
+    event: Option<&'a str>,
+    name: &'a str,
+    context: FieldContext,
+}
+
+impl<'a> Atom<'a> {
+    /// The whole atom.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The subsystem of `system.event.name`.
+    pub fn system(&self) -> Option<&'a str> {
+        self.system
+    }
+
+    /// The event of `system.event.name`.
+    pub fn event(&self) -> Option<&'a str> {
+        self.event
+    }
+
+    /// The name: a field with its modifier (for
+    /// [`TriggerSpec::parse_field`]), or `$var`.
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// The flags the atom is parsed with.
+    pub fn context(&self) -> FieldContext {
+        self.context
+    }
+
+    /// For a variable reference (`$` and at least one more byte), the
+    /// variable name.  C resolves it (`VAR_NOT_FOUND` at `errpos(var)`)
+    /// and, if that fails, parses the name as a field anyway.
+    pub fn var_ref(&self) -> Option<&'a str> {
+        is_var_ref(self.name).then(|| &self.name[1..])
+    }
+}
+
+/// One node of an expression, in the shape of C's recursion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node<'a> {
+    /// A numeric constant (the text starts with a digit).
+    Const {
+        /// The text.
+        text: &'a str,
+        /// Its value (`kstrtoull()`, base 0).
+        value: u64,
+    },
+    /// A field or variable reference.
+    Atom(Atom<'a>),
+    /// `-(operand)`.
+    Neg {
+        /// The operand text (the caret of `INVALID_STR_OPERAND`).
+        text: &'a str,
+        /// The operand.
+        operand: NodeId,
+    },
+    /// `lhs op rhs`.  C parses `lhs`, checks it, then parses `rhs`.
+    Binary {
+        /// The operator.
+        op: BinaryOp,
+        /// The left text (the caret of `INVALID_STR_OPERAND`).
+        lhs_text: &'a str,
+        /// The right text (the caret of `INVALID_STR_OPERAND` and
+        /// `DIVISION_BY_ZERO`).
+        rhs_text: &'a str,
+        /// The left operand.
+        lhs: NodeId,
+        /// The right operand.
+        rhs: NodeId,
+    },
+    /// The syntax error at which C stops.
+    Error(HistError),
+}
+
+impl Default for Node<'_> {
+    fn default() -> Self {
+        Node::Error(HistError::silent(errno::EINVAL))
+    }
+}
+
+/// An expression parsed as `parse_expr()` does.
+///
+/// The tree keeps what C parses (and resolves) before a syntax error; the
+/// error is a [`Node::Error`] where C meets it.  When the left operand of
+/// an operator fails, the operator node is left out (C does nothing for it
+/// before).  So walking the tree depth first, left to right, visits nodes
+/// in C's order and stops at the error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Expr<'a> {
+    text: &'a str,
+    context: FieldContext,
+    nodes: BoundedVec<Node<'a>, EXPR_NODES_MAX>,
+    root: NodeId,
+    error: Option<NodeId>,
+    full: bool,
+}
+
+const BAD_NODE: Node<'static> = Node::Error(HistError::silent(errno::EINVAL));
+
+impl<'a> Expr<'a> {
+    /// The text.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The kind of field this is.
+    pub fn context(&self) -> FieldContext {
+        self.context
+    }
+
+    /// The root node.
+    pub fn root(&self) -> NodeId {
+        self.root
+    }
+
+    /// A node.
+    pub fn node(&self, id: NodeId) -> &Node<'a> {
+        self.nodes.get(usize::from(id.0)).unwrap_or(&BAD_NODE)
+    }
+
+    /// The syntax error in the expression, if any.
+    pub fn error(&self) -> Option<HistError> {
+        if self.full {
+            return Some(HistError::silent(errno::EINVAL));
+        }
+        match self.node(self.error?) {
+            Node::Error(e) => Some(*e),
+            _ => None,
+        }
+    }
+
+    /// The number of operators (C's `n_subexprs` when parsing succeeds).
+    pub fn operators(&self) -> usize {
+        self.nodes
+            .iter()
+            .filter(|n| matches!(n, Node::Neg { .. } | Node::Binary { .. }))
+            .count()
+    }
+}
+
+struct ExprBuilder<'s, 'a> {
+    src: &'s Source<'a>,
+    nodes: BoundedVec<Node<'a>, EXPR_NODES_MAX>,
+    subexprs: u32,
+    error: Option<NodeId>,
+    full: bool,
+}
+
+impl<'a> ExprBuilder<'_, 'a> {
+    fn push(&mut self, node: Node<'a>) -> NodeId {
+        match self.nodes.push(node) {
+            // EXPR_NODES_MAX < 256.
+            Ok(at) => NodeId(at as u8),
+            Err(_) => {
+                // Not reachable: the subexpression limit bounds the nodes.
+                self.full = true;
+                NodeId(0)
+            }
+        }
+    }
+
+    fn fail(&mut self, e: HistError) -> NodeId {
+        let id = self.push(Node::Error(e));
+        self.error = Some(id);
+        id
+    }
+
+    fn silent(&mut self) -> NodeId {
+        self.fail(HistError::silent(errno::EINVAL))
+    }
+
+    /// `parse_expr()`.
+    fn expr(&mut self, s: &'a str, ctx: FieldContext) -> NodeId {
+        if self.subexprs > HIST_SUBEXPRS_MAX {
+            return self.fail(self.src.error(HistErrorKind::TooManySubexpr, s));
+        }
+        match self.src.contains_operator(s) {
+            Operator::None => self.atom(s, ctx),
+            Operator::UnaryMinus => self.unary(s),
+            Operator::Binary(op, at) => {
+                self.subexprs += 1;
+                let (lhs_text, rhs_text) = (&s[..at], &s[at + 1..]);
+                if lhs_text.is_empty() || rhs_text.is_empty() {
+                    return self.silent();
+                }
+                let lhs = self.expr(lhs_text, FieldContext::Operand);
+                if self.error.is_some() {
+                    return lhs;
+                }
+                let rhs = self.expr(rhs_text, FieldContext::Operand);
+                self.push(Node::Binary {
+                    op,
+                    lhs_text,
+                    rhs_text,
+                    lhs,
+                    rhs,
+                })
+            }
+        }
+    }
+
+    /// `parse_unary()`: only `-(...)` with nothing after the last `)`.
+    fn unary(&mut self, s: &'a str) -> NodeId {
+        self.subexprs += 1;
+        if self.subexprs > HIST_SUBEXPRS_MAX {
+            return self.fail(self.src.error(HistErrorKind::TooManySubexpr, s));
+        }
+        let s = &s[1..];
+        if !s.contains('(') {
+            return self.silent();
+        }
+        // C skips one byte, assuming it is the '('.
+        let Some(s) = s.get(1..) else {
+            return self.silent();
+        };
+        let Some(close) = s.rfind(')') else {
+            return self.silent();
+        };
+        if close + 1 != s.len() {
+            return self.fail(self.src.error(HistErrorKind::UnaryMinusSubexpr, s));
+        }
+        let text = &s[..close];
+        let operand = self.expr(text, FieldContext::Operand);
+        if self.error.is_some() {
+            return operand;
+        }
+        self.push(Node::Neg { text, operand })
+    }
+
+    /// `parse_atom()` up to the look-ups.
+    fn atom(&mut self, s: &'a str, ctx: FieldContext) -> NodeId {
+        if s.starts_with(|c: char| c.is_ascii_digit()) {
+            return match kstrtoull(s) {
+                Ok(value) => self.push(Node::Const { text: s, value }),
+                Err(_) => self.fail(self.src.error(HistErrorKind::ExpectNumber, s)),
+            };
+        }
+        let (mut system, mut event, mut name) = (None, None, s);
+        if let Some((sys, rest)) = s.split_once('.') {
+            if let Some((ev, rest)) = rest.split_once('.') {
+                (system, event, name) = (Some(sys), Some(ev), rest);
+            }
+        }
+        self.push(Node::Atom(Atom {
+            text: s,
+            system,
+            event,
+            name,
+            context: ctx,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use std::vec::Vec;
+
+    const EINVAL: HistError = HistError::silent(errno::EINVAL);
+
+    fn parse(text: &str) -> TriggerSpec<'_> {
+        match parse_trigger(text) {
+            Ok(spec) => spec,
+            Err(e) => panic!("{text:?}: {e}"),
+        }
+    }
+
+    fn err(text: &str) -> HistError {
+        match parse_trigger(text) {
+            Ok(_) => panic!("{text:?} parsed"),
+            Err(e) => e,
+        }
+    }
+
+    fn syntax_err(text: &str) -> HistError {
+        match parse(text).check_syntax() {
+            Ok(()) => panic!("{text:?} passed check_syntax"),
+            Err(e) => e,
+        }
+    }
+
+    /// A command as the selftests write it: `hist:...` with a `^` where C
+    /// puts the caret.  Gives the text after `hist:` and the position.
+    fn caret(cmd: &str) -> (std::string::String, usize) {
+        let pos = cmd.find('^').unwrap();
+        let text = cmd.replacen('^', "", 1);
+        (text.strip_prefix(HIST_PREFIX).unwrap().into(), pos)
+    }
+
+    fn logged(kind: HistErrorKind, pos: usize) -> HistError {
+        HistError::new(kind, pos)
+    }
+
+    /// Evaluates a constant expression as C folds it.
+    fn eval(expr: &Expr<'_>, id: NodeId) -> u64 {
+        match *expr.node(id) {
+            Node::Const { value, .. } => value,
+            Node::Neg { operand, .. } => eval(expr, operand).wrapping_neg(),
+            Node::Binary { op, lhs, rhs, .. } => {
+                let (a, b) = (eval(expr, lhs), eval(expr, rhs));
+                match op {
+                    BinaryOp::Plus => a.wrapping_add(b),
+                    BinaryOp::Minus => a.wrapping_sub(b),
+                    BinaryOp::Mult => a.wrapping_mul(b),
+                    BinaryOp::Div => a / b,
+                }
+            }
+            ref n => panic!("not constant: {n:?}"),
+        }
+    }
+
+    /// The expression in C's prefix form, e.g. `(- (- a b) c)`.
+    fn shape(expr: &Expr<'_>, id: NodeId) -> std::string::String {
+        use std::format;
+        match *expr.node(id) {
+            Node::Const { value, .. } => format!("{value}"),
+            Node::Atom(a) => a.text().into(),
+            Node::Neg { operand, .. } => format!("(neg {})", shape(expr, operand)),
+            Node::Binary { op, lhs, rhs, .. } => {
+                format!(
+                    "({} {} {})",
+                    op.symbol(),
+                    shape(expr, lhs),
+                    shape(expr, rhs)
+                )
+            }
+            Node::Error(e) => format!("<{:?}@{}>", e.kind(), e.pos()),
+        }
+    }
+
+    fn expr_shape(text: &str, field: &str) -> std::string::String {
+        let spec = parse(text);
+        let at = spec.text().find(field).unwrap();
+        let expr = spec.parse_expr(&spec.text()[at..at + field.len()], FieldContext::Val);
+        shape(&expr, expr.root())
+    }
+
+    // --- helpers ----------------------------------------------------------
+
+    #[test]
+    fn kstrtoull_is_c() {
+        assert_eq!(kstrtoull("0"), Ok(0));
+        assert_eq!(kstrtoull("123"), Ok(123));
+        assert_eq!(kstrtoull("+123"), Ok(123));
+        assert_eq!(kstrtoull("123\n"), Ok(123));
+        assert_eq!(kstrtoull("0x1F"), Ok(31));
+        assert_eq!(kstrtoull("0X1f"), Ok(31));
+        assert_eq!(kstrtoull("017"), Ok(15));
+        assert_eq!(kstrtoull("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(kstrtoull("18446744073709551616"), Err(errno::ERANGE));
+        assert_eq!(kstrtoull("0x"), Err(errno::EINVAL));
+        assert_eq!(kstrtoull("08"), Err(errno::EINVAL));
+        assert_eq!(kstrtoull(""), Err(errno::EINVAL));
+        assert_eq!(kstrtoull("-1"), Err(errno::EINVAL));
+        assert_eq!(kstrtoull("1e3"), Err(errno::EINVAL));
+        assert_eq!(kstrtoull("12\n\n"), Err(errno::EINVAL));
+        assert_eq!(kstrtoull(" 1"), Err(errno::EINVAL));
+    }
+
+    #[test]
+    fn bounded_vec() {
+        let mut v: BoundedVec<u8, 2> = BoundedVec::new();
+        assert!(v.is_empty());
+        assert_eq!(v.push(1), Ok(0));
+        assert_eq!(v.push(2), Ok(1));
+        assert_eq!(v.push(3), Err(3));
+        assert_eq!(v.as_slice(), &[1, 2]);
+        assert_eq!(v.capacity(), 2);
+    }
+
+    // --- attributes -------------------------------------------------------
+
+    #[test]
+    fn keys_vals_sort_names() {
+        for (text, keys, vals) in [
+            ("keys=pid", "pid", None),
+            ("key=pid", "pid", None),
+            ("keys=pid:vals=a,b", "pid", Some("a,b")),
+            ("keys=pid:val=a", "pid", Some("a")),
+            ("keys=pid:values=a", "pid", Some("a")),
+            ("vals=a:keys=pid,comm", "pid,comm", Some("a")),
+            ("keys=a:keys=b:vals=c:vals=d", "b", Some("d")),
+        ] {
+            let spec = parse(text);
+            assert_eq!(spec.keys_attr(), keys, "{text}");
+            assert_eq!(spec.vals_attr(), vals, "{text}");
+            assert_eq!(spec.sort_attr(), None);
+            assert_eq!(spec.param(), text);
+            assert_eq!(spec.text(), text);
+            assert_eq!(spec.prefix(), "hist:");
+        }
+        let spec = parse("keys=pid:sort=hitcount.descending,pid:name=foo:clock= mono ");
+        assert_eq!(spec.sort_attr(), Some("hitcount.descending,pid"));
+        assert_eq!(spec.name(), Some("foo"));
+        assert_eq!(spec.name_attr(), Some("name=foo"));
+        assert_eq!(spec.clock(), "mono");
+        assert_eq!(spec.clock_attr(), Some("mono"));
+        let spec = parse("keys=pid");
+        assert_eq!(spec.clock(), "global");
+        assert_eq!(spec.clock_attr(), None);
+        assert_eq!(spec.name(), None);
+        // "value=" is not an attribute: it is a variable named "value".
+        let spec = parse("keys=pid:value=x");
+        assert_eq!(spec.vals_attr(), None);
+        assert_eq!(spec.assignments(), &["value=x"]);
+    }
+
+    #[test]
+    fn flags() {
+        let spec = parse("keys=pid");
+        assert!(!spec.pause() && !spec.cont() && !spec.clear() && !spec.no_hitcount());
+        assert!(parse("keys=pid:pause").pause());
+        assert!(parse("keys=pid:cont").cont());
+        assert!(parse("keys=pid:continue").cont());
+        assert!(parse("keys=pid:clear").clear());
+        assert!(parse("keys=pid:vals=a:nohitcount").no_hitcount());
+        assert!(parse("keys=pid:vals=a:NOHC").no_hitcount());
+        // Exact names only.
+        assert_eq!(err("keys=pid:Pause"), EINVAL);
+        assert_eq!(err("keys=pid:nohc"), EINVAL);
+    }
+
+    #[test]
+    fn size() {
+        let bits = |s: &str| {
+            parse_trigger(s).map(|spec| (spec.map_bits(), spec.hist_bits(), spec.map_size()))
+        };
+        assert_eq!(bits("keys=pid"), Ok((None, 11, 2048)));
+        assert_eq!(bits("keys=pid:size=2048"), Ok((Some(11), 11, 2048)));
+        assert_eq!(bits("keys=pid:size=256"), Ok((Some(8), 8, 256)));
+        assert_eq!(bits("keys=pid:size=100"), Ok((Some(7), 7, 128)));
+        assert_eq!(bits("keys=pid:size=65"), Ok((Some(7), 7, 128)));
+        assert_eq!(bits("keys=pid:size=0x100"), Ok((Some(8), 8, 256)));
+        assert_eq!(bits("keys=pid:size=0400"), Ok((Some(8), 8, 256)));
+        assert_eq!(bits("keys=pid:size=+3000"), Ok((Some(12), 12, 4096)));
+        assert_eq!(bits("keys=pid:size=131072"), Ok((Some(17), 17, 131072)));
+        assert_eq!(bits("keys=pid:size=131073"), Err(EINVAL));
+        assert_eq!(bits("keys=pid:size=64"), Err(EINVAL));
+        assert_eq!(bits("keys=pid:size=1"), Err(EINVAL));
+        assert_eq!(bits("keys=pid:size=0"), Err(EINVAL));
+        assert_eq!(bits("keys=pid:size=big"), Err(EINVAL));
+        assert_eq!(bits("keys=pid:size=2k"), Err(EINVAL));
+        assert_eq!(bits("keys=pid:size=18446744073709551615"), Err(EINVAL));
+        assert_eq!(
+            bits("keys=pid:size=99999999999999999999"),
+            Err(HistError::silent(errno::ERANGE))
+        );
+    }
+
+    #[test]
+    fn attribute_errors() {
+        // event_trigger_empty_param()
+        assert_eq!(err(""), EINVAL);
+        // No keys.
+        assert_eq!(err("vals=a"), EINVAL);
+        assert_eq!(err("pause"), EINVAL);
+        // Unknown, empty and trailing pieces.
+        assert_eq!(err("keys=pid:junk"), EINVAL);
+        assert_eq!(err("keys=pid::vals=a"), EINVAL);
+        assert_eq!(err("keys=pid:"), EINVAL);
+        // Empty assignments, caret on the piece.
+        assert_eq!(err("keys="), logged(HistErrorKind::EmptyAssignment, 5));
+        assert_eq!(
+            err("keys=pid:vals="),
+            logged(HistErrorKind::EmptyAssignment, 14)
+        );
+        assert_eq!(
+            err("keys=pid:x="),
+            logged(HistErrorKind::EmptyAssignment, 14)
+        );
+        // Only what follows the first '=' counts.
+        assert_eq!(parse("keys==").keys_attr(), "=");
+        // The first error wins.
+        assert_eq!(err("keys=pid:junk:sort="), EINVAL);
+        assert_eq!(
+            err("keys=pid:sort=:junk"),
+            logged(HistErrorKind::EmptyAssignment, 14)
+        );
+        assert_eq!(
+            err("sort=:keys=pid"),
+            logged(HistErrorKind::EmptyAssignment, 5)
+        );
+        assert_eq!(err("keys=pid:size=1:sort="), EINVAL);
+    }
+
+    #[test]
+    fn too_many_assignment_pieces() {
+        let mut text = std::string::String::from("keys=pid");
+        for i in 0..TRACING_MAP_VARS_MAX {
+            text += &std::format!(":v{i}=pid");
+        }
+        assert_eq!(parse(&text).assignments().len(), TRACING_MAP_VARS_MAX);
+        let at = text.len() + 1;
+        text += ":v16=pid";
+        assert_eq!(
+            err(&text),
+            logged(HistErrorKind::TooManyVars, HIST_PREFIX.len() + at)
+        );
+    }
+
+    #[test]
+    fn too_many_handlers() {
+        let mut text = std::string::String::from("keys=pid:a=b");
+        for _ in 0..HIST_ACTIONS_MAX {
+            text += ":onmax($a).save(xy)";
+        }
+        assert_eq!(parse(&text).action_strs().len(), HIST_ACTIONS_MAX);
+        text += ":onmax($a).save(xy)";
+        assert_eq!(err(&text), EINVAL);
+    }
+
+    // --- filter -----------------------------------------------------------
+
+    #[test]
+    fn filter_split() {
+        let spec = parse("keys=pid if comm == \"x\"");
+        assert_eq!(spec.param(), "keys=pid");
+        assert_eq!(spec.filter(), Some("if comm == \"x\""));
+        assert_eq!(spec.filter_expr(), Some("comm == \"x\""));
+
+        let spec = parse("keys=pid \t if\tprio > 1  ");
+        assert_eq!(spec.param(), "keys=pid");
+        assert_eq!(spec.filter(), Some("if\tprio > 1"));
+        assert_eq!(spec.filter_expr(), Some("prio > 1"));
+
+        // An "if" needs a blank on both sides.
+        let spec = parse("keys=diff:vals=ifx");
+        assert_eq!(spec.filter(), None);
+        let spec = parse("keys=pid ifdef x if y");
+        assert_eq!(spec.param(), "keys=pid ifdef x");
+        assert_eq!(spec.filter(), Some("if y"));
+        assert_eq!(spec.keys_attr(), "pid ifdef x");
+
+        // Too close to the end, or at the start.
+        assert_eq!(err("keys=pid if"), EINVAL);
+        assert_eq!(err("keys=pid if "), EINVAL);
+        assert_eq!(err("keys=pid ifx"), EINVAL);
+        assert_eq!(err("if x keys=pid"), EINVAL);
+        assert_eq!(err("iface=pid:keys=pid"), EINVAL);
+
+        // Without a filter, nothing is stripped.
+        let spec = parse("keys=pid ");
+        assert_eq!(spec.keys_attr(), "pid ");
+        // Only a filter: no keys.
+        assert_eq!(err(" if x"), EINVAL);
+
+        // Only "if" left after stripping: setting the filter fails later.
+        let spec = parse("keys=pid if  ");
+        assert_eq!(spec.filter(), Some("if"));
+        assert_eq!(spec.filter_expr(), None);
+    }
+
+    // --- carets -----------------------------------------------------------
+
+    #[test]
+    fn errpos_is_first_occurrence_in_last_cmd() {
+        let t = "keys=next_pid:vals=x if x > 1";
+        let spec = parse(t);
+        let vals = spec.vals_attr().unwrap();
+        // "x" first occurs in "next_pid".
+        assert_eq!(spec.errpos(vals), 12);
+        assert_eq!(
+            spec.errpos("x > 1"),
+            HIST_PREFIX.len() + t.find("x > 1").unwrap()
+        );
+        assert_eq!(spec.errpos("hist"), 0);
+        assert_eq!(spec.errpos("st:k"), 2);
+        assert_eq!(spec.errpos("absent"), 0);
+        assert_eq!(spec.errpos(""), 0);
+        // A piece found only in "hist:".
+        let e = err("keys=pid:onmax($v).save(i)");
+        assert_eq!(e, logged(HistErrorKind::InvalidParam, 1));
+
+        // Another prefix moves the caret.
+        let e = parse_trigger_in("rhist:", "keys=pid:sort=").unwrap_err();
+        assert_eq!(e, logged(HistErrorKind::EmptyAssignment, 15));
+        assert_eq!(e.pos_in_text("rhist:".len()), Some(9));
+        assert_eq!(
+            parse_trigger_in("rhist:", "keys=pid").unwrap().prefix(),
+            "rhist:"
+        );
+    }
+
+    #[test]
+    fn sym_offset_rewrite() {
+        let spec = parse("keys=call_site.sym-offset");
+        let KeyField::Expr(key) = spec.keys().fields()[0] else {
+            panic!()
+        };
+        let expr = spec.parse_expr(key, FieldContext::Key);
+        let Node::Atom(atom) = expr.node(expr.root()) else {
+            panic!()
+        };
+        let field = spec.parse_field(atom.name(), atom.context());
+        assert_eq!(field.name(), "call_site");
+        assert_eq!(field.modifier(), Ok(Some(FieldModifier::SymOffset)));
+        assert_eq!(FieldModifier::SymOffset.name(), "sym-offset");
+
+        // The rewritten '-' is no operator, another one is.
+        assert_eq!(
+            expr_shape("keys=pid:vals=a.sym-offset-b", "a.sym-offset-b"),
+            "(- a.sym-offset b)"
+        );
+        // C's copy says "symXoffset", which is not in the command: caret 0.
+        let spec = parse("keys=pid:vals=a.sym-offsetx");
+        let expr = spec.parse_expr(spec.vals().fields()[0], FieldContext::Val);
+        let Node::Atom(atom) = expr.node(expr.root()) else {
+            panic!()
+        };
+        let field = spec.parse_field(atom.name(), FieldContext::Val);
+        assert_eq!(
+            field.modifier(),
+            Err(logged(HistErrorKind::BadFieldModifier, 0))
+        );
+        // With two dots, C takes "a.hex." for system and event.
+        let spec = parse("keys=pid:vals=a.hex.sym-offset");
+        let expr = spec.parse_expr(spec.vals().fields()[0], FieldContext::Val);
+        let Node::Atom(atom) = expr.node(expr.root()) else {
+            panic!()
+        };
+        assert_eq!(
+            (atom.system(), atom.event(), atom.name()),
+            (Some("a"), Some("hex"), "sym-offset")
+        );
+        // A literal "symXoffset" is what C sees anyway.
+        let spec = parse("keys=call_site.symXoffset");
+        assert_eq!(spec.check_syntax(), Ok(()));
+        // Not rewritten in the filter.
+        let spec = parse("keys=pid if a.sym-offset-b");
+        assert_eq!(spec.errpos("a.sym-offset-b"), 17);
+    }
+
+    // --- variables --------------------------------------------------------
+
+    #[test]
+    fn var_defs() {
+        let spec = parse("keys=pid:a=x,b=y+1:c=$a:=z:d=e=f");
+        let defs = spec.var_defs().unwrap();
+        let got: Vec<_> = defs.iter().map(|d| (d.name, d.expr)).collect();
+        assert_eq!(
+            got,
+            [
+                ("a", "x"),
+                ("b", "y+1"),
+                ("c", "$a"),
+                ("", "z"),
+                ("d", "e=f")
+            ]
+        );
+
+        // Malformed: caret on the first occurrence of the name.
+        assert_eq!(
+            err("keys=pid:a=1,bb"),
+            logged(HistErrorKind::MalformedAssignment, 18)
+        );
+        assert_eq!(
+            err("keys=pid:a=1,"),
+            logged(HistErrorKind::MalformedAssignment, 0)
+        );
+
+        // At most 16 variables; from one piece C drops the rest silently.
+        let mut one_piece = std::string::String::from("keys=pid:");
+        for i in 0..=TRACING_MAP_VARS_MAX {
+            one_piece += &std::format!("{}v{i}=pid", if i > 0 { "," } else { "" });
+        }
+        assert_eq!(
+            parse(&one_piece).var_defs().unwrap().len(),
+            TRACING_MAP_VARS_MAX
+        );
+        let text = "keys=pid:a0=x,a1=x,a2=x,a3=x,a4=x,a5=x,a6=x,a7=x:b0=x,b1=x,b2=x,b3=x,b4=x,b5=x,b6=x,b7=x,b8=x";
+        assert_eq!(
+            err(text),
+            logged(
+                HistErrorKind::TooManyVars,
+                HIST_PREFIX.len() + text.find("b8").unwrap()
+            )
+        );
+    }
+
+    #[test]
+    fn var_def_errors_wait_for_onmatch() {
+        // With an onmatch(), C looks its event up before parsing variables.
+        let spec = parse("keys=pid:a=1,bb:onmatch(sched.sched_switch).synth($a)");
+        assert_eq!(
+            spec.var_defs(),
+            Err(logged(HistErrorKind::MalformedAssignment, 18))
+        );
+        assert_eq!(
+            spec.check_syntax(),
+            Err(logged(HistErrorKind::MalformedAssignment, 18))
+        );
+        // onmax() needs no look-up.
+        assert_eq!(
+            err("keys=pid:a=1,bb:onmax($a).save(comm)"),
+            logged(HistErrorKind::MalformedAssignment, 18)
+        );
+    }
+
+    // --- values and keys --------------------------------------------------
+
+    #[test]
+    fn vals() {
+        let vals = |t: &'static str| {
+            let spec = parse(t);
+            let v = spec.vals();
+            (
+                v.fields().to_vec(),
+                v.too_many_error(),
+                v.nohitcount_error(),
+            )
+        };
+        assert_eq!(vals("keys=pid"), (Vec::new(), None, None));
+        assert_eq!(vals("keys=pid:vals=a"), (std::vec!["a"], None, None));
+        assert_eq!(vals("keys=pid:vals=a,b"), (std::vec!["a", "b"], None, None));
+        assert_eq!(vals("keys=pid:vals=hitcount"), (Vec::new(), None, None));
+        assert_eq!(
+            vals("keys=pid:vals=hitcount,a,b"),
+            (std::vec!["a", "b"], None, None)
+        );
+        assert_eq!(
+            vals("keys=pid:vals=a,b,hitcount"),
+            (std::vec!["a", "b"], None, None)
+        );
+        assert_eq!(
+            vals("keys=pid:vals=a,hitcount,b"),
+            (std::vec!["a", "b"], None, None)
+        );
+        assert_eq!(
+            vals("keys=pid:vals=hitcount,hitcount"),
+            (std::vec!["hitcount"], None, None)
+        );
+        assert_eq!(
+            vals("keys=pid:vals=a,b,c"),
+            (std::vec!["a", "b"], Some(EINVAL), None)
+        );
+        assert_eq!(
+            vals("keys=pid:vals=a,b,hitcount,c"),
+            (std::vec!["a", "b"], Some(EINVAL), None)
+        );
+        assert_eq!(
+            vals("keys=pid:vals=a,hitcount,b,c"),
+            (std::vec!["a", "b"], Some(EINVAL), None)
+        );
+        let nohc_error = HistError::new(HistErrorKind::NeedNohcVal, 0);
+        let nohc = Some(nohc_error);
+        assert_eq!(vals("keys=pid:nohitcount"), (Vec::new(), None, nohc));
+        assert_eq!(
+            vals("keys=pid:vals=hitcount:NOHC"),
+            (Vec::new(), None, nohc)
+        );
+        assert_eq!(
+            vals("keys=pid:vals=hitcount.percent:NOHC"),
+            (std::vec!["hitcount.percent"], None, None)
+        );
+        assert_eq!(nohc_error.errno(), errno::ENOENT);
+
+        assert_eq!(syntax_err("keys=pid:vals=a,b,c"), EINVAL);
+        // histogram.rst: 'hist:...:vals=hitcount:nohitcount' is rejected,
+        // 'hist:...:vals=hitcount.percent:nohitcount' is OK.
+        assert_eq!(syntax_err("keys=pid:vals=hitcount:nohitcount"), nohc_error);
+        assert_eq!(
+            parse("keys=pid:vals=hitcount.percent:nohitcount").check_syntax(),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn keys() {
+        let keys = |t: &'static str| {
+            let spec = parse(t);
+            let k = spec.keys();
+            (
+                k.fields().iter().map(|f| f.text()).collect::<Vec<_>>(),
+                k.too_many_error(),
+            )
+        };
+        assert_eq!(keys("keys=pid"), (std::vec!["pid"], None));
+        assert_eq!(keys("keys=a,b,c"), (std::vec!["a", "b", "c"], None));
+        assert_eq!(
+            keys("keys=a,b,c,d"),
+            (std::vec!["a", "b", "c"], Some(EINVAL))
+        );
+        assert_eq!(
+            keys("keys=a,b,c,"),
+            (std::vec!["a", "b", "c"], Some(EINVAL))
+        );
+        assert_eq!(keys("keys=a,"), (std::vec!["a", ""], None));
+        let spec = parse("keys=stacktrace,stacktrace.hex");
+        assert_eq!(
+            spec.keys().fields(),
+            &[KeyField::Stacktrace, KeyField::Expr("stacktrace.hex")]
+        );
+        assert_eq!(syntax_err("keys=a,b,c,d"), EINVAL);
+    }
+
+    // --- sort keys --------------------------------------------------------
+
+    #[test]
+    fn sort_keys() {
+        assert!(parse("keys=pid").sort_keys().is_none());
+        let spec = parse("keys=pid:sort=hitcount.descending,pid.ascending");
+        let sort = spec.sort_keys().unwrap();
+        let got: Vec<_> = sort
+            .keys()
+            .iter()
+            .map(|k| (k.text(), k.name(), k.modifier(), k.descending()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "hitcount.descending",
+                    "hitcount",
+                    Some("descending"),
+                    Ok(true)
+                ),
+                ("pid.ascending", "pid", Some("ascending"), Ok(false)),
+            ]
+        );
+        assert_eq!(sort.error(), None);
+        let spec = parse("keys=pid:sort=pid");
+        assert_eq!(spec.sort_keys().unwrap().keys()[0].descending(), Ok(false));
+
+        let e = |t: &str| parse(t).sort_keys().unwrap().error();
+        assert_eq!(
+            e("keys=pid:sort=,"),
+            Some(logged(HistErrorKind::EmptySortField, 14))
+        );
+        assert_eq!(
+            e("keys=pid:sort=.descending"),
+            Some(logged(HistErrorKind::EmptySortField, 14))
+        );
+        assert_eq!(
+            e("keys=pid:sort=a,b,"),
+            Some(logged(HistErrorKind::TooManySortFields, 14))
+        );
+        assert_eq!(e("keys=pid:sort=a,b"), None);
+        let spec = parse("keys=pid:sort=pid.");
+        let key = spec.sort_keys().unwrap().keys()[0];
+        assert_eq!(
+            key.descending(),
+            Err(logged(HistErrorKind::InvalidSortModifier, 0))
+        );
+        let spec = parse("keys=pid:sort=pid.Descending");
+        let key = spec.sort_keys().unwrap().keys()[0];
+        assert_eq!(
+            key.descending(),
+            Err(logged(HistErrorKind::InvalidSortModifier, 23))
+        );
+    }
+
+    // --- selftests: trigger-hist-syntax-errors.tc --------------------------
+
+    #[test]
+    fn selftest_syntax_errors() {
+        // INVALID_SORT_FIELD needs the fields: the build step reports it at
+        // errpos(name) of the second sort key.
+        let (text, pos) = caret("hist:keys=common_pid:vals=bytes_req:sort=common_pid,^junk");
+        let spec = parse(&text);
+        let sort = spec.sort_keys().unwrap();
+        assert_eq!(sort.keys()[1].name(), "junk");
+        assert_eq!(spec.errpos(sort.keys()[1].name()), pos);
+        assert_eq!(spec.check_syntax(), Ok(()));
+
+        let (text, pos) = caret("hist:keys=common_pid:vals=bytes_req:^sort=");
+        assert_eq!(err(&text), logged(HistErrorKind::EmptyAssignment, pos));
+
+        let (text, pos) = caret("hist:keys=common_pid:vals=bytes_req:^sort=common_pid,");
+        assert_eq!(
+            syntax_err(&text),
+            logged(HistErrorKind::EmptySortField, pos)
+        );
+
+        let (text, pos) = caret("hist:keys=common_pid:vals=bytes_req:sort=common_pid.^junk");
+        assert_eq!(
+            syntax_err(&text),
+            logged(HistErrorKind::InvalidSortModifier, pos)
+        );
+
+        let (text, pos) =
+            caret("hist:keys=common_pid:vals=bytes_req,bytes_alloc:^sort=common_pid,bytes_req,bytes_alloc");
+        assert_eq!(
+            syntax_err(&text),
+            logged(HistErrorKind::TooManySortFields, pos)
+        );
+    }
+
+    // --- selftests: trigger-hist-expressions.tc ----------------------------
+
+    #[test]
+    fn selftest_expressions() {
+        for (expr, value) in [
+            ("123", 123),
+            ("16-8-4-2", 2),
+            ("64/8/4/2", 1),
+            ("16-8+4+2", 14),
+            ("4*3/2*2", 12),
+            ("4+3*2-2", 8),
+            ("4+6/2-2", 5),
+        ] {
+            let text = std::format!("keys=common_pid:x={expr}");
+            let spec = parse(&text);
+            assert_eq!(spec.check_syntax(), Ok(()));
+            let defs = spec.var_defs().unwrap();
+            let parsed = spec.parse_expr(defs[0].expr, FieldContext::Var);
+            assert_eq!(eval(&parsed, parsed.root()), value, "{expr}");
+        }
+
+        for (cmd, kind) in [
+            (
+                "hist:keys=common_pid:x=32+^10*3/20-4",
+                HistErrorKind::TooManySubexpr,
+            ),
+            (
+                "hist:keys=common_pid:x=^1+2+3+4+5",
+                HistErrorKind::TooManySubexpr,
+            ),
+            (
+                "hist:keys=common_pid:x=-(^1)+2",
+                HistErrorKind::UnaryMinusSubexpr,
+            ),
+            ("hist:keys=common_pid:x=3/^0", HistErrorKind::DivisionByZero),
+        ] {
+            let (text, pos) = caret(cmd);
+            let e = syntax_err(&text);
+            assert_eq!(e, logged(kind, pos), "{cmd}");
+            if kind == HistErrorKind::DivisionByZero {
+                assert_eq!(e.errno(), errno::EDOM);
+            }
+        }
+    }
+
+    // --- selftests: inter-event -------------------------------------------
+
+    #[test]
+    fn selftest_action_xfail() {
+        for (text, action) in [
+            (
+                "keys=comm:onmatch(sched.sched_wakeup).snapshot()",
+                "snapshot",
+            ),
+            (
+                "keys=comm:onmatch(sched.sched_wakeup).save(comm,prio)",
+                "save",
+            ),
+        ] {
+            // C looks sched.sched_wakeup up before it sees the action.
+            let spec = parse(text);
+            let handler = spec.actions().next().unwrap().unwrap();
+            assert_eq!(
+                handler.handler(),
+                Handler::OnMatch {
+                    system: "sched",
+                    event: "sched_wakeup"
+                }
+            );
+            let pos = HIST_PREFIX.len() + text.find(action).unwrap();
+            assert_eq!(
+                handler.action(),
+                Err(logged(HistErrorKind::ActionMismatch, pos))
+            );
+            assert_eq!(
+                spec.check_syntax(),
+                Err(logged(HistErrorKind::ActionMismatch, pos))
+            );
+        }
+    }
+
+    /// Every hist command of tools/testing/selftests/ftrace that is meant
+    /// to work (shell variables filled in).
+    const SELFTEST_OK: &[&str] = &[
+        "keys=next_comm:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,sched.sched_waking.prio,next_comm) if next_comm==\"ping\"",
+        "key=pid:filenamevar=filename:ts0=common_timestamp.usecs",
+        "key=pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_process_exec).ping_test_latency($lat,$filenamevar) if comm == \"ping\"",
+        "keys=bytes_req.log2",
+        "keys=call_site.sym",
+        "keys=call_site.sym-offset",
+        "keys=comm,pid,lat:wakeup_lat=lat:sort=lat",
+        "keys=comm:newprio=prio:onchange($newprio).save(comm,prio) if comm==\"ping\"",
+        "keys=comm:newprio=prio:onchange($newprio).save(comm,prio):onchange($newprio).snapshot() if comm==\"ping\"",
+        "keys=comm:ts0=common_timestamp.usecs if comm==\"ping\"",
+        "keys=common_pid",
+        "keys=common_pid,lat:sort=lat",
+        "keys=common_pid.execname",
+        "keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(ftrace.print).latency($lat) if buf == \"end\"",
+        "keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).latency($lat)",
+        "keys=common_pid:ts0=common_timestamp.usecs if buf == \"start\"",
+        "keys=filename,lat:sort=filename,lat",
+        "keys=id.syscall",
+        "keys=next_comm:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,sched.sched_waking.prio,next_comm) if next_comm==\"ping\"",
+        "keys=next_pid if next_comm==\"cyclictest\"",
+        "keys=next_pid:onmatch(sched.sched_wakeup).wakeup_latency(sched.sched_switch.$wakeup_lat,next_pid) if next_comm==\"cyclictest\"",
+        "keys=next_pid:onmatch(sched.sched_wakeup).wakeup_latency(sched.sched_switch.$wakeup_lat,prev_pid) if next_comm==\"cyclictest\"",
+        "keys=next_pid:ts=common_timestamp.usecs,st=common_stacktrace  if prev_state == 1||prev_state == 2",
+        "keys=next_pid:ts=common_timestamp.usecs,st=stacktrace  if prev_state == 1||prev_state == 2",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0 if next_comm==\"cyclictest\"",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).trace(wakeup_latency,$wakeup_lat,next_pid,next_comm) if next_comm==\"ping\"",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).wakeup_latency($wakeup_lat,next_pid,next_comm) if next_comm==\"ping\"",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup).wakeup_latency($wakeup_lat,next_pid,next_comm):onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_comm==\"ping\"",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_comm==\"ping\"",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts1:onmatch(sched.sched_wakeup).wakeup_latency($wakeup_lat,next_pid) if next_comm==\"ping\"",
+        "keys=parent_comm",
+        "keys=parent_comm:vals=child_pid",
+        "keys=parent_pid,child_pid",
+        "keys=parent_pid,child_pid:sort=child_pid.ascending",
+        "keys=parent_pid.hex",
+        "keys=parent_pid:vals=child_pid",
+        "keys=pid,lat:sort=pid,lat",
+        "keys=pid,lat:sort=pid,lat:ww_lat=$waking_lat+$wakeup_lat:onmatch(synthetic.wakeup_latency).waking_plus_wakeup_latency($ww_lat,pid)",
+        "keys=pid,prio,comm:vals=lat:sort=pid,prio",
+        "keys=pid:ts0=common_timestamp.usecs if comm==\"cyclictest\"",
+        "keys=pid:ts0=common_timestamp.usecs if comm==\"ping\"",
+        "keys=pid:ts0=common_timestamp.usecs",
+        "keys=pid:ts1=common_timestamp.usecs if comm==\"ping\"",
+        "keys=pid:waking_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).waking_latency($waking_lat,pid) if comm==\"ping\"",
+        "keys=prev_pid:delta=common_timestamp.usecs-$ts,s=$st:onmax($delta).trace(wake_lat,prev_pid,$delta,$s)",
+        "name=test_hist:keys=common_pid",
+        "keys=common_pid:__arg__1=filename",
+        "keys=common_pid:filename=$__arg__1,ret=ret:onmatch(kprobes.myevent).trace(synth,$filename,$ret)",
+        "keys=common_pid:x=1+2",
+    ];
+
+    #[test]
+    fn selftest_commands() {
+        for text in SELFTEST_OK {
+            assert_eq!(parse(text).check_syntax(), Ok(()), "{text}");
+        }
+    }
+
+    // --- Documentation/trace/histogram.rst and histogram-design.rst ---------
+
+    /// Every `echo '...hist:...'` of the two documents: the text after
+    /// `hist:` (or `!hist:`), with continued lines joined and the `...`
+    /// placeholders dropped.
+    const DOC_COMMANDS: &[&str] = &[
+        "keys=skbaddr.hex:vals=len",
+        "keys=skbaddr.hex:vals=len:pause",
+        "key=call_site:val=bytes_req.buckets=32",
+        "key=call_site:val=bytes_req",
+        "key=call_site.hex:val=bytes_req",
+        "key=call_site.sym:val=bytes_req",
+        "key=call_site.sym:val=bytes_req:sort=bytes_req.descending",
+        "key=call_site.sym-offset:val=bytes_req:sort=bytes_req.descending",
+        "keys=call_site.sym:values=bytes_req,bytes_alloc:sort=bytes_alloc.descending",
+        "keys=common_stacktrace:values=bytes_req,bytes_alloc:sort=bytes_alloc",
+        "key=common_pid.execname:val=count:sort=count.descending",
+        "key=id.syscall:val=hitcount",
+        "key=id.syscall,common_pid.execname:val=hitcount:sort=id,hitcount",
+        "key=id.syscall,common_pid.execname:val=hitcount:sort=id,hitcount if id == 16",
+        "key=common_pid.execname,size:val=hitcount:sort=common_pid,size",
+        "key=child_comm:val=hitcount:size=256",
+        "key=child_comm:val=hitcount:size=256:pause",
+        "key=child_comm:val=hitcount:size=256:cont",
+        "key=common_stacktrace:vals=len:pause",
+        "key=common_stacktrace:vals=len:clear",
+        "keys=skbaddr.hex:vals=len if len < 0",
+        "keys=skbaddr.hex:vals=len if len > 4096",
+        "keys=skbaddr.hex:vals=len if len == 256",
+        "keys=len:vals=common_preempt_count",
+        "name=foo:keys=skbaddr.hex:vals=len",
+        "name=bar:key=common_stacktrace:val=hitcount",
+        "keys=next_pid:vals=$ts0:ts0=common_timestamp",
+        "timer_pid=common_pid:key=timer_pid",
+        "keys=next_pid:ts1=common_timestamp",
+        "keys=pid:vals=$ts0,$b:ts0=common_timestamp,b=field1",
+        "keys=pid:ts0=common_timestamp,b=field1:vals=$ts0,$b",
+        "keys=pid:ts0=common_timestamp:b=field1",
+        "keys=pid,prio:ts0=common_timestamp",
+        "keys=next_pid:wakeup_lat=common_timestamp-$ts0",
+        "key=pid:wakeupswitch_lat=$wakeup_lat+$switchtime_lat",
+        "keys=next_pid:timestamp_secs=common_timestamp/1000000",
+        "keys=next_pid:us_per_sec=1000000",
+        "keys=next_pid:timestamp_secs=common_timestamp/$us_per_sec",
+        "keys=pid,prio,lat.log2:sort=lat",
+        "keys=pid,prio,lat.buckets=10:sort=lat",
+        "keys=next_pid:ts=common_timestamp.usecs,st=common_stacktrace  if prev_state == 2",
+        "keys=prev_pid:delta=common_timestamp.usecs-$ts,s=$st:onmax($delta).trace(block_lat,prev_pid,$delta,$s)",
+        "keys=delta.buckets=100,stack.stacktrace:sort=delta",
+        "keys=$testpid:testpid=pid:onmatch(sched.sched_wakeup_new).wakeup_new_test($testpid) if comm==\"cyclictest\"",
+        "keys=$testpid:testpid=pid:onmatch(sched.sched_wakeup_new).trace(wakeup_new_test,$testpid) if comm==\"cyclictest\"",
+        "keys=pid:sort=pid",
+        "keys=$saved_pid:saved_pid=pid:ts0=common_timestamp.usecs if comm==\"cyclictest\"",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,$saved_pid,next_prio) if next_comm==\"cyclictest\"",
+        "keys=pid,prio,lat:sort=pid,lat",
+        "keys=pid:ts0=common_timestamp.usecs if comm==\"cyclictest\"",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_comm==\"cyclictest\"",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).save(next_prio,next_comm,prev_pid,prev_prio,prev_comm):onmax($wakeup_lat).snapshot() if next_comm==\"cyclictest\"",
+        "keys=dport:cwnd=snd_cwnd:onchange($cwnd).save(snd_wnd,srtt,rcv_wnd):onchange($cwnd).snapshot()",
+        "keys=common_pid:ts0=common_timestamp.usecs if buf == \"start\"",
+        "keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(ftrace.print).latency($lat) if buf == \"end\"",
+        "keys=lat,common_pid:sort=lat",
+        "keys=pid:ts0=common_timestamp.usecs",
+        "keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).latency($lat) if buf == \"end\"",
+        "keys=pid",
+        "keys=common_pid,call_site.sym:values=bytes_req,bytes_alloc,hitcount",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid)",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_comm)",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).snapshot()",
+        "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,prio)",
+        "keys=pid:waking_pid=pid:ts0=common_timestamp.usecs",
+        "keys=next_pid:woken_pid=$waking_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,$woken_pid,next_comm)",
+    ];
+
+    /// Every `trigger info: hist:...` line of the two documents, without
+    /// the ` [active]`/` [paused]` state.
+    const DOC_TRIGGER_INFO: &[&str] = &[
+        "keys=call_site:vals=bytes_req:sort=hitcount:size=2048",
+        "keys=call_site.hex:vals=bytes_req:sort=hitcount:size=2048",
+        "keys=call_site.sym:vals=bytes_req:sort=hitcount:size=2048",
+        "keys=call_site.sym:vals=bytes_req:sort=bytes_req.descending:size=2048",
+        "keys=call_site.sym-offset:vals=bytes_req:sort=bytes_req.descending:size=2048",
+        "keys=call_site.sym:vals=bytes_req,bytes_alloc:sort=bytes_alloc.descending:size=2048",
+        "keys=common_stacktrace:vals=bytes_req,bytes_alloc:sort=bytes_alloc:size=2048",
+        "keys=common_pid.execname:vals=count:sort=count.descending:size=2048",
+        "keys=id.syscall:vals=hitcount:sort=hitcount:size=2048",
+        "keys=id.syscall,common_pid.execname:vals=hitcount:sort=id.syscall,hitcount:size=2048",
+        "keys=id.syscall,common_pid.execname:vals=hitcount:sort=id.syscall,hitcount:size=2048 if id == 16",
+        "keys=common_pid.execname,size:vals=hitcount:sort=common_pid.execname,size:size=2048",
+        "keys=child_comm:vals=hitcount:sort=hitcount:size=256",
+        "keys=common_stacktrace:vals=len:sort=hitcount:size=2048",
+        "keys=len:vals=hitcount,common_preempt_count:sort=hitcount:size=2048",
+        "keys=skbaddr.hex:vals=hitcount,len:sort=hitcount:size=2048",
+        "keys=skbaddr.hex:vals=hitcount,len:sort=hitcount:size=2048 if len == 256",
+        "keys=skbaddr.hex:vals=hitcount,len:sort=hitcount:size=2048 if len > 4096",
+        "keys=skbaddr.hex:vals=hitcount,len:sort=hitcount:size=2048 if len < 0",
+        "name=foo:keys=skbaddr.hex:vals=hitcount,len:sort=hitcount:size=2048",
+        "name=bar:keys=common_stacktrace:vals=hitcount:sort=hitcount:size=2048",
+        "keys=pid,prio,lat.log2:vals=hitcount:sort=lat.log2:size=2048",
+        "keys=pid,prio,lat.buckets=10:vals=hitcount:sort=lat.buckets=10:size=2048",
+        "keys=delta.buckets=100,stack.stacktrace:vals=hitcount:sort=delta.buckets=100:size=2048",
+        "keys=lat,common_pid:vals=hitcount:sort=lat:size=2048",
+        "keys=common_pid,call_site.sym:vals=hitcount,bytes_req,bytes_alloc:sort=hitcount:size=2048",
+        "keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global",
+        "keys=next_pid:vals=hitcount:wakeup_lat=common_timestamp.usecs-$ts0:sort=hitcount:size=2048:clock=global",
+        "keys=next_pid:vals=hitcount:wakeup_lat=common_timestamp.usecs-$ts0:sort=hitcount:size=2048:clock=global:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_comm)",
+        "keys=next_pid:vals=hitcount:wakeup_lat=common_timestamp.usecs-$ts0:sort=hitcount:size=2048:clock=global:onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)",
+        "keys=pid:vals=hitcount:synthetic_prio=prio:sort=hitcount:size=2048",
+        "keys=next_pid:vals=hitcount:wakeup_lat=common_timestamp.usecs-$ts0:sort=hitcount:size=2048:clock=global:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,prio)",
+        "keys=pid:vals=hitcount:waking_pid=pid,ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global",
+        "keys=next_pid:vals=hitcount:woken_pid=$waking_pid,wakeup_lat=common_timestamp.usecs-$ts0:sort=hitcount:size=2048:clock=global:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,$woken_pid,next_comm)",
+    ];
+
+    #[test]
+    fn doc_commands() {
+        for text in DOC_COMMANDS {
+            let spec = parse(text);
+            if *text == "key=call_site:val=bytes_req.buckets=32" {
+                // histogram.rst predates C rejecting .buckets on values
+                // (__create_val_field()): 6.12 fails this one.
+                let pos = HIST_PREFIX.len() + text.find("bytes_req.").unwrap();
+                assert_eq!(
+                    spec.check_syntax(),
+                    Err(logged(HistErrorKind::BadFieldModifier, pos))
+                );
+                continue;
+            }
+            assert_eq!(spec.check_syntax(), Ok(()), "{text}");
+        }
+    }
+
+    #[test]
+    fn doc_trigger_info() {
+        for text in DOC_TRIGGER_INFO {
+            let spec = parse(text);
+            // C prints sort keys with their field's modifier, which it does
+            // not take back as a sort modifier.
+            let sort = spec.sort_attr().unwrap();
+            let printed_modifier = sort
+                .split(',')
+                .any(|k| k.contains('.') && !k.ends_with(".descending"));
+            match spec.check_syntax() {
+                Ok(()) => assert!(!printed_modifier, "{text}"),
+                Err(e) => {
+                    assert!(printed_modifier, "{text}: {e}");
+                    assert_eq!(e.kind(), Some(HistErrorKind::InvalidSortModifier), "{text}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn doc_command_details() {
+        let spec = parse("key=call_site:val=bytes_req.buckets=32");
+        let expr = spec.parse_expr(spec.vals().fields()[0], FieldContext::Val);
+        let Node::Atom(atom) = expr.node(expr.root()) else {
+            panic!()
+        };
+        assert_eq!(
+            spec.parse_field(atom.name(), FieldContext::Val).modifier(),
+            Ok(Some(FieldModifier::Buckets(32)))
+        );
+
+        let spec = parse(
+            "keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmax($wakeup_lat).save(next_prio,next_comm,prev_pid,prev_prio,prev_comm):onmax($wakeup_lat).snapshot() if next_comm==\"cyclictest\"",
+        );
+        let handlers: Vec<_> = spec.actions().map(|h| h.unwrap()).collect();
+        assert_eq!(handlers.len(), 2);
+        assert_eq!(handlers[0].handler(), Handler::OnMax { var: "$wakeup_lat" });
+        let save = handlers[0].action().unwrap();
+        assert_eq!(save.kind(), ActionKind::Save);
+        assert_eq!(save.name(), "save");
+        assert_eq!(save.synth_event(), None);
+        let params: Vec<_> = save.params().iter().collect();
+        assert_eq!(
+            params,
+            [
+                "next_prio",
+                "next_comm",
+                "prev_pid",
+                "prev_prio",
+                "prev_comm"
+            ]
+        );
+        assert_eq!(save.params().len(), 5);
+        assert_eq!(handlers[1].action().unwrap().kind(), ActionKind::Snapshot);
+        assert!(handlers[1].action().unwrap().params().is_empty());
+        assert_eq!(spec.filter_expr(), Some("next_comm==\"cyclictest\""));
+    }
+
+    // --- handlers and actions -----------------------------------------------
+
+    #[test]
+    fn onmatch_actions() {
+        let spec =
+            parse("keys=pid:onmatch(sched.sched_waking).wakeup_latency($lat, next_pid ,a.b.c)");
+        let h = spec.actions().next().unwrap().unwrap();
+        assert_eq!(
+            h.text(),
+            "onmatch(sched.sched_waking).wakeup_latency($lat, next_pid ,a.b.c)"
+        );
+        let a = h.action().unwrap();
+        assert_eq!(a.kind(), ActionKind::Trace);
+        assert_eq!(a.name(), "wakeup_latency");
+        assert_eq!(a.synth_event(), Some("wakeup_latency"));
+        assert_eq!(a.params().text(), "$lat, next_pid ,a.b.c");
+        assert_eq!(
+            a.params().iter().collect::<Vec<_>>(),
+            ["$lat", "next_pid", "a.b.c"]
+        );
+        assert_eq!(a.params().synth_name(), None);
+
+        let spec = parse("keys=pid:onmatch(sched.sched_waking).trace(wakeup_latency,$lat)");
+        let a = spec.actions().next().unwrap().unwrap().action().unwrap();
+        assert_eq!(a.name(), "trace");
+        assert_eq!(a.synth_event(), Some("wakeup_latency"));
+        assert_eq!(a.params().len(), 1);
+        assert_eq!(a.params().iter().collect::<Vec<_>>(), ["$lat"]);
+
+        // Only the event name: no params.
+        let spec = parse("keys=pid:onmatch(a.b).trace(synth)");
+        let a = spec.actions().next().unwrap().unwrap().action().unwrap();
+        assert_eq!((a.synth_event(), a.params().len()), (Some("synth"), 0));
+
+        // The event is everything after the first dot; C ignores anything
+        // between ')' and '.', and after the params' ')'.
+        let spec = parse("keys=pid:onmatch(a.b.c)xx.synth(ab)yy");
+        let h = spec.actions().next().unwrap().unwrap();
+        assert_eq!(
+            h.handler(),
+            Handler::OnMatch {
+                system: "a",
+                event: "b.c"
+            }
+        );
+        assert_eq!(
+            h.action().unwrap().params().iter().collect::<Vec<_>>(),
+            ["ab"]
+        );
+        // A trace action without ')' is taken as it is.
+        let spec = parse("keys=pid:onmatch(a.b).synth(ab,cd");
+        let a = spec.actions().next().unwrap().unwrap().action().unwrap();
+        assert_eq!(a.params().len(), 2);
+    }
+
+    #[test]
+    fn onmax_onchange_actions() {
+        let spec = parse("keys=pid:onmax($v).save(comm):onchange($v).trace(ev,$v):onmax($v).snapshot():onchange($w).synth(ab)");
+        let hs: Vec<_> = spec.actions().map(|h| h.unwrap()).collect();
+        assert_eq!(hs[0].handler(), Handler::OnMax { var: "$v" });
+        assert_eq!(hs[1].handler(), Handler::OnChange { var: "$v" });
+        assert_eq!(hs[1].action().unwrap().synth_event(), Some("ev"));
+        assert_eq!(hs[2].action().unwrap().kind(), ActionKind::Snapshot);
+        assert_eq!(hs[3].action().unwrap().synth_event(), Some("synth"));
+        // The kind goes by the start of the name.
+        let spec = parse("keys=pid:onmax($v).saveall(ab):onmax($v).snapshots(x)");
+        let hs: Vec<_> = spec
+            .actions()
+            .map(|h| h.unwrap().action().unwrap().kind())
+            .collect();
+        assert_eq!(hs, [ActionKind::Save, ActionKind::Snapshot]);
+    }
+
+    #[test]
+    fn action_errors() {
+        let p = |t: &str, s: &str| HIST_PREFIX.len() + t.find(s).unwrap();
+
+        let t = "keys=pid:onmatch(sched.sched_waking";
+        assert_eq!(
+            err(t),
+            logged(HistErrorKind::NoClosingParen, p(t, "sched.sched_waking"))
+        );
+        // With a ')' further on, the event name takes everything before it
+        // (C then fails to find the event).
+        let t = "keys=pid:onmatch(sched.sched_waking.synth(ab)";
+        let h = parse(t).actions().next().unwrap().unwrap();
+        assert_eq!(
+            h.handler(),
+            Handler::OnMatch {
+                system: "sched",
+                event: "sched_waking.synth(ab"
+            }
+        );
+        assert_eq!(h.action(), Err(logged(HistErrorKind::ActionNotFound, 0)));
+        let t = "keys=pid:onmatch(sched).synth(ab)";
+        assert_eq!(
+            err(t),
+            logged(HistErrorKind::SubsysNotFound, p(t, "sched)"))
+        );
+        let t = "keys=pid:onmax($v)";
+        assert_eq!(err(t), logged(HistErrorKind::ActionNotFound, 0));
+        let t = "keys=pid:onmax($v).save";
+        assert_eq!(err(t), logged(HistErrorKind::ActionNotFound, 0));
+        assert_eq!(err("keys=pid:onmax($v.save(ab"), EINVAL);
+        assert_eq!(err("keys=pid:onchange($v"), EINVAL);
+        // The variable takes everything up to the first ')'.
+        let t = "keys=pid:onmax($v.save(ab)";
+        assert_eq!(err(t), logged(HistErrorKind::ActionNotFound, 0));
+        let t = "keys=pid:onmax($v).snapshot(";
+        assert_eq!(err(t), logged(HistErrorKind::NoClosingParen, 0));
+        let t = "keys=pid:onmax($v).snapshot(xyz";
+        assert_eq!(err(t), logged(HistErrorKind::NoClosingParen, p(t, "xyz")));
+        let t = "keys=pid:onmax($v).save()";
+        assert_eq!(err(t), logged(HistErrorKind::InvalidParam, 0));
+        let t = "keys=pid:onmax($v).save(comm, q )";
+        assert_eq!(err(t), logged(HistErrorKind::InvalidParam, p(t, "q")));
+        let t = "keys=pid:onmax($v).trace()";
+        assert_eq!(err(t), logged(HistErrorKind::InvalidParam, 0));
+
+        let mut t = std::string::String::from("keys=pid:onmax($v).save(");
+        for i in 0..SYNTH_FIELDS_MAX {
+            t += &std::format!("{}p{i}", if i > 0 { "," } else { "" });
+        }
+        let ok = std::format!("{t})");
+        assert_eq!(
+            parse(&ok)
+                .actions()
+                .next()
+                .unwrap()
+                .unwrap()
+                .action()
+                .unwrap()
+                .params()
+                .len(),
+            64
+        );
+        t += ",p64)";
+        assert_eq!(err(&t), logged(HistErrorKind::TooManyParams, 0));
+        // trace()'s event name doesn't count.
+        let t = ok.replace(".save(", ".trace(synth,");
+        assert_eq!(
+            parse(&t)
+                .actions()
+                .next()
+                .unwrap()
+                .unwrap()
+                .action()
+                .unwrap()
+                .params()
+                .len(),
+            64
+        );
+
+        // onmatch() can't save or snapshot; the error comes after C looks
+        // the event up, so parse_trigger() leaves it to the build step.
+        let t = "keys=pid:onmatch(a.b).save(comm)";
+        let h = parse(t).actions().next().unwrap().unwrap();
+        assert_eq!(
+            h.action(),
+            Err(logged(HistErrorKind::ActionMismatch, p(t, "save")))
+        );
+        let t = "keys=pid:onmatch(a.b).synth()";
+        let h = parse(t).actions().next().unwrap().unwrap();
+        assert_eq!(h.action(), Err(logged(HistErrorKind::InvalidParam, 0)));
+        // save()'s params are checked before the handler.
+        let t = "keys=pid:onmatch(a.b).save(x)";
+        let h = parse(t).actions().next().unwrap().unwrap();
+        assert_eq!(
+            h.action(),
+            Err(logged(HistErrorKind::InvalidParam, p(t, "x")))
+        );
+    }
+
+    #[test]
+    fn action_error_order() {
+        // An onmax() error before any onmatch(): first error.
+        let t = "keys=pid:onmax($v).snapshot(:onmatch(a).x(ab)";
+        assert_eq!(err(t), logged(HistErrorKind::NoClosingParen, 0));
+        // An onmatch() target error is found before its event look-up.
+        // (The caret is on the first "a" of the command: in "onmatch".)
+        let t = "keys=pid:onmatch(a).x(ab):onmax($v).snapshot(";
+        assert_eq!(err(t), logged(HistErrorKind::SubsysNotFound, 17));
+        // After an onmatch() target, everything waits for its look-up.
+        let t = "keys=pid:onmatch(a.b).x(ab):onmax($v).snapshot(";
+        let spec = parse(t);
+        let hs: Vec<_> = spec.actions().collect();
+        assert!(hs[0].unwrap().action().is_ok());
+        assert_eq!(
+            hs[1].unwrap().action(),
+            Err(logged(HistErrorKind::NoClosingParen, 0))
+        );
+        assert_eq!(
+            spec.check_syntax(),
+            Err(logged(HistErrorKind::NoClosingParen, 0))
+        );
+    }
+
+    #[test]
+    fn colons_and_equals_in_actions() {
+        // C splits on ':' first, parentheses or not.
+        assert_eq!(err("keys=pid:onmatch(a.b).synth(ab:cd)"), EINVAL);
+        // A handler piece with '=' is an assignment.
+        let spec = parse("keys=pid:onmax($v).save(a=b)");
+        assert!(spec.action_strs().is_empty());
+        assert_eq!(spec.assignments(), &["onmax($v).save(a=b)"]);
+        assert_eq!(spec.var_defs().unwrap()[0].name, "onmax($v).save(a");
+    }
+
+    #[test]
+    fn create_actions_checks() {
+        let t = "keys=pid:onmax(v).save(ab)";
+        assert_eq!(
+            syntax_err(t),
+            logged(
+                HistErrorKind::OnxNotVar,
+                HIST_PREFIX.len() + t.find("v)").unwrap()
+            )
+        );
+        let t = "keys=pid:onmax($v).save(ab):onchange($v).save(cd)";
+        let e = syntax_err(t);
+        assert_eq!(e, logged(HistErrorKind::TooManySaveActions, 0));
+        assert_eq!(e.errno(), errno::EEXIST);
+        assert_eq!(
+            parse("keys=pid:onmax($v).save(ab):onchange($v).snapshot()").check_syntax(),
+            Ok(())
+        );
+    }
+
+    // --- expressions ------------------------------------------------------
+
+    #[test]
+    fn expression_shapes() {
+        let s = |e: &str| expr_shape(&std::format!("keys=pid:vals={e}"), e);
+        assert_eq!(s("a"), "a");
+        assert_eq!(s("a+b"), "(+ a b)");
+        assert_eq!(s("a-b-c"), "(- (- a b) c)");
+        assert_eq!(s("a+b*c"), "(+ a (* b c))");
+        assert_eq!(s("a*b+c"), "(+ (* a b) c)");
+        assert_eq!(s("a/b*c"), "(* (/ a b) c)");
+        assert_eq!(s("a*b/c"), "(/ (* a b) c)");
+        assert_eq!(s("a-b+c"), "(+ (- a b) c)");
+        assert_eq!(s("a+b-c"), "(- (+ a b) c)");
+        assert_eq!(s("-(a)"), "(neg a)");
+        assert_eq!(s("-(a+b)"), "(neg (+ a b))");
+        assert_eq!(s("-(a)-b"), "(- (neg a) b)");
+        assert_eq!(s("0x10/010"), "(/ 16 8)");
+        assert_eq!(s("$x*2"), "(* $x 2)");
+        assert_eq!(s("a.b.$c-1"), "(- a.b.$c 1)");
+    }
+
+    #[test]
+    fn expression_errors() {
+        let e = |t: &str| {
+            let spec = parse(t);
+            let field = spec.vals().fields()[0];
+            spec.parse_expr(field, FieldContext::Val).error()
+        };
+        let at = |t: &str, s: &str| HIST_PREFIX.len() + t.rfind(s).unwrap();
+        // Operators need both operands.
+        assert_eq!(e("keys=pid:vals=a+"), Some(EINVAL));
+        assert_eq!(e("keys=pid:vals=*a"), Some(EINVAL));
+        assert_eq!(e("keys=pid:vals=a+-b"), Some(EINVAL));
+        // Unary minus needs parentheses, and nothing after them.
+        assert_eq!(e("keys=pid:vals=-5"), Some(EINVAL));
+        assert_eq!(e("keys=pid:vals=-(5"), Some(EINVAL));
+        assert_eq!(e("keys=pid:vals=-(5)"), None);
+        let t = "keys=pid:vals=-(a)*b";
+        assert_eq!(
+            e(t),
+            Some(logged(HistErrorKind::UnaryMinusSubexpr, at(t, "a)*b")))
+        );
+        // C skips whatever follows '-' if there is a '(' somewhere.
+        let t = "keys=pid:vals=-x(ab)";
+        let spec = parse(t);
+        let expr = spec.parse_expr(spec.vals().fields()[0], FieldContext::Val);
+        assert_eq!(shape(&expr, expr.root()), "(neg (ab)");
+        // Numbers.
+        let t = "keys=pid:vals=a+1e3";
+        assert_eq!(
+            e(t),
+            Some(logged(HistErrorKind::ExpectNumber, at(t, "1e3")))
+        );
+        assert_eq!(
+            e("keys=pid:vals=99999999999999999999").map(|e| e.kind()),
+            Some(Some(HistErrorKind::ExpectNumber))
+        );
+        // Four operators.
+        // The fourth operator's left operand is "a", which C finds first
+        // in "vals".
+        let t = "keys=pid:vals=a*b*c*d*e";
+        assert_eq!(e(t), Some(logged(HistErrorKind::TooManySubexpr, 15)));
+        assert_eq!(e("keys=pid:vals=a*b*c*d"), None);
+        let t = "keys=pid:vals=-(a)-b-c-d";
+        assert_eq!(
+            e(t),
+            Some(logged(HistErrorKind::TooManySubexpr, at(t, "-(a)")))
+        );
+        let t = "keys=pid:vals=-(b+c+d+e)";
+        assert_eq!(
+            e(t),
+            Some(logged(HistErrorKind::TooManySubexpr, at(t, "b+c")))
+        );
+    }
+
+    #[test]
+    fn expression_trees_keep_what_c_resolves_first() {
+        let spec = parse("keys=pid:vals=aa+bb*1e");
+        let expr = spec.parse_expr(spec.vals().fields()[0], FieldContext::Val);
+        // aa and bb are resolved before 1e fails.
+        assert_eq!(
+            shape(&expr, expr.root()),
+            "(+ aa (* bb <Some(ExpectNumber)@25>))"
+        );
+        assert_eq!(expr.operators(), 2);
+        assert_eq!(expr.text(), "aa+bb*1e");
+        assert_eq!(expr.context(), FieldContext::Val);
+        // When the left side fails, the operator is left out.
+        let spec = parse("keys=pid:vals=1e*bb");
+        let expr = spec.parse_expr(spec.vals().fields()[0], FieldContext::Val);
+        assert_eq!(shape(&expr, expr.root()), "<Some(ExpectNumber)@19>");
+        let Node::Binary {
+            lhs_text, rhs_text, ..
+        } = *parse("keys=pid:vals=a/b")
+            .parse_expr("a/b", FieldContext::Val)
+            .node(NodeId(2))
+        else {
+            panic!()
+        };
+        assert_eq!((lhs_text, rhs_text), ("a", "b"));
+    }
+
+    #[test]
+    fn atoms() {
+        let spec = parse("keys=pid:vals=sched.sched_switch.$lat+a.b+$x+$");
+        let expr = spec.parse_expr(spec.vals().fields()[0], FieldContext::Val);
+        let atoms: Vec<_> = expr
+            .nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Atom(a) => Some((
+                    a.text(),
+                    a.system(),
+                    a.event(),
+                    a.name(),
+                    a.var_ref(),
+                    a.context(),
+                )),
+                _ => None,
+            })
+            .collect();
+        let op = FieldContext::Operand;
+        assert_eq!(
+            atoms,
+            [
+                (
+                    "sched.sched_switch.$lat",
+                    Some("sched"),
+                    Some("sched_switch"),
+                    "$lat",
+                    Some("lat"),
+                    op
+                ),
+                ("a.b", None, None, "a.b", None, op),
+                ("$x", None, None, "$x", Some("x"), op),
+                ("$", None, None, "$", None, op),
+            ]
+        );
+        // A top-level atom keeps the field's context.
+        let expr = spec.parse_expr("pid", FieldContext::Key);
+        let Node::Atom(a) = expr.node(expr.root()) else {
+            panic!()
+        };
+        assert_eq!(a.context(), FieldContext::Key);
+    }
+
+    // --- fields -----------------------------------------------------------
+
+    #[test]
+    fn field_modifiers() {
+        let spec = parse("keys=pid");
+        let m = |f: &'static str, ctx| spec.parse_field(f, ctx).modifier();
+        let val = FieldContext::Val;
+        assert_eq!(m("pid", val), Ok(None));
+        assert_eq!(m("pid.hex", val), Ok(Some(FieldModifier::Hex)));
+        assert_eq!(m("pid.sym", val), Ok(Some(FieldModifier::Sym)));
+        assert_eq!(
+            m("common_pid.execname", val),
+            Ok(Some(FieldModifier::Execname))
+        );
+        assert_eq!(m("id.syscall", val), Ok(Some(FieldModifier::Syscall)));
+        assert_eq!(
+            m("stack.stacktrace", val),
+            Ok(Some(FieldModifier::Stacktrace))
+        );
+        assert_eq!(m("lat.log2", val), Ok(Some(FieldModifier::Log2)));
+        assert_eq!(
+            m("common_timestamp.usecs", val),
+            Ok(Some(FieldModifier::Usecs))
+        );
+        assert_eq!(
+            m("lat.buckets=10", val),
+            Ok(Some(FieldModifier::Buckets(10)))
+        );
+        assert_eq!(
+            m("lat.bucket=0x10", val),
+            Ok(Some(FieldModifier::Buckets(16)))
+        );
+        assert_eq!(m("x.percent", val), Ok(Some(FieldModifier::Percent)));
+        assert_eq!(m("x.percentage", val), Ok(Some(FieldModifier::Percent)));
+        assert_eq!(m("x.graph", val), Ok(Some(FieldModifier::Graph)));
+        assert_eq!(
+            m("x.graphs", FieldContext::Operand),
+            Ok(Some(FieldModifier::Graph))
+        );
+        for modifier in [
+            FieldModifier::Hex,
+            FieldModifier::Sym,
+            FieldModifier::Execname,
+            FieldModifier::Syscall,
+            FieldModifier::Stacktrace,
+            FieldModifier::Log2,
+            FieldModifier::Usecs,
+            FieldModifier::Buckets(1),
+            FieldModifier::Percent,
+            FieldModifier::Graph,
+        ] {
+            let text = std::format!("keys=x.{}", modifier.name().replace("buckets", "buckets=1"));
+            assert_ne!(parse(&text).keys().fields()[0].text(), "");
+        }
+
+        // Errors: the caret is on (the first occurrence of) what is left of
+        // the modifier where C gave up.
+        let spec =
+            parse("keys=pid:vals=a.foo,b.bucketsx,c.bucket=0,d.buckets=,e.hex.sym,f.execname");
+        let f = |s: &'static str| {
+            let at = spec.text().find(s).unwrap();
+            spec.parse_field(&spec.text()[at..at + s.len()], FieldContext::Val)
+                .modifier()
+        };
+        let bad = |s: &str| Err(logged(HistErrorKind::BadFieldModifier, spec.errpos(s)));
+        assert_eq!(f("a.foo"), bad("foo"));
+        assert_eq!(f("b.bucketsx"), bad("x"));
+        assert_eq!(f("c.bucket=0"), bad("0"));
+        assert_eq!(f("d.buckets="), bad(""));
+        assert_eq!(f("e.hex.sym"), bad("hex.sym"));
+        assert_eq!(f("f.execname"), bad("execname"));
+        // .percent and .graph are for values only.
+        assert_eq!(
+            m("x.percent", FieldContext::Key).map_err(|e| e.kind()),
+            Err(Some(HistErrorKind::BadFieldModifier))
+        );
+        assert_eq!(
+            m("x.graph", FieldContext::Var).map_err(|e| e.kind()),
+            Err(Some(HistErrorKind::BadFieldModifier))
+        );
+    }
+
+    #[test]
+    fn special_fields() {
+        let spec = parse("keys=pid");
+        let s = |f: &'static str| spec.parse_field(f, FieldContext::Val).special();
+        assert_eq!(
+            s("common_timestamp.usecs"),
+            Some(SpecialField::CommonTimestamp)
+        );
+        assert_eq!(s("common_stacktrace"), Some(SpecialField::CommonStacktrace));
+        assert_eq!(s("common_cpu"), Some(SpecialField::CommonCpu));
+        assert_eq!(s("hitcount.percent"), Some(SpecialField::Hitcount));
+        assert_eq!(s("cpu"), None);
+        assert_eq!(s("stacktrace"), None);
+        assert_eq!(SpecialField::CommonCpu.name(), "common_cpu");
+        let f = spec.parse_field("common_timestamp.usecs", FieldContext::Val);
+        assert_eq!(
+            (f.text(), f.name(), f.modifier_text()),
+            ("common_timestamp.usecs", "common_timestamp", Some("usecs"))
+        );
+    }
+
+    #[test]
+    fn check_syntax_field_checks() {
+        let p = |t: &str, s: &str| HIST_PREFIX.len() + t.find(s).unwrap();
+        let bad = HistErrorKind::BadFieldModifier;
+        // Modifiers C rejects on values and variables (caret on the field).
+        for (t, s) in [
+            ("keys=pid:vals=lat.log2", "lat.log2"),
+            ("keys=pid:vals=lat.buckets=4", "lat.buckets=4"),
+            ("keys=pid:vals=call_site.sym", "call_site.sym"),
+            ("keys=pid:vals=id.syscall", "id.syscall"),
+            ("keys=pid:vals=common_stacktrace", "common_stacktrace"),
+            ("keys=pid:x=lat.log2", "lat.log2"),
+            ("keys=pid:x=lat.buckets=2", "lat.buckets=2"),
+            ("keys=pid:x=lat.graph", "graph"),
+            (
+                "keys=common_stacktrace.stacktrace",
+                "common_stacktrace.stacktrace",
+            ),
+            ("keys=pid.percent", "percent"),
+        ] {
+            assert_eq!(syntax_err(t), logged(bad, p(t, s)), "{t}");
+        }
+        for t in [
+            "keys=pid:vals=lat.hex,common_timestamp.usecs",
+            "keys=pid:x=lat.hex,y=call_site.sym,z=common_stacktrace",
+            "keys=lat.log2,call_site.sym-offset,stack.stacktrace",
+            "keys=pid:vals=a.log2+b",
+            "keys=pid:vals=$x:x=lat",
+        ] {
+            assert_eq!(parse(t).check_syntax(), Ok(()), "{t}");
+        }
+        // A local plain-field variable stands for its field, with the
+        // modifiers of that field.
+        let t = "keys=pid:vals=$x:x=lat.log2";
+        assert_eq!(syntax_err(t), logged(bad, p(t, "$x")));
+        let t = "keys=pid:vals=$x:x=lat.junk";
+        assert_eq!(syntax_err(t), logged(bad, p(t, "junk")));
+        let spec = parse("keys=pid:x=a+b,x=c,y=$x,z=-(d)");
+        let defs = spec.var_defs().unwrap();
+        assert_eq!(spec.field_name_from_var(&defs, "x"), Some("c"));
+        assert_eq!(spec.field_name_from_var(&defs, "y"), None);
+        assert_eq!(spec.field_name_from_var(&defs, "z"), None);
+        assert_eq!(spec.field_name_from_var(&defs, "w"), None);
+
+        // Variable references in keys.
+        let t = "keys=pid,$x:x=a+b";
+        assert_eq!(
+            syntax_err(t),
+            logged(HistErrorKind::InvalidRefKey, p(t, "$x"))
+        );
+        let t = "keys=$x*2:x=a+b";
+        assert_eq!(
+            syntax_err(t),
+            logged(HistErrorKind::InvalidRefKey, p(t, "$x*2"))
+        );
+        assert_eq!(parse("keys=$x*2:x=lat").check_syntax(), Ok(()));
+        // Division by a literal zero.
+        let t = "keys=pid:vals=a/0x0";
+        assert_eq!(
+            syntax_err(t),
+            HistError::with_errno(HistErrorKind::DivisionByZero, p(t, "0x0"), errno::EDOM)
+        );
+        assert_eq!(parse("keys=pid:vals=a/$zero").check_syntax(), Ok(()));
+    }
+
+    #[test]
+    fn check_syntax_order() {
+        // Values, then variables, then keys, then sort keys, then actions.
+        let p = |t: &str, s: &str| HIST_PREFIX.len() + t.find(s).unwrap();
+        let t = "keys=a.k1:x=b.v1:vals=c.w1:sort=d.s1:onmax(v).save(ab)";
+        assert_eq!(syntax_err(t).pos(), p(t, "w1"));
+        let t = "keys=a.k1:x=b.v1:sort=d.s1:onmax(v).save(ab)";
+        assert_eq!(syntax_err(t).pos(), p(t, "v1"));
+        let t = "keys=a.k1:sort=d.s1:onmax(v).save(ab)";
+        assert_eq!(syntax_err(t).pos(), p(t, "k1"));
+        let t = "keys=a:sort=d.s1:onmax(v).save(ab)";
+        assert_eq!(
+            syntax_err(t).kind(),
+            Some(HistErrorKind::InvalidSortModifier)
+        );
+        let t = "keys=a:onmax(v).save(ab)";
+        assert_eq!(syntax_err(t).kind(), Some(HistErrorKind::OnxNotVar));
+    }
+
+    /// Random expressions never panic, never fill the node array, and
+    /// give at most one error node.
+    #[test]
+    fn random_expressions() {
+        let alphabet = b"ab1$.-+*/()x0 ";
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for _ in 0..20000 {
+            let len = next() % 28;
+            let body: std::string::String = (0..len)
+                .map(|_| alphabet[next() % alphabet.len()] as char)
+                .collect();
+            let text = std::format!("keys=pid:x={body}");
+            let Ok(spec) = parse_trigger(&text) else {
+                continue;
+            };
+            let Ok(defs) = spec.var_defs() else { continue };
+            let Some(def) = defs.first() else { continue };
+            for ctx in [FieldContext::Key, FieldContext::Val, FieldContext::Var] {
+                let expr = spec.parse_expr(def.expr, ctx);
+                assert!(!expr.full, "{text}");
+                assert!(expr.nodes.len() <= 7, "{text}");
+                let errors = expr
+                    .nodes
+                    .iter()
+                    .filter(|n| matches!(n, Node::Error(_)))
+                    .count();
+                assert!(errors <= 1, "{text}");
+                assert_eq!(errors == 1, expr.error().is_some(), "{text}");
+            }
+            let _ = spec.check_syntax();
+        }
+    }
+}
