@@ -49,7 +49,10 @@ unsafe extern "C" fn extra_file_name_is_taken(_test: *mut bindings::kunit) {
 unsafe extern "C" fn core_rejects_bad_triggers(_test: *mut bindings::kunit) {
     check!(hist::trigger::parse("keys=pid").is_ok());
     check!(hist::trigger::parse("vals=hitcount").is_err());
-    check!(hist::trigger::parse("keys=pid:sort=").map(|_| ()) == Err(HistError::new(HistErrorKind::EmptySortField, 15)));
+    check!(
+        hist::trigger::parse("keys=pid:sort=").map(|_| ())
+            == Err(HistError::new(HistErrorKind::EmptySortField, 15))
+    );
 }
 
 const fn case(
