@@ -7,6 +7,7 @@
 pub mod error;
 pub mod event;
 pub mod grammar;
+pub mod map;
 pub mod output;
 pub mod trigger;
 pub mod version;

@@ -24,11 +24,32 @@ unpack() {
 	rm -rf "$tree" "$tree.tmp"
 	mkdir -p "$tree.tmp"
 	tar -xf "$tarball" -C "$tree.tmp" --strip-components=1
+	apply_patches "$tree.tmp"
+	mv "$tree.tmp" "$tree"
+	echo "$source_id" > "$tree/.rhist-source"
+}
+
+# Applies patches/*.patch to DIR and keeps a copy of them there, so that a
+# later series can replace this one without unpacking again.
+apply_patches() {
+	local p
+	rm -rf "$1/.rhist-patches"
+	mkdir -p "$1/.rhist-patches"
 	for p in "$RHIST_TOP"/patches/*.patch; do
 		echo "    applying $(basename "$p")"
-		patch -d "$tree.tmp" -p1 --quiet --forward < "$p"
+		patch -d "$1" -p1 --quiet --forward < "$p"
+		cp "$p" "$1/.rhist-patches/"
 	done
-	mv "$tree.tmp" "$tree"
+}
+
+# The patches changed but the tarball did not: take the old series out and
+# put the new one in, so that make rebuilds only what they touch.
+repatch() {
+	local p
+	for p in $(ls -r "$tree"/.rhist-patches/*.patch 2>/dev/null); do
+		patch -d "$tree" -p1 -R --quiet --force < "$p" > /dev/null || return 1
+	done
+	apply_patches "$tree" || return 1
 	echo "$source_id" > "$tree/.rhist-source"
 }
 
@@ -64,8 +85,14 @@ build() {
 }
 
 mkdir -p "$RHIST_KCACHE"
-if [ "$(cat "$tree/.rhist-source" 2>/dev/null)" != "$source_id" ]; then
-	step "kernel: unpack and patch ($flavour)" unpack
+old_source=$(cat "$tree/.rhist-source" 2>/dev/null || true)
+if [ "$old_source" != "$source_id" ]; then
+	if [ "${old_source%-*}" = "${source_id%-*}" ] && [ -d "$tree/.rhist-patches" ] &&
+	   step "kernel: replace the patch series ($flavour)" repatch; then
+		rm -f "$tree/.rhist-built"
+	else
+		step "kernel: unpack and patch ($flavour)" unpack
+	fi
 fi
 if [ "$(cat "$tree/.rhist-config" 2>/dev/null)" != "$config_id" ]; then
 	step "kernel: configure ($flavour)" configure
