@@ -5,6 +5,10 @@
  */
 #include <linux/module.h>
 #include <linux/rculist.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
 #include <linux/trace_events.h>
 
 #include "../../kernel/trace/trace.h"
@@ -38,9 +42,9 @@ void rhist_unpin_event(struct trace_event_call *call)
 		module_put(call->module);
 }
 
-void rhist_list_add_rcu(struct list_head *new, struct list_head *head)
+void rhist_list_add_tail_rcu(struct list_head *new, struct list_head *head)
 {
-	list_add_rcu(new, head);
+	list_add_tail_rcu(new, head);
 }
 
 void rhist_list_del_rcu(struct list_head *entry)
@@ -51,4 +55,26 @@ void rhist_list_del_rcu(struct list_head *entry)
 void rhist_lockdep_assert_event_mutex_held(void)
 {
 	lockdep_assert_held(&event_mutex);
+}
+
+void rhist_tracepoint_synchronize_unregister(void)
+{
+	tracepoint_synchronize_unregister();
+}
+
+struct list_head *rhist_trace_get_fields(struct trace_event_call *call)
+{
+	return trace_get_fields(call);
+}
+
+/* Called from the probe path, where preemption is disabled. */
+unsigned int rhist_smp_processor_id(void)
+{
+	return raw_smp_processor_id();
+}
+
+void rhist_current_comm(char comm[16])
+{
+	BUILD_BUG_ON(TASK_COMM_LEN != 16);
+	memcpy(comm, current->comm, TASK_COMM_LEN);
 }

@@ -10,35 +10,223 @@
 
 use core::cell::UnsafeCell;
 use core::ptr;
-use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::ffi::{c_char, c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
+use kernel::alloc::KVVec;
 use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
+use crate::event::{self, ProbeContext};
 use crate::hist;
-use crate::hist::error::{errno::EEXIST, HistError, HistErrorKind};
+use crate::hist::error::{
+    errno::{EEXIST, ENOENT},
+    HistError, HistErrorKind,
+};
+use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
+use crate::hist::hist_data::HistData;
+use crate::hist::histogram::{self, Histogram};
+use crate::hist::map::TracingMap;
 use crate::shim;
 use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
 
 /// The state of one rhist trigger, owned by its `event_trigger_data`
 /// through `private_data`.
+///
+/// # Invariants
+///
+/// `hist` borrows `data`, `text`, `fields` and `map_memory` (with a
+/// `'static` lifetime the borrow checker cannot see), and `data` borrows
+/// `text` and `fields`: none of them is touched again once `hist` is
+/// built, and the borrowers are declared first, so they are dropped first. The event behind `file` is pinned and `file`
+/// referenced for as long as the trigger lives (released in `drop`).
 pub(crate) struct Trigger {
-    /// The parameter text (without `rhist:` and the filter), NUL-free.
-    param: KVec<u8>,
-    /// The event file the trigger sits on; pinned while the trigger lives.
+    hist: Histogram<'static>,
+    /// On the heap: it is large, and the kernel's stack is small.
+    data: KBox<HistData<'static>>,
+    /// The canonical trigger info without filter and state: what hist
+    /// compares to tell triggers apart.
+    info: KVec<u8>,
+    text: KVec<u8>,
+    fields: KVec<EventField<'static>>,
+    map_memory: KVVec<u8>,
     file: *mut bindings::trace_event_file,
-    /// Events seen.
-    pub(crate) hits: AtomicU64,
+}
+
+/// Why a trigger could not be built.
+enum BuildError {
+    /// Rejected as hist would reject it.
+    Hist(HistError),
+    /// Out of memory, or the event is going away.
+    Kernel(Error),
+}
+
+impl From<Error> for BuildError {
+    fn from(e: Error) -> Self {
+        BuildError::Kernel(e)
+    }
+}
+
+impl From<kernel::alloc::AllocError> for BuildError {
+    fn from(_: kernel::alloc::AllocError) -> Self {
+        BuildError::Kernel(code::ENOMEM)
+    }
+}
+
+impl From<HistError> for BuildError {
+    fn from(e: HistError) -> Self {
+        BuildError::Hist(e)
+    }
+}
+
+/// Views a vector's contents as `'static`.
+///
+/// # Safety
+///
+/// The vector's buffer must not be changed or freed while the result is
+/// used (see the invariants of [`Trigger`]).
+unsafe fn forever<T>(v: &[T]) -> &'static [T] {
+    // SAFETY: the caller's contract: the heap buffer stays put and
+    // unchanged for as long as the result is used.
+    unsafe { core::slice::from_raw_parts(v.as_ptr(), v.len()) }
 }
 
 impl Trigger {
-    /// The parameter text, as the trigger file shows it.
-    pub(crate) fn param(&self) -> &[u8] {
-        &self.param
+    /// Builds the trigger `rhist:<text>` for `file`: parses the text,
+    /// resolves it against the event and sets up the map.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be a live event file; `event_mutex` held.
+    // Not inlined: its frame would add to `parse()`'s, on a small stack.
+    #[inline(never)]
+    unsafe fn new(
+        file: *mut bindings::trace_event_file,
+        text: &[u8],
+    ) -> Result<KBox<Self>, BuildError> {
+        // SAFETY: `file` is live; its call is live.
+        if !unsafe { shim::rhist_pin_event((*file).event_call) } {
+            return Err(code::ENODEV.into());
+        }
+        // SAFETY: `file` is live; `Pin` releases this reference and the pin.
+        unsafe { bindings::event_file_get(file) };
+        let pin = EventPin(file);
+
+        let mut owned_text = KVec::new();
+        owned_text.extend_from_slice(text, GFP_KERNEL)?;
+        // SAFETY: `owned_text` is never changed after this and outlives
+        // every borrower (the invariants of `Trigger`).
+        let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
+            .map_err(|_| BuildError::Kernel(code::EINVAL))?;
+        let spec = hist::trigger::parse(text_str)?;
+
+        // SAFETY: `file` is live and its event pinned.
+        let fields = unsafe { event::fields(file) }?;
+        // SAFETY: `file` is live.
+        let (system, name) = unsafe { tracefs::event_names(file) };
+        let desc = EventDesc {
+            system: core::str::from_utf8(system).unwrap_or(""),
+            name: core::str::from_utf8(name).unwrap_or(""),
+            // SAFETY: `fields` is never changed after this (invariants).
+            fields: unsafe { forever(&fields) },
+            common_fields: &COMMON_FIELDS,
+        };
+        let mut data = KBox::new(HistData::empty(&spec), GFP_KERNEL)?;
+        HistData::build_into(&mut data, &spec, &desc)?;
+        // SAFETY: `data` is never changed after this and outlives `hist`
+        // (the invariants of `Trigger`).
+        let data_ref: &'static HistData<'static> =
+            unsafe { &*(&*data as *const HistData<'static>) };
+
+        let mut info = KVec::new();
+        let mut w = VecWriter(&mut info, false);
+        let _ = data_ref.write_info(&mut w, hist::trigger::PREFIX);
+        if w.1 {
+            return Err(code::ENOMEM.into());
+        }
+
+        let params = histogram::map_params(data_ref);
+        let bytes = params
+            .storage_bytes()
+            .map_err(|e| BuildError::Kernel(Error::from_errno(-e.errno())))?;
+        let mut map_memory = KVVec::<u8>::new();
+        map_memory.reserve(bytes, GFP_KERNEL)?;
+        // SAFETY: the spare capacity is never touched again through the
+        // vector, whose buffer outlives `hist` (invariants).
+        let memory = unsafe {
+            let spare = map_memory.spare_capacity_mut();
+            core::slice::from_raw_parts_mut(spare.as_mut_ptr(), spare.len())
+        };
+        let map = TracingMap::new_uninit(params, memory)
+            .map_err(|e| BuildError::Kernel(Error::from_errno(-e.errno())))?;
+        let hist = Histogram::new(data_ref, map)
+            .map_err(|e| BuildError::Kernel(Error::from_errno(-e.errno())))?;
+
+        core::mem::forget(pin);
+        KBox::new(
+            Trigger {
+                hist,
+                data,
+                info,
+                text: owned_text,
+                fields,
+                map_memory,
+                file,
+            },
+            GFP_KERNEL,
+        )
+        .map_err(|e| {
+            // The box failed: `Trigger` was never made, release by hand.
+            drop(EventPin(file));
+            e.into()
+        })
+    }
+
+    /// The histogram.
+    pub(crate) fn hist(&self) -> &Histogram<'static> {
+        &self.hist
+    }
+
+    /// The canonical trigger info, without filter and state.
+    pub(crate) fn info(&self) -> &[u8] {
+        &self.info
+    }
+}
+
+impl Drop for Trigger {
+    fn drop(&mut self) {
+        // The borrowed buffers are dropped after this, with the fields.
+        let _ = (&self.data, &self.text, &self.fields, &self.map_memory);
+        drop(EventPin(self.file));
+    }
+}
+
+/// A pinned and referenced event file; releases both when dropped.
+struct EventPin(*mut bindings::trace_event_file);
+
+impl Drop for EventPin {
+    fn drop(&mut self) {
+        // SAFETY: made only after pinning the event and taking a reference
+        // on the file, each released exactly once here.
+        unsafe {
+            shim::rhist_unpin_event((*self.0).event_call);
+            bindings::event_file_put(self.0);
+        }
+    }
+}
+
+/// `core::fmt::Write` into a vector; remembers an allocation failure.
+struct VecWriter<'a>(&'a mut KVec<u8>, bool);
+
+impl core::fmt::Write for VecWriter<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        if self.0.extend_from_slice(s.as_bytes(), GFP_KERNEL).is_err() {
+            self.1 = true;
+            return Err(core::fmt::Error);
+        }
+        Ok(())
     }
 }
 
@@ -236,19 +424,23 @@ unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
     (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
 }
 
-/// Finds the rhist trigger on `file` with the same parameter text.
+/// Finds the rhist trigger on `file` that hist would take for the same
+/// one: same canonical info, same filter.
 ///
 /// # Safety
 ///
 /// `file` must be live and `event_mutex` held.
 unsafe fn find(
     file: *mut bindings::trace_event_file,
-    param: &[u8],
+    info: &[u8],
+    filter: Option<&str>,
 ) -> Option<*mut bindings::event_trigger_data> {
+    let filter = filter.map(str::as_bytes);
     // SAFETY: the caller's contract; we only look.
-    unsafe { tracefs::triggers(file) }
+    unsafe { tracefs::triggers(file) }.find(|&d| {
         // SAFETY: the triggers are live under `event_mutex`.
-        .find(|&d| unsafe { is_ours(d) && state(d).param() == param })
+        unsafe { is_ours(d) && state(d).info() == info && c_bytes((*d).filter_str) == filter }
+    })
 }
 
 /// `parse()`: handles `[!]rhist:<param> [if <filter>]` written to `file`'s
@@ -266,53 +458,84 @@ unsafe extern "C" fn parse(
     let Some(text) = text else {
         return code::EINVAL.to_errno();
     };
-    let Ok(text_str) = core::str::from_utf8(text) else {
-        return code::EINVAL.to_errno();
-    };
-    let spec = match hist::trigger::parse(text_str) {
-        Ok(spec) => spec,
+    // SAFETY: `file` is live and `event_mutex` held.
+    let trigger = match unsafe { Trigger::new(file, text) } {
+        Ok(trigger) => trigger,
         // SAFETY: `file` is live.
-        Err(err) => return unsafe { reject(file, text, &err) },
+        Err(BuildError::Hist(err)) => return unsafe { reject(file, text, &err) },
+        Err(BuildError::Kernel(e)) => return e.to_errno(),
     };
-    let param = spec.param().as_bytes();
+    let spec = *trigger.hist().data().spec();
 
+    // SAFETY: `event_mutex` is held by the tracing core.
+    let existing = unsafe { find(file, trigger.info(), spec.filter_expr()) };
     if remove {
         // Like hist, removing a trigger that is not there is no error.
-        // SAFETY: `event_mutex` is held by the tracing core.
-        if let Some(data) = unsafe { find(file, param) } {
+        if let Some(data) = existing {
             // SAFETY: `data` is a live rhist trigger on `file`.
             unsafe { unregister_one(data) };
         }
         return 0;
     }
 
-    // SAFETY: as above.
-    if unsafe { find(file, param) }.is_some() {
-        let err = HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST);
+    if let Some(data) = existing {
+        // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
+        unsafe {
+            if spec.pause() {
+                (*data).paused = true;
+            } else if spec.cont() {
+                (*data).paused = false;
+            } else if spec.clear() {
+                clear(data);
+            } else {
+                let err = HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST);
+                return reject(file, text, &err);
+            }
+        }
+        return 0;
+    }
+    if spec.cont() || spec.clear() {
+        let err = HistError::with_errno(HistErrorKind::TriggerEnoentClear, 0, ENOENT);
         // SAFETY: `file` is live.
         return unsafe { reject(file, text, &err) };
     }
 
     // SAFETY: `cmd_ops` and `file` come from the tracing core.
-    match unsafe { create(cmd_ops, file, param, spec.filter()) } {
+    match unsafe { attach(cmd_ops, file, trigger, spec.filter(), spec.pause()) } {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
 }
 
-/// Creates, filters and attaches a new trigger.
+/// Empties a trigger's histogram as hist's `clear` does: with the trigger
+/// paused and running probes waited for.
+///
+/// # Safety
+///
+/// `data` must be a live rhist trigger, `event_mutex` held.
+unsafe fn clear(data: *mut bindings::event_trigger_data) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let paused = (*data).paused;
+        core::ptr::write_volatile(ptr::addr_of_mut!((*data).paused), true);
+        shim::rhist_tracepoint_synchronize_unregister();
+        state(data).hist().clear();
+        core::ptr::write_volatile(ptr::addr_of_mut!((*data).paused), paused);
+    }
+}
+
+/// Filters and attaches a new trigger.
 ///
 /// # Safety
 ///
 /// Called from `parse()` with its arguments and `event_mutex` held.
-unsafe fn create(
+unsafe fn attach(
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
-    param: &[u8],
+    trigger: KBox<Trigger>,
     filter: Option<&str>,
+    paused: bool,
 ) -> Result {
-    let mut text = KVec::new();
-    text.extend_from_slice(param, GFP_KERNEL)?;
     // `set_trigger_filter()` cuts its argument up: give it a copy.
     let mut filter_buf = KVec::new();
     if let Some(filter) = filter {
@@ -326,41 +549,18 @@ unsafe fn create(
     // SAFETY: shrinking by one: the slot is only reserved.
     unsafe { registry.set_len(registry.len() - 1) };
 
-    // SAFETY: `file` is live; its call is live.
-    if !unsafe { shim::rhist_pin_event((*file).event_call) } {
-        return Err(code::ENODEV);
-    }
-    let state = KBox::new(
-        Trigger {
-            param: text,
-            file,
-            hits: AtomicU64::new(0),
-        },
-        GFP_KERNEL,
-    );
-    let state = match state {
-        Ok(state) => state,
-        Err(e) => {
-            // SAFETY: pinned just above.
-            unsafe { shim::rhist_unpin_event((*file).event_call) };
-            return Err(e.into());
-        }
-    };
-    // SAFETY: `file` is live; the reference is dropped in `free()`.
-    unsafe { bindings::event_file_get(file) };
-
-    // SAFETY: `cmd_ops` is our command; `param` is only used to decide on a
-    // count, which we have none of.
+    // SAFETY: `cmd_ops` is our command; no count parameter.
     let data = unsafe {
         bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
     };
     if data.is_null() {
-        // SAFETY: undoes the pin and reference taken above.
-        unsafe { release(file) };
         return Err(code::ENOMEM);
     }
-    // SAFETY: `data` is ours until attached.
-    unsafe { (*data).private_data = KBox::into_raw(state).cast::<c_void>() };
+    // SAFETY: `data` is ours until attached; it owns the trigger from here.
+    unsafe {
+        (*data).private_data = KBox::into_raw(trigger).cast::<c_void>();
+        (*data).paused = paused;
+    }
     // Hold a reference while setting up, so a failure frees exactly once.
     // SAFETY: `data` is a valid trigger.
     unsafe { init(data) };
@@ -388,19 +588,6 @@ unsafe fn create(
     Ok(())
 }
 
-/// Releases the pin and event file reference a trigger holds.
-///
-/// # Safety
-///
-/// `file` must have been pinned and referenced for one trigger.
-unsafe fn release(file: *mut bindings::trace_event_file) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        shim::rhist_unpin_event((*file).event_call);
-        bindings::event_file_put(file);
-    }
-}
-
 /// Detaches and drops one trigger.
 ///
 /// # Safety
@@ -425,7 +612,8 @@ unsafe extern "C" fn reg(
     // is held; `data` and `file` are live.
     unsafe {
         init(data);
-        shim::rhist_list_add_rcu(
+        // At the tail, as hist does: the files list triggers in that order.
+        shim::rhist_list_add_tail_rcu(
             ptr::addr_of_mut!((*data).list),
             ptr::addr_of_mut!((*file).triggers),
         );
@@ -451,7 +639,8 @@ unsafe extern "C" fn unreg(
 ) {
     // SAFETY: `data` is an rhist trigger; `event_mutex` is held.
     unsafe {
-        if let Some(found) = find(file, state(data).param()) {
+        let filter = c_bytes((*data).filter_str).and_then(|f| core::str::from_utf8(f).ok());
+        if let Some(found) = find(file, state(data).info(), filter) {
             unregister_one(found);
         }
     }
@@ -500,8 +689,7 @@ unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
         // Clears the filter and waits for running probes before freeing.
         bindings::trigger_data_free(data);
         if !state.is_null() {
-            let state = KBox::from_raw(state);
-            release(state.file);
+            drop(KBox::from_raw(state));
         }
     }
 }
@@ -510,14 +698,27 @@ unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
 /// It must not allocate, lock or sleep.
 unsafe extern "C" fn on_event(
     data: *mut bindings::event_trigger_data,
-    _buffer: *mut bindings::trace_buffer,
-    _rec: *mut c_void,
-    _rbe: *mut bindings::ring_buffer_event,
+    buffer: *mut bindings::trace_buffer,
+    rec: *mut c_void,
+    rbe: *mut bindings::ring_buffer_event,
 ) {
+    if rec.is_null() || rbe.is_null() {
+        return;
+    }
     // SAFETY: the tracing core calls this only for attached triggers, which
-    // stay live until an RCU-sched grace period after detaching.
-    let state = unsafe { state(data) };
-    state.hits.fetch_add(1, Ordering::Relaxed);
+    // stay live until an RCU-sched grace period after detaching; `rec` is
+    // the record of `rbe`, `ring_buffer_event_length()` bytes long.
+    unsafe {
+        let trigger = state(data);
+        let len = bindings::ring_buffer_event_length(rbe) as usize;
+        let rec = core::slice::from_raw_parts(rec.cast::<u8>(), len);
+        let ctx = ProbeContext {
+            buffer,
+            rbe,
+            tr: (*trigger.file).tr,
+        };
+        trigger.hist().update(rec, &ctx);
+    }
 }
 
 /// `print()`: shows the trigger in the event's trigger file.
@@ -530,7 +731,8 @@ unsafe extern "C" fn print(
     0
 }
 
-/// Writes the trigger info line: `rhist:<param>[ if <filter>] [active]`.
+/// Writes the trigger info line as hist does, `rhist:` for `hist:`:
+/// `rhist:keys=...:size=N[ if <filter>] [active]`.
 ///
 /// # Safety
 ///
@@ -539,8 +741,7 @@ pub(crate) unsafe fn write_info(out: &mut SeqWriter, data: *mut bindings::event_
     // SAFETY: the caller's contract.
     let (state, filter, paused) =
         unsafe { (state(data), c_bytes((*data).filter_str), (*data).paused) };
-    out.bytes(b"rhist:");
-    out.bytes(state.param());
+    out.bytes(state.info());
     if let Some(filter) = filter {
         out.bytes(b" if ");
         out.bytes(filter);

@@ -5,15 +5,16 @@
 //! triggers, as `hist` and `hist_debug` show its hist triggers.
 
 use core::cell::UnsafeCell;
-use core::fmt::Write;
-use core::sync::atomic::Ordering;
 use kernel::ffi::{c_int, c_void};
 
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::alloc::KVVec;
 use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 
 use crate::command;
+use crate::event::KernelSymbols;
 use crate::shim;
 use crate::tracefs::{self, EventMutexGuard, SeqWriter};
 
@@ -201,11 +202,17 @@ unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c
     unsafe {
         for_each_trigger(m, |out, data, n| {
             write_header(out, data, n);
-            let hits = command::state(data).hits.load(Ordering::Relaxed);
-            let _ = write!(
-                out,
-                "\nTotals:\n    Hits: {hits}\n    Entries: 0\n    Dropped: 0\n"
-            );
+            let hist = command::state(data).hist();
+            // Scratch for sorting: every element's index.
+            let mut order = KVVec::<u32>::new();
+            if order.reserve(hist.map().max_elts(), GFP_KERNEL).is_err() {
+                return;
+            }
+            for _ in 0..hist.map().max_elts() {
+                // Cannot fail: reserved above.
+                let _ = order.push(0, GFP_KERNEL);
+            }
+            let _ = hist.print(out, &KernelSymbols, order.as_mut_slice());
         })
     }
 }

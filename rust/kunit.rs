@@ -51,7 +51,7 @@ unsafe extern "C" fn core_rejects_bad_triggers(_test: *mut bindings::kunit) {
     check!(hist::trigger::parse("vals=hitcount").is_err());
     check!(
         hist::trigger::parse("keys=pid:sort=").map(|_| ())
-            == Err(HistError::new(HistErrorKind::EmptySortField, 15))
+            == Err(HistError::new(HistErrorKind::EmptyAssignment, 15))
     );
 }
 

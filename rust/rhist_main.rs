@@ -14,6 +14,7 @@ use kernel::prelude::*;
 mod hist;
 
 mod command;
+mod event;
 mod files;
 #[cfg(CONFIG_KUNIT)]
 mod kunit;

@@ -22,10 +22,23 @@ extern "C" {
     pub(crate) fn rhist_pin_event(call: *mut bindings::trace_event_call) -> bool;
     /// Releases what `rhist_pin_event()` took.
     pub(crate) fn rhist_unpin_event(call: *mut bindings::trace_event_call);
-    /// `list_add_rcu()`.
-    pub(crate) fn rhist_list_add_rcu(new: *mut bindings::list_head, head: *mut bindings::list_head);
+    /// `list_add_tail_rcu()`.
+    pub(crate) fn rhist_list_add_tail_rcu(
+        new: *mut bindings::list_head,
+        head: *mut bindings::list_head,
+    );
     /// `list_del_rcu()`.
     pub(crate) fn rhist_list_del_rcu(entry: *mut bindings::list_head);
     /// `lockdep_assert_held(&event_mutex)`.
     pub(crate) fn rhist_lockdep_assert_event_mutex_held();
+    /// `tracepoint_synchronize_unregister()`: waits for running probes.
+    pub(crate) fn rhist_tracepoint_synchronize_unregister();
+    /// `trace_get_fields()`: the head of the event's field list.
+    pub(crate) fn rhist_trace_get_fields(
+        call: *mut bindings::trace_event_call,
+    ) -> *mut bindings::list_head;
+    /// `raw_smp_processor_id()`.
+    pub(crate) fn rhist_smp_processor_id() -> kernel::ffi::c_uint;
+    /// Copies `current->comm` (16 bytes) to `comm`.
+    pub(crate) fn rhist_current_comm(comm: *mut kernel::ffi::c_char);
 }

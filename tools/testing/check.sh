@@ -127,7 +127,7 @@ if [ "$built" = 0 ]; then
 	one fails-on-hang expect_status 124 tools/testing/runner/hang.sh 40
 	# `make run` without a terminal: the demo, with rhist's header.
 	one make-run-demo sh -c 'make -s run </dev/null | tee /dev/stderr |
-		grep -q "^# trigger info: rhist:keys=a \[active\]$"'
+		grep -q "^# trigger info: rhist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$"'
 else
 	one_failed=5
 fi

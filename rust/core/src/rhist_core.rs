@@ -7,6 +7,8 @@
 pub mod error;
 pub mod event;
 pub mod grammar;
+pub mod hist_data;
+pub mod histogram;
 pub mod map;
 pub mod output;
 pub mod trigger;

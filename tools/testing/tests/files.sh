@@ -24,8 +24,8 @@ fire count=100 seed=1 keys=4
 cat $EV/rhist > /tmp/out
 cat /tmp/out
 [ "$(grep -c '^# event histogram$' /tmp/out)" = 2 ] || fail "expected two histograms"
-expect_grep '^# trigger info: rhist:keys=a \[active\]$' /tmp/out
+expect_grep '^# trigger info: rhist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$' /tmp/out
 expect_grep '^    Hits: 100$' /tmp/out
 cat $EV/rhist_debug > /tmp/debug
-expect_grep '^# trigger info: rhist:keys=s \[active\]$' /tmp/debug
+expect_grep '^# trigger info: rhist:keys=s:vals=hitcount:sort=hitcount:size=2048 \[active\]$' /tmp/debug
 echo PASS

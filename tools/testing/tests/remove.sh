@@ -8,10 +8,10 @@
 expect_write 'rhist:keys=a' $EV/trigger
 expect_write 'rhist:keys=b' $EV/trigger
 expect_write '!rhist:keys=a' $EV/trigger
-expect_no_grep '^rhist:keys=a ' $EV/trigger
-expect_grep '^rhist:keys=b ' $EV/trigger
+expect_no_grep '^rhist:keys=a:' $EV/trigger
+expect_grep '^rhist:keys=b:' $EV/trigger
 expect_write '!rhist:keys=a' $EV/trigger
-expect_grep '^rhist:keys=b ' $EV/trigger
+expect_grep '^rhist:keys=b:' $EV/trigger
 expect_write 'rhist:keys=c' $EV/trigger
 echo > $EV/trigger
 expect_no_grep '^rhist:' $EV/trigger

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A histogram: the resolved trigger ([`HistData`]) and its map
+//! ([`TracingMap`]) together. The event path is [`Histogram::update`]; the
+//! `hist` file's text is [`Histogram::print`]. The kernel shell owns the
+//! memory both borrow.
+
+use core::fmt::{self, Write};
+use core::sync::atomic::Ordering;
+
+use super::hist_data::{self, EventContext, HistData};
+use super::map::{self, MapError, MapParams, TracingMap};
+use super::output::{self, Resolver, ValStat};
+
+/// Largest key a histogram builds (C's `HIST_KEY_SIZE_MAX`).
+pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
+
+/// Words of saved command name per element, for `.execname` keys.
+const COMM_WORDS: usize = 2;
+
+/// The map parameters a histogram needs.
+pub fn map_params(data: &HistData<'_>) -> MapParams {
+    let params = MapParams::new(data.map_bits(), data.key_size(), data.n_sums(), 0);
+    if data.needs_comm() {
+        params.with_private_words(COMM_WORDS)
+    } else {
+        params
+    }
+}
+
+/// A histogram over memory the caller owns.
+pub struct Histogram<'a> {
+    data: &'a HistData<'a>,
+    map: TracingMap<'a>,
+}
+
+/// What the event path needs from the task and the event that the core
+/// cannot see, beyond [`EventContext`].
+pub trait TaskContext: EventContext {
+    /// The current task's command name (`current->comm`).
+    fn comm(&self) -> [u8; 16];
+}
+
+impl<'a> Histogram<'a> {
+    /// Puts `data` and `map` together; `map` must have been built with
+    /// [`map_params`] of `data`.
+    pub fn new(data: &'a HistData<'a>, map: TracingMap<'a>) -> Result<Self, MapError> {
+        if map.params() != map_params(data) {
+            return Err(MapError::StorageTooSmall);
+        }
+        Ok(Histogram { data, map })
+    }
+
+    /// The resolved trigger.
+    pub fn data(&self) -> &'a HistData<'a> {
+        self.data
+    }
+
+    /// The map.
+    pub fn map(&self) -> &TracingMap<'a> {
+        &self.map
+    }
+
+    /// Accounts one event record: builds its key, finds or inserts its
+    /// entry and adds its values. Lock-free; no allocation.
+    pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
+        let mut key_buf = [0u8; KEY_SIZE_MAX];
+        let key = &mut key_buf[..self.data.key_size().min(KEY_SIZE_MAX)];
+        self.data.write_key(rec, ctx, key);
+        let key = &*key;
+        let elt = if self.data.needs_comm() {
+            self.map.insert_with(key, |elt| {
+                let comm = ctx.comm();
+                for (word, chunk) in elt.private_words().iter().zip(comm.chunks_exact(8)) {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(chunk);
+                    word.store(u64::from_ne_bytes(b), Ordering::Relaxed);
+                }
+            })
+        } else {
+            self.map.insert(key)
+        };
+        let Some(elt) = elt else {
+            return;
+        };
+        for i in 0..self.data.n_sums() {
+            elt.update_sum(i, self.data.sum_value(i, rec, ctx));
+        }
+    }
+
+    /// Empties the histogram (hist's `clear`). The caller makes sure no
+    /// event updates it meanwhile (the trigger is paused).
+    pub fn clear(&self) {
+        self.map.clear();
+    }
+
+    /// The map's sort keys for this histogram.
+    fn sort_keys(&self) -> ([map::SortKey; map::SORT_KEYS_MAX], usize) {
+        let mut keys = [map::SortKey::ascending(map::SortField::Sum(0)); map::SORT_KEYS_MAX];
+        let mut n = 0;
+        for (slot, key) in keys.iter_mut().zip(self.data.sort_keys()) {
+            let field = match key.field {
+                hist_data::SortField::Sum(i) => map::SortField::Sum(i),
+                hist_data::SortField::Key { offset, size, cmp } => match cmp {
+                    hist_data::KeyCmp::Unsigned | hist_data::KeyCmp::Signed => {
+                        map::SortField::KeyNum {
+                            offset: offset as usize,
+                            size: size as usize,
+                            signed: cmp == hist_data::KeyCmp::Signed,
+                        }
+                    }
+                    hist_data::KeyCmp::String => map::SortField::KeyStr {
+                        offset: offset as usize,
+                    },
+                    hist_data::KeyCmp::None => map::SortField::None,
+                },
+            };
+            *slot = map::SortKey {
+                field,
+                descending: key.descending,
+            };
+            n += 1;
+        }
+        (keys, n)
+    }
+
+    /// Writes the histogram's entries and Totals (everything after the
+    /// header), sorted as C sorts them. `order` must hold at least
+    /// `max_elts` indices; it is scratch space.
+    pub fn print(
+        &self,
+        out: &mut dyn Write,
+        resolver: &dyn Resolver,
+        order: &mut [u32],
+    ) -> fmt::Result {
+        let (keys, n_keys) = self.sort_keys();
+        let n = self.map.sort_entries(&keys[..n_keys], order);
+        let entries = &order[..n];
+
+        let mut stats = [ValStat::default(); map::SUMS_MAX];
+        for (i, stat) in stats.iter_mut().enumerate().take(self.data.n_sums()) {
+            for &idx in entries {
+                if let Some(elt) = self.map.elt(idx) {
+                    let v = elt.read_sum(i);
+                    stat.total = stat.total.wrapping_add(v);
+                    stat.max = stat.max.max(v);
+                }
+            }
+        }
+
+        let mut key_buf = [0u8; KEY_SIZE_MAX];
+        for &idx in entries {
+            let Some(elt) = self.map.elt(idx) else {
+                continue;
+            };
+            let key_size = elt.copy_key(&mut key_buf);
+            let key = &key_buf[..key_size.min(KEY_SIZE_MAX)];
+            let mut comm = [0u8; 16];
+            for (chunk, word) in comm.chunks_exact_mut(8).zip(elt.private_words()) {
+                chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
+            }
+            let mut parts = [output::KeyPart {
+                name: "",
+                display: output::KeyDisplay::Plain,
+                bytes: &[],
+            }; 3];
+            let mut n_parts = 0;
+            for (slot, part) in parts.iter_mut().zip(self.data.key_parts(key)) {
+                *slot = part;
+                n_parts += 1;
+            }
+            output::write_keys(out, &parts[..n_parts], &comm, resolver)?;
+            for (i, name, display) in self.data.printed_vals() {
+                // C writes an extra space before every value but hitcount.
+                if i != 0 {
+                    out.write_char(' ')?;
+                }
+                output::write_val(out, name, display, elt.read_sum(i), stats[i])?;
+            }
+            out.write_char('\n')?;
+        }
+        output::write_totals(out, self.map.hits(), n as u32, self.map.drops())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+    use super::super::trigger;
+    use super::*;
+    use core::sync::atomic::AtomicU64;
+    use std::string::String;
+    use std::vec::Vec;
+
+    const fn field(
+        name: &'static str,
+        offset: u32,
+        size: u32,
+        signed: bool,
+    ) -> EventField<'static> {
+        EventField {
+            name,
+            type_name: "u64",
+            offset,
+            size,
+            signed,
+            storage: FieldStorage::Other,
+        }
+    }
+
+    const FIELDS: [EventField<'static>; 3] = [
+        field("a", 8, 8, false),
+        field("b", 16, 4, false),
+        field("c", 20, 4, true),
+    ];
+
+    const EVENT: EventDesc<'static> = EventDesc {
+        system: "rhist_test",
+        name: "rhist_sample",
+        fields: &FIELDS,
+        common_fields: &COMMON_FIELDS,
+    };
+
+    struct Ctx;
+
+    impl EventContext for Ctx {
+        fn cpu(&self) -> u32 {
+            1
+        }
+        fn timestamp(&self) -> u64 {
+            1_000_000
+        }
+        fn clock_in_ns(&self) -> bool {
+            true
+        }
+        fn stacktrace(&self, out: &mut [u64]) {
+            out.fill(0);
+        }
+    }
+
+    impl TaskContext for Ctx {
+        fn comm(&self) -> [u8; 16] {
+            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
+    }
+
+    fn record(a: u64, b: u32, c: i32) -> [u8; 24] {
+        let mut r = [0u8; 24];
+        r[4..8].copy_from_slice(&42i32.to_ne_bytes());
+        r[8..16].copy_from_slice(&a.to_ne_bytes());
+        r[16..20].copy_from_slice(&b.to_ne_bytes());
+        r[20..24].copy_from_slice(&c.to_ne_bytes());
+        r
+    }
+
+    /// Runs `text` over `records` and returns the entries and Totals.
+    fn run(text: &str, records: &[[u8; 24]]) -> String {
+        let spec = trigger::parse(text).unwrap();
+        let data = HistData::build(&spec, &EVENT).unwrap();
+        let params = map_params(&data);
+        let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let map = TracingMap::new(params, &storage).unwrap();
+        let hist = Histogram::new(&data, map).unwrap();
+        for r in records {
+            hist.update(r, &Ctx);
+        }
+        let mut order = std::vec![0u32; hist.map().max_elts()];
+        let mut out = String::new();
+        hist.print(&mut out, &output::NoSymbols, &mut order)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn counts_and_sums_like_hist() {
+        let records = [record(1, 10, -1), record(2, 5, 3), record(1, 7, -2)];
+        assert_eq!(
+            run("keys=a:vals=b,c", &records),
+            "{ a:          2 } hitcount:          1  b:          5  c:          3\n\
+             { a:          1 } hitcount:          2  b:         17  c: 18446744073709551613\n\
+             \nTotals:\n    Hits: 3\n    Entries: 2\n    Dropped: 0\n"
+        );
+    }
+
+    #[test]
+    fn nohitcount_still_spaces_values() {
+        let records = [record(1, 10, 0)];
+        assert_eq!(
+            run("keys=a:vals=b:nohitcount", &records),
+            "{ a:          1 }  b:         10\n\
+             \nTotals:\n    Hits: 1\n    Entries: 1\n    Dropped: 0\n"
+        );
+    }
+
+    #[test]
+    fn execname_keys_keep_the_comm() {
+        let records = [record(1, 10, 0)];
+        assert_eq!(
+            run("keys=common_pid.execname", &records),
+            "{ common_pid: bash            [        42] } hitcount:          1\n\
+             \nTotals:\n    Hits: 1\n    Entries: 1\n    Dropped: 0\n"
+        );
+    }
+
+    #[test]
+    fn a_full_map_drops() {
+        let records: Vec<[u8; 24]> = (0..300).map(|i| record(i, 0, 0)).collect();
+        let out = run("keys=a:size=128", &records);
+        assert!(
+            out.ends_with("Totals:\n    Hits: 128\n    Entries: 128\n    Dropped: 172\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn sorts_descending_on_a_value() {
+        let records = [record(1, 1, 0), record(2, 3, 0), record(3, 2, 0)];
+        let out = run("keys=a:vals=b:sort=b.descending", &records);
+        let keys: Vec<&str> = out.lines().take(3).map(|l| &l[..16]).collect();
+        assert_eq!(
+            keys,
+            ["{ a:          2 ", "{ a:          3 ", "{ a:          1 "]
+        );
+    }
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the core needs from the kernel about events: the fields of an
+//! event's records, the context of the event being traced (CPU, timestamp,
+//! stack, task), and symbol names for output.
+
+use core::fmt::{self, Write};
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::bindings;
+use kernel::ffi::{c_char, c_ulong};
+use kernel::prelude::*;
+use kernel::str::CStr;
+
+use crate::hist::event::{EventField, FieldStorage};
+use crate::hist::hist_data::EventContext;
+use crate::hist::histogram::TaskContext;
+use crate::hist::output::Resolver;
+use crate::shim;
+
+/// A kernel string that lives as long as the event it belongs to.
+///
+/// # Safety
+///
+/// `p` must be null or NUL-terminated and outlive every use of the result;
+/// rhist pins an event (and so its strings) while a trigger uses it.
+unsafe fn event_str(p: *const c_char) -> &'static str {
+    if p.is_null() {
+        return "";
+    }
+    // SAFETY: the caller's contract.
+    let bytes = unsafe { CStr::from_char_ptr(p) }.as_bytes();
+    core::str::from_utf8(bytes).unwrap_or("")
+}
+
+/// The fields of the event behind `file`, in the order of its format file,
+/// as the core describes them. The common fields are not included: the core
+/// knows their fixed layout.
+///
+/// # Safety
+///
+/// `file` must be a live event file whose event stays pinned for as long
+/// as the result is used.
+pub(crate) unsafe fn fields(
+    file: *mut bindings::trace_event_file,
+) -> Result<KVec<EventField<'static>>> {
+    let mut out = KVec::new();
+    // SAFETY: a live event file points at its live event call.
+    let head = unsafe { shim::rhist_trace_get_fields((*file).event_call) };
+    // SAFETY: `head` is the event's initialised field list, which does not
+    // change while the event exists.
+    let mut node = unsafe { (*head).next };
+    while node != head {
+        // SAFETY: each node is the `link` of an `ftrace_event_field`.
+        let field = unsafe {
+            &*node
+                .cast::<u8>()
+                .sub(core::mem::offset_of!(bindings::ftrace_event_field, link))
+                .cast::<bindings::ftrace_event_field>()
+        };
+        out.push(
+            EventField {
+                // SAFETY: the field's strings live as long as the event.
+                name: unsafe { event_str(field.name) },
+                // SAFETY: as above.
+                type_name: unsafe { event_str(field.type_) },
+                offset: field.offset as u32,
+                size: field.size as u32,
+                signed: field.is_signed() != 0,
+                storage: FieldStorage::from_filter_type(field.filter_type),
+            },
+            GFP_KERNEL,
+        )?;
+        node = field.link.next;
+    }
+    // The kernel keeps the list newest first: the format file reverses it.
+    out.as_mut_slice().reverse();
+    Ok(out)
+}
+
+/// The event being traced, as the trigger callback sees it.
+pub(crate) struct ProbeContext {
+    pub(crate) buffer: *mut bindings::trace_buffer,
+    pub(crate) rbe: *mut bindings::ring_buffer_event,
+    pub(crate) tr: *mut bindings::trace_array,
+}
+
+impl EventContext for ProbeContext {
+    fn cpu(&self) -> u32 {
+        // SAFETY: the probe path runs with preemption disabled.
+        unsafe { shim::rhist_smp_processor_id() }
+    }
+
+    fn timestamp(&self) -> u64 {
+        // SAFETY: `buffer` and `rbe` are the event's, valid during the call.
+        unsafe { bindings::tracing_event_time_stamp(self.buffer, self.rbe) }
+    }
+
+    fn clock_in_ns(&self) -> bool {
+        // SAFETY: `tr` is the event file's trace array, live while it is.
+        unsafe { bindings::trace_clock_in_ns(self.tr) }
+    }
+
+    fn stacktrace(&self, out: &mut [u64]) {
+        out.fill(0);
+        // Skip the frames of the trigger machinery, as hist does.
+        const SKIP: u32 = 5;
+        // SAFETY: `out` is valid for `out.len()` entries of unsigned long
+        // (u64 on 64-bit kernels).
+        unsafe {
+            bindings::stack_trace_save(out.as_mut_ptr().cast::<c_ulong>(), out.len() as u32, SKIP)
+        };
+    }
+}
+
+impl TaskContext for ProbeContext {
+    fn comm(&self) -> [u8; 16] {
+        let mut comm = [0u8; 16];
+        // SAFETY: `comm` has room for the 16 bytes copied.
+        unsafe { shim::rhist_current_comm(comm.as_mut_ptr().cast()) };
+        comm
+    }
+}
+
+/// Symbols through kallsyms.
+pub(crate) struct KernelSymbols;
+
+/// `KSYM_SYMBOL_LEN` is below this.
+const SYMBOL_BUF: usize = 512;
+
+impl Resolver for KernelSymbols {
+    fn symbol(&self, addr: u64, with_offset: bool, out: &mut dyn Write) -> fmt::Result {
+        let mut buf = [0u8; SYMBOL_BUF];
+        // SAFETY: `buf` has room for KSYM_SYMBOL_LEN bytes, the most these
+        // functions write.
+        let len = unsafe {
+            if with_offset {
+                bindings::sprint_symbol(buf.as_mut_ptr().cast(), addr as c_ulong)
+            } else {
+                bindings::sprint_symbol_no_offset(buf.as_mut_ptr().cast(), addr as c_ulong)
+            }
+        };
+        let len = (len.max(0) as usize).min(SYMBOL_BUF);
+        match core::str::from_utf8(&buf[..len]) {
+            Ok(s) => out.write_str(s),
+            Err(_) => write!(out, "0x{addr:x}"),
+        }
+    }
+
+    fn syscall_name(&self, _nr: u64) -> Option<&str> {
+        // The syscall metadata is private to the tracing core.
+        None
+    }
+}
