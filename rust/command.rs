@@ -18,6 +18,7 @@ use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 use kernel::str::CStr;
+use kernel::sync::Arc;
 
 use crate::event::{self, ProbeContext};
 use crate::hist;
@@ -32,27 +33,44 @@ use crate::hist::map::TracingMap;
 use crate::shim;
 use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
 
-/// The state of one rhist trigger, owned by its `event_trigger_data`
-/// through `private_data`.
+/// A histogram and everything it borrows. Named triggers on several
+/// events share one (as hist's named triggers share their hist data).
 ///
 /// # Invariants
 ///
 /// `hist` borrows `data`, `text`, `fields` and `map_memory` (with a
 /// `'static` lifetime the borrow checker cannot see), and `data` borrows
-/// `text` and `fields`: none of them is touched again once `hist` is
-/// built, and the borrowers are declared first, so they are dropped first. The event behind `file` is pinned and `file`
-/// referenced for as long as the trigger lives (released in `drop`).
-pub(crate) struct Trigger {
+/// `text` and `fields`, whose strings belong to the event `_origin` pins:
+/// none of them is touched again once `hist` is built, and the borrowers
+/// are declared first, so they are dropped first.
+pub(crate) struct Hist {
     hist: Histogram<'static>,
     /// On the heap: it is large, and the kernel's stack is small.
     data: KBox<HistData<'static>>,
-    /// The canonical trigger info without filter and state: what hist
-    /// compares to tell triggers apart.
-    info: KVec<u8>,
     text: KVec<u8>,
     fields: KVec<EventField<'static>>,
     map_memory: KVVec<u8>,
+    /// The event the histogram was resolved against.
+    _origin: EventPin,
+}
+
+// SAFETY: the raw pointers inside refer to the pinned event and to memory
+// the value owns; the histogram itself is lock-free and made for
+// concurrent use from any CPU.
+unsafe impl Send for Hist {}
+// SAFETY: as above; shared access only reads or updates atomics.
+unsafe impl Sync for Hist {}
+
+/// The state of one rhist trigger, owned by its `event_trigger_data`
+/// through `private_data`. The event behind `file` is pinned and `file`
+/// referenced for as long as the trigger lives.
+pub(crate) struct Trigger {
+    hist: Arc<Hist>,
+    /// The canonical trigger info without filter and state: what hist
+    /// compares to tell triggers apart.
+    info: KVec<u8>,
     file: *mut bindings::trace_event_file,
+    _pin: EventPin,
 }
 
 /// Why a trigger could not be built.
@@ -106,18 +124,57 @@ impl Trigger {
         file: *mut bindings::trace_event_file,
         text: &[u8],
     ) -> Result<KBox<Self>, BuildError> {
-        // SAFETY: `file` is live; its call is live.
-        if !unsafe { shim::rhist_pin_event((*file).event_call) } {
-            return Err(code::ENODEV.into());
-        }
-        // SAFETY: `file` is live; `Pin` releases this reference and the pin.
-        unsafe { bindings::event_file_get(file) };
-        let pin = EventPin(file);
+        // SAFETY: `file` is live and `event_mutex` held.
+        let (hist, info) = unsafe { Hist::new(file, text) }?;
+        // SAFETY: as above.
+        let pin = unsafe { EventPin::new(file) }?;
+        Ok(KBox::new(
+            Trigger {
+                hist,
+                info,
+                file,
+                _pin: pin,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The histogram.
+    pub(crate) fn hist(&self) -> &Histogram<'static> {
+        &self.hist.hist
+    }
+
+    /// The canonical trigger info, without filter and state.
+    pub(crate) fn info(&self) -> &[u8] {
+        &self.info
+    }
+
+    /// The `name=...` piece of a named trigger.
+    fn name(&self) -> Option<&str> {
+        self.hist.data.spec().name_attr()
+    }
+}
+
+impl Hist {
+    /// Parses `rhist:<text>`, resolves it against the event behind `file`
+    /// and sets up the map; returns it with its canonical trigger info.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be a live event file; `event_mutex` held.
+    // Not inlined: its frame would add to `parse()`'s, on a small stack.
+    #[inline(never)]
+    unsafe fn new(
+        file: *mut bindings::trace_event_file,
+        text: &[u8],
+    ) -> Result<(Arc<Self>, KVec<u8>), BuildError> {
+        // SAFETY: `file` is live.
+        let origin = unsafe { EventPin::new(file) }?;
 
         let mut owned_text = KVec::new();
         owned_text.extend_from_slice(text, GFP_KERNEL)?;
         // SAFETY: `owned_text` is never changed after this and outlives
-        // every borrower (the invariants of `Trigger`).
+        // every borrower (the invariants of `Hist`).
         let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
             .map_err(|_| BuildError::Kernel(code::EINVAL))?;
         let spec = hist::trigger::parse(text_str)?;
@@ -136,7 +193,7 @@ impl Trigger {
         let mut data = KBox::new(HistData::empty(&spec), GFP_KERNEL)?;
         HistData::build_into(&mut data, &spec, &desc)?;
         // SAFETY: `data` is never changed after this and outlives `hist`
-        // (the invariants of `Trigger`).
+        // (the invariants of `Hist`).
         let data_ref: &'static HistData<'static> =
             unsafe { &*(&*data as *const HistData<'static>) };
 
@@ -164,47 +221,47 @@ impl Trigger {
         let hist = Histogram::new(data_ref, map)
             .map_err(|e| BuildError::Kernel(Error::from_errno(-e.errno())))?;
 
-        core::mem::forget(pin);
-        KBox::new(
-            Trigger {
+        let hist = Arc::new(
+            Hist {
                 hist,
                 data,
-                info,
                 text: owned_text,
                 fields,
                 map_memory,
-                file,
+                _origin: origin,
             },
             GFP_KERNEL,
-        )
-        .map_err(|e| {
-            // The box failed: `Trigger` was never made, release by hand.
-            drop(EventPin(file));
-            e.into()
-        })
-    }
-
-    /// The histogram.
-    pub(crate) fn hist(&self) -> &Histogram<'static> {
-        &self.hist
-    }
-
-    /// The canonical trigger info, without filter and state.
-    pub(crate) fn info(&self) -> &[u8] {
-        &self.info
+        )?;
+        Ok((hist, info))
     }
 }
 
-impl Drop for Trigger {
+impl Drop for Hist {
     fn drop(&mut self) {
         // The borrowed buffers are dropped after this, with the fields.
         let _ = (&self.data, &self.text, &self.fields, &self.map_memory);
-        drop(EventPin(self.file));
     }
 }
 
 /// A pinned and referenced event file; releases both when dropped.
 struct EventPin(*mut bindings::trace_event_file);
+
+impl EventPin {
+    /// Pins the event behind `file` and takes a reference on `file`.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be a live event file.
+    unsafe fn new(file: *mut bindings::trace_event_file) -> Result<Self> {
+        // SAFETY: `file` is live; its call is live.
+        if !unsafe { shim::rhist_pin_event((*file).event_call) } {
+            return Err(code::ENODEV);
+        }
+        // SAFETY: `file` is live; released in `drop`.
+        unsafe { bindings::event_file_get(file) };
+        Ok(EventPin(file))
+    }
+}
 
 impl Drop for EventPin {
     fn drop(&mut self) {
@@ -443,6 +500,20 @@ unsafe fn find(
     })
 }
 
+/// The first rhist trigger named `name` (`name=...`), on any event.
+///
+/// # Safety
+///
+/// `event_mutex` must be held.
+unsafe fn find_named<'a>(name: &str) -> Option<&'a Trigger> {
+    // SAFETY: the caller holds `event_mutex`; registered triggers are live.
+    unsafe { REGISTRY.get() }
+        .iter()
+        // SAFETY: as above.
+        .map(|&d| unsafe { state(d) })
+        .find(|t| t.name() == Some(name))
+}
+
 /// `parse()`: handles `[!]rhist:<param> [if <filter>]` written to `file`'s
 /// trigger file, as hist's parse does. Called with `event_mutex` held.
 unsafe extern "C" fn parse(
@@ -459,7 +530,7 @@ unsafe extern "C" fn parse(
         return code::EINVAL.to_errno();
     };
     // SAFETY: `file` is live and `event_mutex` held.
-    let trigger = match unsafe { Trigger::new(file, text) } {
+    let mut trigger = match unsafe { Trigger::new(file, text) } {
         Ok(trigger) => trigger,
         // SAFETY: `file` is live.
         Err(BuildError::Hist(err)) => return unsafe { reject(file, text, &err) },
@@ -498,6 +569,20 @@ unsafe extern "C" fn parse(
         let err = HistError::with_errno(HistErrorKind::TriggerEnoentClear, 0, ENOENT);
         // SAFETY: `file` is live.
         return unsafe { reject(file, text, &err) };
+    }
+    // A named trigger shares the histogram of the first trigger of that
+    // name, on whichever event, if they match.
+    if let Some(name) = trigger.name() {
+        // SAFETY: `event_mutex` is held.
+        if let Some(named) = unsafe { find_named(name) } {
+            if named.info() != trigger.info() {
+                let pos = spec.errpos(name);
+                let err = HistError::new(HistErrorKind::NamedMismatch, pos);
+                // SAFETY: `file` is live.
+                return unsafe { reject(file, text, &err) };
+            }
+            trigger.hist = named.hist.clone();
+        }
     }
 
     // SAFETY: `cmd_ops` and `file` come from the tracing core.

@@ -144,6 +144,22 @@ for t in tools/testing/tests/*.sh; do
 done
 suite_end e2e
 
+# --- the kernel's ftrace selftests, translated to rhist -------------------
+echo "==> suite selftests (ftracetest, hist tests translated to rhist)"
+t0=$SECONDS
+sp=0 sf=0
+if [ "$built" = 0 ]; then
+	vm tools/testing/selftests/ftrace-rhist.sh 600 > "$logs/selftests.log" 2>&1
+	sp=$(grep -cE '^\[[0-9]+\].*\[PASS\]$' "$logs/selftests.log")
+	sf=$(grep -E '^\[[0-9]+\]' "$logs/selftests.log" | grep -cvE '\[PASS\]$')
+	grep -E '^\[[0-9]+\]' "$logs/selftests.log" | sed 's/^/    /'
+	[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $logs/selftests.log)"; sf=$((sf + 1)); }
+else
+	sf=1
+fi
+record selftests "$sp" "$sf"
+echo "==> suite selftests: $sp passed, $sf failed ($((SECONDS - t0)) s)"
+
 echo
 echo "Summary:"
 printf '  %s\n' "${summary[@]}"

@@ -42,6 +42,8 @@ cp "$(dirname "$0")/banner" "$root/etc/banner"
 chmod +x "$root/init"
 cp "$mods"/*.ko "$root/lib/rhist/"
 [ -z "$script" ] || cp "$script" "$root/test/script.sh"
+# The kernel's ftrace selftests, for the conformance suite.
+cp -r "$tree/tools/testing/selftests/ftrace" "$root/test/ftrace"
 # Scripts may source helpers that sit next to them.
 [ -z "$script" ] || cp "$(dirname "$script")"/*.sh.inc "$root/test/" 2>/dev/null || true
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$vmdir/initramfs.gz"
