@@ -150,10 +150,17 @@ t0=$SECONDS
 sp=0 sf=0
 if [ "$built" = 0 ]; then
 	vm tools/testing/selftests/ftrace-rhist.sh 600 > "$logs/selftests.log" 2>&1
+	vm_rc=$?
 	sp=$(grep -cE '^\[[0-9]+\].*\[PASS\]$' "$logs/selftests.log")
 	sf=$(grep -E '^\[[0-9]+\]' "$logs/selftests.log" | grep -cvE '\[PASS\]$')
 	grep -E '^\[[0-9]+\]' "$logs/selftests.log" | sed 's/^/    /'
 	[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $logs/selftests.log)"; sf=$((sf + 1)); }
+	# A kernel problem during the run fails the suite even if every test
+	# passed (ftracetest's own failures are counted above).
+	if [ "$vm_rc" != 0 ] && [ "$sf" = 0 ]; then
+		echo "    the VM run failed with status $vm_rc (log: $logs/selftests.log)"
+		sf=1
+	fi
 else
 	sf=1
 fi
