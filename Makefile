@@ -7,13 +7,15 @@
 #   make check   install what is missing, build everything, run every suite
 #   make vm SCRIPT=path/to/script.sh
 #                run one guest script in the test VM
+#   make bench   rhist against the C hist trigger, in one boot of the
+#                benchmark kernel; a table on stdout, files in results/
 #
 # Kbuild builds the module itself (see Kbuild); this Makefile drives the
 # scripts in tools/testing/vm/.
 
 VM := tools/testing/vm
 
-.PHONY: all setup kernel modules vm run check host clean
+.PHONY: all setup kernel modules vm run check bench host clean
 
 all: modules
 
@@ -36,6 +38,9 @@ run: modules
 
 check:
 	@tools/testing/check.sh
+
+bench:
+	@tools/testing/bench/run.sh
 
 host:
 	@cd rust/core && cargo test

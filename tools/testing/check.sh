@@ -167,6 +167,15 @@ fi
 record selftests "$sp" "$sf"
 echo "==> suite selftests: $sp passed, $sf failed ($((SECONDS - t0)) s)"
 
+# --- a smoke run of the benchmark: one round, tiny counts ----------------
+suite_start bench-smoke
+if [ "$built" = 0 ]; then
+	one bench-smoke tools/testing/bench/run.sh --smoke
+else
+	one_failed=1
+fi
+suite_end bench-smoke
+
 echo
 echo "Summary:"
 printf '  %s\n' "${summary[@]}"

@@ -13,6 +13,11 @@
  *   /sys/kernel/debug/rhist_test/warn     (0200)
  *	Any write WARNs: the VM runner's tests use it to check that a
  *	kernel warning fails a run.
+ * It also registers the trigger command "rhist_noop", which does nothing:
+ * benchmarks attach it to measure what the trigger framework itself costs.
+ *
+ *   /sys/kernel/debug/rhist_test/now_ns   (0400)
+ *	ktime_get_ns() when read: a clock for timing things from scripts.
  *   /sys/kernel/debug/rhist_test/last_ns  (0400)
  *	Loop time of the last fire in ns (slowest CPU for cpu=all), not
  *	counting time given away in cond_resched().  A fatal signal to
@@ -49,6 +54,8 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+
+#include "trace.h"
 
 #define CREATE_TRACE_POINTS
 #include "rhist_test_events.h"
@@ -407,8 +414,147 @@ static const struct file_operations rhist_test_warn_fops = {
 	.llseek = noop_llseek,
 };
 
+static int rhist_test_now_get(void *data, u64 *val)
+{
+	*val = ktime_get_ns();
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(rhist_test_now_fops, rhist_test_now_get, NULL, "%llu\n");
+
+/* The no-op trigger command, for the benchmark's floor. */
+struct rhist_noop {
+	struct event_trigger_data *data;
+	struct trace_event_file *file;
+	struct list_head node;
+};
+
+static LIST_HEAD(rhist_noops);	/* under event_mutex */
+
+static void rhist_noop_trigger(struct event_trigger_data *data,
+			       struct trace_buffer *buffer, void *rec,
+			       struct ring_buffer_event *rbe)
+{
+}
+
+static int rhist_noop_print(struct seq_file *m, struct event_trigger_data *data)
+{
+	seq_printf(m, "rhist_noop%s\n", data->paused ? " [paused]" : "");
+	return 0;
+}
+
+static struct rhist_noop *rhist_noop_find(struct trace_event_file *file)
+{
+	struct rhist_noop *noop;
+
+	list_for_each_entry(noop, &rhist_noops, node)
+		if (noop->file == file)
+			return noop;
+	return NULL;
+}
+
+static void rhist_noop_detach(struct rhist_noop *noop)
+{
+	list_del_rcu(&noop->data->list);
+	trace_event_trigger_enable_disable(noop->file, 0);
+	update_cond_flag(noop->file);
+	list_del(&noop->node);
+}
+
+static void rhist_noop_free(struct rhist_noop *noop)
+{
+	trigger_data_free(noop->data);
+	event_file_put(noop->file);
+	kfree(noop);
+}
+
+static struct event_command rhist_noop_cmd;
+
+static int rhist_noop_parse(struct event_command *cmd_ops,
+			    struct trace_event_file *file, char *glob,
+			    char *cmd, char *param_and_filter)
+{
+	struct rhist_noop *noop = rhist_noop_find(file);
+	int ret;
+
+	lockdep_assert_held(&event_mutex);
+	if (glob[0] == '!') {
+		if (noop) {
+			rhist_noop_detach(noop);
+			rhist_noop_free(noop);
+		}
+		return 0;
+	}
+	if (noop)
+		return -EEXIST;
+
+	noop = kzalloc(sizeof(*noop), GFP_KERNEL);
+	if (!noop)
+		return -ENOMEM;
+	noop->data = trigger_data_alloc(cmd_ops, cmd, NULL, NULL);
+	if (!noop->data) {
+		kfree(noop);
+		return -ENOMEM;
+	}
+	noop->data->ref = 1;
+	noop->file = file;
+	event_file_get(file);
+	list_add_tail_rcu(&noop->data->list, &file->triggers);
+	update_cond_flag(file);
+	ret = trace_event_trigger_enable_disable(file, 1);
+	if (ret < 0) {
+		list_del_rcu(&noop->data->list);
+		update_cond_flag(file);
+		rhist_noop_free(noop);
+		return ret;
+	}
+	list_add(&noop->node, &rhist_noops);
+	return 0;
+}
+
+/* Called by the tracing core when it clears an instance's triggers. */
+static void rhist_noop_data_free(struct event_trigger_data *data)
+{
+	struct rhist_noop *noop;
+
+	list_for_each_entry(noop, &rhist_noops, node) {
+		if (noop->data == data) {
+			list_del(&noop->node);
+			rhist_noop_free(noop);
+			return;
+		}
+	}
+}
+
+static struct event_command rhist_noop_cmd = {
+	.name		= "rhist_noop",
+	.trigger_type	= ETT_NONE,
+	.flags		= EVENT_CMD_FL_NEEDS_REC,
+	.parse		= rhist_noop_parse,
+	.trigger	= rhist_noop_trigger,
+	.free		= rhist_noop_data_free,
+	.print		= rhist_noop_print,
+};
+
+static void rhist_noop_unregister(void)
+{
+	struct rhist_noop *noop, *tmp;
+	LIST_HEAD(gone);
+
+	unregister_event_command(&rhist_noop_cmd);
+	mutex_lock(&event_mutex);
+	list_for_each_entry_safe(noop, tmp, &rhist_noops, node) {
+		rhist_noop_detach(noop);
+		list_add(&noop->node, &gone);
+	}
+	mutex_unlock(&event_mutex);
+	list_for_each_entry_safe(noop, tmp, &gone, node)
+		rhist_noop_free(noop);
+}
+
 static int __init rhist_test_init(void)
 {
+	int ret;
+
 	rhist_test_dir = debugfs_create_dir("rhist_test", NULL);
 	if (IS_ERR(rhist_test_dir))
 		return PTR_ERR(rhist_test_dir);
@@ -417,13 +563,19 @@ static int __init rhist_test_init(void)
 			    &rhist_test_fire_fops);
 	debugfs_create_file("warn", 0200, rhist_test_dir, NULL,
 			    &rhist_test_warn_fops);
+	debugfs_create_file_unsafe("now_ns", 0400, rhist_test_dir, NULL,
+				   &rhist_test_now_fops);
 	debugfs_create_u64("last_ns", 0400, rhist_test_dir,
 			   &rhist_test_last_ns);
-	return 0;
+	ret = register_event_command(&rhist_noop_cmd);
+	if (ret)
+		debugfs_remove_recursive(rhist_test_dir);
+	return ret;
 }
 
 static void __exit rhist_test_exit(void)
 {
+	rhist_noop_unregister();
 	debugfs_remove_recursive(rhist_test_dir);
 }
 

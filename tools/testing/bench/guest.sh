@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# rhist's benchmark, run in the VM (see tools/testing/bench/run.sh).
+# Prints one line per measurement:
+#   RESULT path <scenario> <mode> <round> <ns> <events>
+#   RESULT memory <size> <impl> <kB> <create_ns> <destroy_ns>
+#   RESULT read <entries> <impl> <round> <ns>
+# Modes: none (no trigger), noop (the rhist_noop trigger: the framework's
+# floor), hist (C), rhist. Rounds alternate the order of the modes.
+EV=events/rhist_test/rhist_sample
+D=/sys/kernel/debug/rhist_test
+ROUNDS=${ROUNDS:-7}
+COUNT=${COUNT:-50000}
+now() { cat $D/now_ns; }
+
+# scenario name|trigger text|fire arguments
+SCENARIOS="
+keys_a|keys=a|keys=64
+keys_abc_vals_ab|keys=a,b,c:vals=a,b|keys=64
+keys_s|keys=s|keys=64
+keys_d|keys=d|keys=64
+log2_vals_b|keys=a.log2:vals=b|keys=64
+sort_3vals|keys=a:vals=b,c:sort=b.descending|keys=64
+cpu_all_hot|keys=common_type|keys=64 cpu=all
+cpu_all_many|keys=a|keys=4096 cpu=all
+full_map|keys=a:size=128|keys=5000
+"
+
+attach() { # mode text
+	case $1 in
+	none) ;;
+	noop) echo rhist_noop >> $EV/trigger ;;
+	*) echo "$1:$2" >> $EV/trigger ;;
+	esac
+}
+detach() {
+	case $1 in
+	none) ;;
+	noop) echo '!rhist_noop' >> $EV/trigger ;;
+	*) echo "!$1:$2" >> $EV/trigger ;;
+	esac
+}
+
+echo "$SCENARIOS" | while IFS='|' read -r name text args; do
+	[ -n "$name" ] || continue
+	r=1
+	while [ $r -le $ROUNDS ]; do
+		if [ $((r % 2)) = 1 ]; then order="none noop hist rhist"; else order="rhist hist noop none"; fi
+		for mode in $order; do
+			attach $mode "$text" || { echo "BENCH-ERROR attach $mode $text"; continue; }
+			echo "count=$COUNT seed=$r $args" > $D/fire
+			echo "RESULT path $name $mode $r $(cat $D/last_ns) $COUNT"
+			detach $mode "$text"
+		done
+		r=$((r + 1))
+	done
+done
+
+# Memory held by one histogram, and the time to create and destroy it.
+for size in 2048 16384 131072; do
+	for impl in hist rhist hist rhist; do
+		t="keys=a,b,c:vals=b,c:size=$size"
+		sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
+		before=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+		t0=$(now); echo "$impl:$t" >> $EV/trigger; t1=$(now)
+		after=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+		t2=$(now); echo "!$impl:$t" >> $EV/trigger; t3=$(now)
+		echo "RESULT memory $size $impl $((before - after)) $((t1 - t0)) $((t3 - t2))"
+	done
+done
+
+# Reading a histogram of about 100,000 entries.
+if [ -z "$SMOKE" ]; then
+	t='keys=a:size=131072'
+	echo "hist:$t" >> $EV/trigger
+	echo "rhist:$t" >> $EV/trigger
+	echo "count=1200000 seed=1 keys=100000" > $D/fire
+	entries=$(awk '/Entries:/ { print $2 }' $EV/hist)
+	for r in 1 2 3 4 5; do
+		for impl in hist rhist; do
+			t0=$(now); cat $EV/$impl > /dev/null; t1=$(now)
+			echo "RESULT read $entries $impl $r $((t1 - t0))"
+		done
+	done
+	echo "!hist:$t" >> $EV/trigger
+	echo "!rhist:$t" >> $EV/trigger
+fi
+echo BENCH-DONE

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turns the RESULT lines of rhist's benchmark into a table, CSV, JSON
+and a PNG chart. Usage: report.py RAW OUT_PREFIX DESCRIPTION [--no-chart]"""
+import json
+import statistics
+import subprocess
+import sys
+
+raw, prefix, description = sys.argv[1:4]
+chart = "--no-chart" not in sys.argv
+
+path, memory, read = {}, {}, {}
+for line in open(raw, errors="replace"):
+    f = line.split()
+    if not f or f[0] != "RESULT":
+        continue
+    if f[1] == "path":
+        scen, mode, ns, n = f[2], f[3], int(f[5]), int(f[6])
+        path.setdefault(scen, {}).setdefault(mode, []).append(ns / n)
+    elif f[1] == "memory":
+        memory.setdefault(int(f[2]), {}).setdefault(f[3], []).append(
+            (int(f[4]), int(f[5]), int(f[6])))
+    elif f[1] == "read":
+        read.setdefault(f[3], []).append(int(f[5]))
+        read["entries"] = int(f[2])
+
+rows = []
+print(f"# {description}")
+print(f"{'scenario':<18} {'none':>8} {'floor':>8} {'C added':>9} {'rhist added':>12} "
+      f"{'ratio':>7}   (ns/event, medians; C and rhist min-max)")
+for scen, modes in path.items():
+    med = {m: statistics.median(v) for m, v in modes.items()}
+    floor = med.get("noop", 0.0)
+    c_add = med["hist"] - floor
+    r_add = med["rhist"] - floor
+    ratio = r_add / c_add if c_add > 0 else float("nan")
+    spread = lambda m: f"{min(modes[m]) - floor:.0f}-{max(modes[m]) - floor:.0f}"
+    print(f"{scen:<18} {med.get('none', 0):8.1f} {floor:8.1f} {c_add:9.1f} {r_add:12.1f} "
+          f"{ratio:7.2f}   C {spread('hist')}, rhist {spread('rhist')}")
+    rows.append({"scenario": scen, "none_ns": med.get("none"), "floor_ns": floor,
+                 "c_added_ns": c_add, "rhist_added_ns": r_add, "ratio": ratio,
+                 "rounds": len(modes["hist"])})
+
+mem_rows = []
+if memory:
+    print(f"\n{'size':>7} {'C kB':>8} {'rhist kB':>9} {'ratio':>6} {'C create ms':>12} "
+          f"{'rhist create ms':>16} {'C destroy ms':>13} {'rhist destroy ms':>17}")
+    for size, impls in sorted(memory.items()):
+        m = {i: [statistics.median(x[k] for x in v) for k in range(3)] for i, v in impls.items()}
+        ratio = m["rhist"][0] / m["hist"][0] if m["hist"][0] > 0 else float("nan")
+        print(f"{size:7} {m['hist'][0]:8.0f} {m['rhist'][0]:9.0f} {ratio:6.2f} "
+              f"{m['hist'][1] / 1e6:12.2f} {m['rhist'][1] / 1e6:16.2f} "
+              f"{m['hist'][2] / 1e6:13.2f} {m['rhist'][2] / 1e6:17.2f}")
+        mem_rows.append({"size": size, "c_kb": m["hist"][0], "rhist_kb": m["rhist"][0],
+                         "ratio": ratio, "c_create_ns": m["hist"][1],
+                         "rhist_create_ns": m["rhist"][1], "c_destroy_ns": m["hist"][2],
+                         "rhist_destroy_ns": m["rhist"][2]})
+
+read_row = None
+if "hist" in read:
+    c, r = statistics.median(read["hist"]), statistics.median(read["rhist"])
+    read_row = {"entries": read["entries"], "c_ms": c / 1e6, "rhist_ms": r / 1e6, "ratio": r / c}
+    print(f"\nread {read['entries']} entries: C {c / 1e6:.1f} ms, rhist {r / 1e6:.1f} ms, "
+          f"ratio {r / c:.2f}")
+
+with open(prefix + ".json", "w") as out:
+    json.dump({"description": description, "event_path": rows, "memory": mem_rows,
+               "read": read_row}, out, indent=2)
+with open(prefix + ".csv", "w") as out:
+    out.write("scenario,none_ns,floor_ns,c_added_ns,rhist_added_ns,ratio\n")
+    for row in rows:
+        out.write(f"{row['scenario']},{row['none_ns']:.2f},{row['floor_ns']:.2f},"
+                  f"{row['c_added_ns']:.2f},{row['rhist_added_ns']:.2f},{row['ratio']:.3f}\n")
+    for row in mem_rows:
+        out.write(f"memory_{row['size']},,,{row['c_kb']},{row['rhist_kb']},{row['ratio']:.3f}\n")
+    if read_row:
+        out.write(f"read_{read_row['entries']},,,{read_row['c_ms']:.2f},"
+                  f"{read_row['rhist_ms']:.2f},{read_row['ratio']:.3f}\n")
+
+if chart:
+    data = prefix + ".dat"
+    with open(data, "w") as out:
+        for row in rows:
+            out.write(f"{row['scenario']} {row['ratio']:.3f}\n")
+        for row in mem_rows:
+            out.write(f"mem_{row['size']} {row['ratio']:.3f}\n")
+        if read_row:
+            out.write(f"read {read_row['ratio']:.3f}\n")
+    script = f"""
+set terminal pngcairo size 1000,500 noenhanced
+set output '{prefix}.png'
+set title 'rhist / C hist (below 1 is better) -- {description}' font ',9'
+set style fill solid 0.6
+set boxwidth 0.7
+set yrange [0:*]
+set xtics rotate by -35
+set grid ytics
+unset key
+plot '{data}' using 0:2:xtic(1) with boxes, 1 with lines dt 2 lc rgb 'black'
+"""
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    print(f"\nchart: {prefix}.png")
+print(f"results: {prefix}.csv, {prefix}.json")

@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make bench`: boots the benchmark kernel (the test configuration without
+# lockdep, atomic-sleep checks and kmemleak) and measures rhist against the
+# C hist trigger in the same boot; prints a table and writes CSV, JSON and
+# a PNG chart under results/.
+#
+# Usage: run.sh [--smoke]    (--smoke: one round, tiny counts, no chart)
+set -euo pipefail
+. "$(dirname "$0")/../vm/lib.sh"
+
+smoke=
+[ "${1:-}" = --smoke ] && smoke=1
+flavour=bench
+[ -n "$smoke" ] && flavour=${RHIST_BENCH_FLAVOUR:-test}
+
+"$RHIST_TOP/tools/testing/vm/setup.sh"
+if [ -z "$smoke" ] && ! command -v gnuplot >/dev/null; then
+	echo "==> installing gnuplot-nox (for the chart)"
+	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends gnuplot-nox >/dev/null
+fi
+"$RHIST_TOP/tools/testing/vm/kernel.sh" "$flavour"
+"$RHIST_TOP/tools/testing/vm/modules.sh" "$flavour"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$(dirname "$0")/guest.sh" "$work/bench.sh.inc"
+if [ -n "$smoke" ]; then
+	printf 'ROUNDS=1 COUNT=2000 SMOKE=1\n. /test/bench.sh.inc\n' > "$work/bench.sh"
+else
+	printf 'ROUNDS=7 COUNT=50000\n. /test/bench.sh.inc\n' > "$work/bench.sh"
+fi
+
+results=$RHIST_TOP/results
+mkdir -p "$results"
+stamp=$(date -u +%Y-%m-%dT%H%MZ)
+raw=$results/bench-$stamp.raw
+echo "==> bench: running in the VM ($flavour kernel; takes a few minutes)"
+"$RHIST_TOP/tools/testing/vm/run.sh" --flavour "$flavour" --timeout 1500 "$work/bench.sh" > "$raw" 2>&1 || {
+	tail -30 "$raw"
+	echo "bench: the VM run failed (log: $raw)" >&2
+	exit 1
+}
+grep -q '^BENCH-DONE' "$raw" || { tail -30 "$raw"; echo "bench: incomplete (log: $raw)" >&2; exit 1; }
+python3 "$(dirname "$0")/report.py" "$raw" "$results/bench-$stamp" \
+	"kernel: $flavour config ($(kernel_tree "$flavour")), machine: $(nproc) cores, QEMU TCG 2 vCPUs" \
+	${smoke:+--no-chart}
+[ -n "$smoke" ] && rm -f "$raw" "$results/bench-$stamp".*
+exit 0
