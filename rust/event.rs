@@ -8,7 +8,7 @@ use core::fmt::{self, Write};
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
-use kernel::ffi::{c_char, c_ulong};
+use kernel::ffi::{c_char, c_int, c_ulong};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
@@ -147,8 +147,16 @@ impl Resolver for KernelSymbols {
         }
     }
 
-    fn syscall_name(&self, _nr: u64) -> Option<&str> {
-        // The syscall metadata is private to the tracing core.
-        None
+    fn syscall_name(&self, nr: u64) -> Option<&str> {
+        // C's hist passes the key to get_syscall_name() as an int.
+        // SAFETY: get_syscall_name() range-checks `nr` and returns NULL or
+        // the name in the syscall metadata, which lives as long as the
+        // kernel and never changes after boot.
+        let name = unsafe { bindings::get_syscall_name(nr as c_int) };
+        if name.is_null() {
+            return None;
+        }
+        // SAFETY: `name` is a NUL-terminated string that is never freed.
+        unsafe { CStr::from_char_ptr(name) }.to_str().ok()
     }
 }

@@ -43,6 +43,7 @@ echo "==> bench: running in the VM ($flavour kernel; takes a few minutes)"
 	exit 1
 }
 grep -q '^BENCH-DONE' "$raw" || { tail -30 "$raw"; echo "bench: incomplete (log: $raw)" >&2; exit 1; }
+if grep -q "^BENCH-ERROR" "$raw"; then grep "^BENCH-ERROR" "$raw"; echo "bench: a measurement failed (log: $raw)" >&2; exit 1; fi
 python3 "$(dirname "$0")/report.py" "$raw" "$results/bench-$stamp" \
 	"kernel: $flavour config ($(kernel_tree "$flavour")), machine: $(nproc) cores, QEMU TCG 2 vCPUs" \
 	${smoke:+--no-chart}
