@@ -27,7 +27,8 @@ use crate::hist::error::{
     HistError, HistErrorKind,
 };
 use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
-use crate::hist::hist_data::HistData;
+use crate::hist::grammar::TriggerSpec;
+use crate::hist::hist_data::{BuildOptions, HistData};
 use crate::hist::histogram::{self, Histogram};
 use crate::hist::map::TracingMap;
 use crate::shim;
@@ -123,9 +124,10 @@ impl Trigger {
     unsafe fn new(
         file: *mut bindings::trace_event_file,
         text: &[u8],
+        remove: bool,
     ) -> Result<KBox<Self>, BuildError> {
         // SAFETY: `file` is live and `event_mutex` held.
-        let (hist, info) = unsafe { Hist::new(file, text) }?;
+        let (hist, info) = unsafe { Hist::new(file, text, remove) }?;
         // SAFETY: as above.
         let pin = unsafe { EventPin::new(file) }?;
         Ok(KBox::new(
@@ -167,6 +169,7 @@ impl Hist {
     unsafe fn new(
         file: *mut bindings::trace_event_file,
         text: &[u8],
+        remove: bool,
     ) -> Result<(Arc<Self>, KVec<u8>), BuildError> {
         // SAFETY: `file` is live.
         let origin = unsafe { EventPin::new(file) }?;
@@ -190,8 +193,26 @@ impl Hist {
             fields: unsafe { forever(&fields) },
             common_fields: &COMMON_FIELDS,
         };
-        let mut data = KBox::new(HistData::empty(&spec), GFP_KERNEL)?;
-        HistData::build_into(&mut data, &spec, &desc)?;
+        let mut data = empty_hist_data(&spec)?;
+        // C's find_var() also looks at the variables of the event's other
+        // triggers (of the same command).
+        let defined_elsewhere = |name: &str| {
+            // SAFETY: `file` is live and `event_mutex` held: its trigger
+            // list and our triggers on it stay as they are meanwhile.
+            unsafe { tracefs::triggers(file) }
+                // SAFETY: as above.
+                .filter(|&d| unsafe { is_ours(d) })
+                .any(|d| {
+                    // SAFETY: `d` is a live rhist trigger.
+                    let other = unsafe { state(d) }.hist().data();
+                    (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
+                })
+        };
+        let options = BuildOptions {
+            remove,
+            defined_elsewhere: Some(&defined_elsewhere),
+        };
+        HistData::build_into_with(&mut data, &spec, &desc, options)?;
         // SAFETY: `data` is never changed after this and outlives `hist`
         // (the invariants of `Hist`).
         let data_ref: &'static HistData<'static> =
@@ -234,6 +255,14 @@ impl Hist {
         )?;
         Ok((hist, info))
     }
+}
+
+/// A heap [`HistData`] to build into. Not inlined: the (large) value is
+/// made on this function's frame, which is gone before the build, deeper
+/// down the stack, begins.
+#[inline(never)]
+fn empty_hist_data<'a>(spec: &TriggerSpec<'a>) -> Result<KBox<HistData<'a>>, BuildError> {
+    Ok(KBox::new(HistData::empty(spec), GFP_KERNEL)?)
 }
 
 impl Drop for Hist {
@@ -425,6 +454,10 @@ unsafe fn detach(data: *mut bindings::event_trigger_data) {
         shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list));
         bindings::trace_event_trigger_enable_disable(file, 0);
         bindings::update_cond_flag(file);
+        if state(data).hist().data().uses_timestamps() {
+            // Taken in `attach()`.
+            bindings::tracing_set_filter_buffering((*file).tr, false);
+        }
     }
 }
 
@@ -530,7 +563,7 @@ unsafe extern "C" fn parse(
         return code::EINVAL.to_errno();
     };
     // SAFETY: `file` is live and `event_mutex` held.
-    let mut trigger = match unsafe { Trigger::new(file, text) } {
+    let mut trigger = match unsafe { Trigger::new(file, text, remove) } {
         Ok(trigger) => trigger,
         // SAFETY: `file` is live.
         Err(BuildError::Hist(err)) => return unsafe { reject(file, text, &err) },
@@ -585,10 +618,26 @@ unsafe extern "C" fn parse(
         }
     }
 
+    // hist sets the instance's trace clock for a trigger that reads
+    // timestamps.
+    let clock = trigger
+        .hist()
+        .data()
+        .uses_timestamps()
+        .then(|| spec.clock());
     // SAFETY: `cmd_ops` and `file` come from the tracing core.
-    match unsafe { attach(cmd_ops, file, trigger, spec.filter(), spec.pause()) } {
+    match unsafe { attach(cmd_ops, file, trigger, spec.filter(), spec.pause(), clock) } {
         Ok(()) => 0,
-        Err(e) => e.to_errno(),
+        Err(BuildError::Hist(err)) => {
+            let err = HistError::with_errno(
+                HistErrorKind::SetClockFail,
+                spec.errpos(clock.unwrap_or("")),
+                err.errno(),
+            );
+            // SAFETY: `file` is live.
+            unsafe { reject(file, text, &err) }
+        }
+        Err(BuildError::Kernel(e)) => e.to_errno(),
     }
 }
 
@@ -609,7 +658,11 @@ unsafe fn clear(data: *mut bindings::event_trigger_data) {
     }
 }
 
-/// Filters and attaches a new trigger.
+/// Filters and attaches a new trigger. With `clock`, sets the instance's
+/// trace clock and has events written straight to the ring buffer while
+/// the trigger lives, as hist does for triggers that read timestamps; a
+/// clock the instance does not know fails with `BuildError::Hist` (its
+/// errno is the one to return).
 ///
 /// # Safety
 ///
@@ -620,12 +673,18 @@ unsafe fn attach(
     trigger: KBox<Trigger>,
     filter: Option<&str>,
     paused: bool,
-) -> Result {
+    clock: Option<&str>,
+) -> Result<(), BuildError> {
     // `set_trigger_filter()` cuts its argument up: give it a copy.
     let mut filter_buf = KVec::new();
     if let Some(filter) = filter {
         filter_buf.extend_from_slice(filter.as_bytes(), GFP_KERNEL)?;
         filter_buf.push(0, GFP_KERNEL)?;
+    }
+    let mut clock_buf = KVec::new();
+    if let Some(clock) = clock {
+        clock_buf.extend_from_slice(clock.as_bytes(), GFP_KERNEL)?;
+        clock_buf.push(0, GFP_KERNEL)?;
     }
     // Room in the registry first: after attaching, nothing may fail.
     // SAFETY: `event_mutex` is held.
@@ -639,7 +698,7 @@ unsafe fn attach(
         bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
     };
     if data.is_null() {
-        return Err(code::ENOMEM);
+        return Err(code::ENOMEM.into());
     }
     // SAFETY: `data` is ours until attached; it owns the trigger from here.
     unsafe {
@@ -659,18 +718,36 @@ unsafe fn attach(
             bindings::set_trigger_filter(filter_buf.as_mut_ptr().cast(), data, file)
         }
     };
-    let ret = if ret < 0 {
-        ret
+    let mut result = if ret < 0 {
+        Err(BuildError::Kernel(Error::from_errno(ret)))
     } else {
-        // SAFETY: `data` is set up; `event_mutex` is held.
-        unsafe { reg(ptr::null_mut(), data, file) }
+        Ok(())
     };
+    if result.is_ok() && !clock_buf.is_empty() {
+        // SAFETY: `file` is live; the clock name is NUL-terminated.
+        let ret = unsafe { bindings::tracing_set_clock((*file).tr, clock_buf.as_ptr().cast()) };
+        if ret < 0 {
+            result = Err(BuildError::Hist(HistError::silent(-ret)));
+        } else {
+            // SAFETY: `file` is live; `detach()` (or the failure below)
+            // drops this reference.
+            unsafe { bindings::tracing_set_filter_buffering((*file).tr, true) };
+        }
+    }
+    if result.is_ok() {
+        // SAFETY: `data` is set up; `event_mutex` is held.
+        let ret = unsafe { reg(ptr::null_mut(), data, file) };
+        if ret < 0 {
+            if !clock_buf.is_empty() {
+                // SAFETY: taken above.
+                unsafe { bindings::tracing_set_filter_buffering((*file).tr, false) };
+            }
+            result = Err(BuildError::Kernel(Error::from_errno(ret)));
+        }
+    }
     // SAFETY: drops the setup reference; on failure this frees everything.
     unsafe { free(data) };
-    if ret < 0 {
-        return Err(Error::from_errno(ret));
-    }
-    Ok(())
+    result
 }
 
 /// Detaches and drops one trigger.

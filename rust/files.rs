@@ -5,6 +5,8 @@
 //! triggers, as `hist` and `hist_debug` show its hist triggers.
 
 use core::cell::UnsafeCell;
+use core::fmt;
+use core::ptr;
 use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -222,7 +224,32 @@ unsafe extern "C" fn show_debug(m: *mut bindings::seq_file, _v: *mut c_void) -> 
     unsafe {
         for_each_trigger(m, |out, data, n| {
             write_header(out, data, n);
-            out.bytes(b"hist_data: rhist\n");
+            let hist_data = command::state(data).hist().data();
+            let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
+            let _ = hist_data.write_debug(out, &ptr);
         })
+    }
+}
+
+/// An address shown as `%p` shows it: hashed, so that reading the file
+/// does not reveal the kernel's layout.
+struct HashedPointer(*const c_void);
+
+impl fmt::Display for HashedPointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; 32];
+        // SAFETY: `buf` is writable for its length, which snprintf() is
+        // told; the format takes one pointer, which `%p` never
+        // dereferences.
+        let len = unsafe {
+            bindings::snprintf(
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                c"%p".as_ptr().cast(),
+                self.0,
+            )
+        };
+        let len = (len.max(0) as usize).min(buf.len() - 1);
+        f.write_str(core::str::from_utf8(&buf[..len]).unwrap_or("(ptrval)"))
     }
 }

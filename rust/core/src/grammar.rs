@@ -1021,7 +1021,11 @@ impl<'a> TriggerSpec<'a> {
     /// timestamps agree; every sort key names a key or value; the named
     /// trigger, clock, synthetic events and onmax/onchange variables are
     /// fine.  `sys.event.$var` atoms are taken as references to another
-    /// event.  Within those assumptions the error and caret are C's.
+    /// event, except that in a key one naming a variable of this trigger
+    /// that is a plain field is not taken for a reference (C parses it as
+    /// that field when `sys.event` is the trigger's own event, which only
+    /// the build step knows).  Within those assumptions the error and
+    /// caret are C's.
     pub fn check_syntax(&self) -> Result<(), HistError> {
         for handler in self.actions() {
             handler?.action()?;
@@ -1091,8 +1095,12 @@ impl<'a> TriggerSpec<'a> {
         let bad = || Err(self.src.error(HistErrorKind::BadFieldModifier, text));
         match (ctx, root) {
             (FieldContext::Key, _) => {
+                // A reference for sure: a `$var` that cannot stand for a
+                // plain field of this trigger, whatever the event.
                 let var_ref = |n: &Node<'a>| match n {
-                    Node::Atom(a) => a.var_ref().is_some() && self.local_field(defs, a).is_none(),
+                    Node::Atom(a) => a
+                        .var_ref()
+                        .is_some_and(|var| self.field_name_from_var(defs, var).is_none()),
                     _ => false,
                 };
                 if expr.nodes.iter().any(var_ref) {
@@ -3438,6 +3446,19 @@ mod tests {
             logged(HistErrorKind::InvalidRefKey, p(t, "$x*2"))
         );
         assert_eq!(parse("keys=$x*2:x=lat").check_syntax(), Ok(()));
+        // sys.event.$x may be this event: then C parses it as the field.
+        assert_eq!(parse("keys=sys.ev.$x+1:x=lat").check_syntax(), Ok(()));
+        assert_eq!(parse("keys=pid,sys.ev.$x:x=lat").check_syntax(), Ok(()));
+        let t = "keys=pid,sys.ev.$x:x=lat+1";
+        assert_eq!(
+            syntax_err(t),
+            logged(HistErrorKind::InvalidRefKey, p(t, "sys.ev.$x"))
+        );
+        let t = "keys=sys.ev.$y:x=lat";
+        assert_eq!(
+            syntax_err(t),
+            logged(HistErrorKind::InvalidRefKey, p(t, "sys.ev.$y"))
+        );
         // Division by a literal zero.
         let t = "keys=pid:vals=a/0x0";
         assert_eq!(

@@ -9,53 +9,83 @@
 //! `create_var_fields()`, `create_key_fields()`, `create_sort_keys()`, so
 //! that the first error is C's, with C's caret.  The result knows how to
 //! build a key from an event record (`event_hist_trigger()` and
-//! `add_to_key()`), what to add to each sum (`hist_trigger_elt_update()`),
-//! how to show keys and values, how the map sorts, and how the trigger
-//! prints itself (`event_hist_trigger_print()`).
+//! `add_to_key()`), what to add to each sum and what each variable holds
+//! (`hist_trigger_elt_update()`), how to show keys and values, how the map
+//! sorts, how the trigger prints itself (`event_hist_trigger_print()`) and
+//! what its `hist_debug` file shows (`hist_trigger_debug_show()`).
 //!
 //! # Fields
 //!
-//! Like C, every key and value is a *hist field*: a set of C's
+//! Like C, every key, value and variable is a *hist field*: a set of C's
 //! `HIST_FIELD_FL_*` flags, the event field it reads (if any), and what
 //! computes its value (`Fetch`, C's `enum hist_field_fn`, evaluated by
-//! one `match`).  `.log2` and `.buckets=` fields have an operand, another
-//! hist field kept in the same arena, as C keeps `operands[0]`.  Names,
-//! displays, key sizes and compare functions all follow from the flags, as
-//! in C, so the odd cases come out as C's too (`hitcount.log2` as a key
-//! always holds 1 and has an empty name; `cpu` is named `cpu` in the hist
-//! file and `common_cpu` in the trigger info).
+//! one `match`).  `.log2` and `.buckets=` fields have an operand, unary
+//! minus one and the four operators two, hist fields kept in the same
+//! arena as C keeps `operands[]`; an operand is always made before the
+//! field that uses it, so evaluation only ever looks at lower indices and
+//! its depth is bounded.  Names, displays, key sizes, types and compare
+//! functions all follow from the flags, as in C, so the odd cases come out
+//! as C's too (`hitcount.log2` as a key always holds 1 and has an empty
+//! name; `cpu` is named `cpu` in the hist file and `common_cpu` in the
+//! trigger info).
+//!
+//! # Expressions
+//!
+//! `parse_expr()`, `parse_unary()` and `parse_atom()` are followed node by
+//! node over the tree [`TriggerSpec::parse_expr`] gives: operands are
+//! parsed with no flags, string operands are refused, timestamp units must
+//! agree, and an operator over two constants is evaluated at once and
+//! replaced by a constant (`combine_consts`), with C's functions: a
+//! division by a constant uses `hist_field_get_div_fn()`'s shift, plain
+//! division or multiply-and-shift, so `10/3` folds to 4, as in C.  An
+//! expression's name is its text as `expr_str()` rebuilds it (folded
+//! constants in decimal, modifiers by their C name, an operand
+//! expression's own `.usecs` repeated), longer than `MAX_FILTER_STR_VAL -
+//! 1` bytes is C's silent `-E2BIG`.
+//!
+//! # Variables
+//!
+//! The variables of this trigger (`name=expr`) are hist fields with
+//! `HIST_FIELD_FL_VAR`, made after the values and before the keys, in
+//! C's `fields[]` between them (C counts them in `n_vals` and `n_vars`);
+//! they are not sums (the map has one sum per value) but are evaluated on
+//! every event ([`HistData::var_value`]) and printed in the trigger info
+//! after the values.  A second definition of a name is `DUPLICATE_VAR`.
 //!
 //! # What is not supported yet
 //!
-//! Variables, variable references, expressions (operators, unary minus,
-//! constants), field variables and handlers/actions.  For those
-//! [`HistData::build`] returns the error C gives before it gets to them if
-//! there is one, otherwise [`not_supported`] (a silent `-EINVAL`):
+//! Everything that involves another trigger or event: variable references
+//! (`$var` and `sys.event.$var`, which C resolves against the registered
+//! triggers), aliases, field variables, handlers and actions, synthetic
+//! events.  For those [`HistData::build`] returns the error C gives before
+//! it gets to them if there is one, otherwise [`not_supported`] (a silent
+//! `-EINVAL`):
 //!
 //! * `onmatch()`: when `parse_actions()` gets to it (C looks its event up);
 //! * `onmax()`/`onchange()`: after everything else is built (C only checks
 //!   them in `create_actions()`, after registration);
-//! * variable definitions: when `create_var_fields()` would create them;
-//! * an expression or a constant key or value: after walking it as
-//!   `parse_expr()` does, so its syntax errors, unknown fields, bad
-//!   modifiers, string operands (`INVALID_STR_OPERAND`), timestamp unit
-//!   mismatches and literal zero divisors are reported as C reports them;
 //! * a `$var` reference (other than one standing for a plain field of a
 //!   variable of this trigger, which C parses as that field): where C
-//!   looks the variable up;
-//! * values C computes from kernel addresses (a string field as a value,
-//!   `.log2`/`.buckets=` of a string or stack trace field) and strings
-//!   behind a pointer (`FILTER_COMM` fields): after everything else.
+//!   looks the variable up, among the registered triggers;
+//! * a variable of the same name on another trigger of the event (C's
+//!   `find_var()` also looks there): not checked here, the shell must;
+//! * strings behind a pointer (`FILTER_COMM` fields), and variables
+//!   holding a string or a stack trace (C copies them into per-entry
+//!   storage for other triggers to read): after everything else;
+//! * a trigger needing more than `NODES_MAX` hist fields (C has no such
+//!   limit; only possible with many variables of long expressions): when
+//!   the arena is full.
 
 use core::fmt::{self, Write};
 
 use super::error::{errno, HistError, HistErrorKind};
 use super::event::{EventDesc, EventField, FieldStorage};
 use super::grammar::{
-    FieldContext, FieldModifier, FieldSpec, Handler, KeyField, Node, NodeId, SpecialField,
-    TriggerSpec, VarDefs, TRACING_MAP_KEYS_MAX, TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX,
+    Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, Handler, KeyField, Node, NodeId,
+    SpecialField, TriggerSpec, VarDef, VarDefs, TRACING_MAP_KEYS_MAX, TRACING_MAP_SORT_KEYS_MAX,
+    TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
 };
-use super::output::{KeyDisplay, KeyPart, ValDisplay, STACKTRACE_DEPTH};
+use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
 
 /// `MAX_FILTER_STR_VAL`: the key size of a dynamic string.
 pub const MAX_FILTER_STR_VAL: u32 = 256;
@@ -63,19 +93,37 @@ pub const MAX_FILTER_STR_VAL: u32 = 256;
 pub const HIST_STACKTRACE_SIZE: u32 = (STACKTRACE_DEPTH * 8) as u32;
 /// `HIST_KEY_SIZE_MAX`: the largest key, all key fields together.
 pub const HIST_KEY_SIZE_MAX: u32 = MAX_FILTER_STR_VAL + HIST_STACKTRACE_SIZE;
+/// `HIST_DIV_SHIFT`: the shift of a division by a constant done as a
+/// multiplication.
+pub const HIST_DIV_SHIFT: u32 = 20;
 
 /// Out of memory: what C returns when `create_hist_field()` fails, e.g.
 /// for a numeric field whose size is not 1, 2, 4 or 8.
 const ENOMEM: i32 = 12;
+/// Argument list too long: an expression name that does not fit
+/// `expr_str()`'s buffer.
+const E2BIG: i32 = 7;
 
-/// Hist fields one trigger can make: hitcount, two values, three keys,
-/// an operand each, and the atoms of an expression walked before
-/// [`not_supported`].
-const NODES_MAX: usize = 24;
+/// The longest expression name `expr_str()` writes (its buffer less the
+/// NUL).
+const EXPR_STR_MAX: usize = MAX_FILTER_STR_VAL as usize - 1;
 
-/// The error for what this module does not support yet (variables,
-/// variable references, expressions, field variables, handlers and
-/// actions, address-valued fields): a silent `-EINVAL`.
+/// Hist fields one trigger can make: hitcount, two values, three keys and
+/// sixteen variables with their operands (an expression of C's three
+/// operators has seven, eleven if its fields have `.log2` or `.buckets=`).
+/// C allocates each; here a trigger needing more gets [`not_supported`].
+const NODES_MAX: usize = 128;
+
+/// No operand.
+const NONE: u8 = u8::MAX;
+
+/// Bounds the evaluation depth (C's expressions nest at most 3 deep, plus
+/// a `.log2`/`.buckets=` operand).
+const EVAL_DEPTH_MAX: u32 = 8;
+
+/// The error for what this module does not support yet (variable
+/// references, field variables, handlers and actions, strings behind
+/// pointers): a silent `-EINVAL`.
 pub const fn not_supported() -> HistError {
     HistError::silent(errno::EINVAL)
 }
@@ -99,6 +147,7 @@ const FL_VAR_REF: u32 = 1 << 14;
 const FL_CPU: u32 = 1 << 15;
 const FL_ALIAS: u32 = 1 << 16;
 const FL_BUCKET: u32 = 1 << 17;
+const FL_CONST: u32 = 1 << 18;
 const FL_PERCENT: u32 = 1 << 19;
 const FL_GRAPH: u32 = 1 << 20;
 
@@ -113,6 +162,17 @@ pub trait EventContext {
     fn clock_in_ns(&self) -> bool;
     /// Fills `out` with the current stack (zero-terminated if shorter).
     fn stacktrace(&self, out: &mut [u64]);
+}
+
+/// What the build needs to know beyond the trigger and its event.
+#[derive(Clone, Copy, Default)]
+pub struct BuildOptions<'o> {
+    /// The command removes a trigger (`!hist:...`): C's `hist_data->remove`,
+    /// which skips the `DUPLICATE_VAR` check.
+    pub remove: bool,
+    /// Whether another trigger of the event defines a variable of this
+    /// name: `find_var()` looks at them too.
+    pub defined_elsewhere: Option<&'o dyn Fn(&str) -> bool>,
 }
 
 /// One sort key of the map.
@@ -169,6 +229,8 @@ enum Fetch {
     Nop,
     /// `hist_field_counter()`: 1.
     Counter,
+    /// `hist_field_const()`: the constant.
+    Const,
     /// `hist_field_log2()`: `order_base_2()` of the operand.
     Log2,
     /// `hist_field_bucket()`: the operand rounded down to the bucket size.
@@ -190,19 +252,177 @@ enum Fetch {
     /// `hist_field_stack()`: a stack trace field (`__data_loc`: a count,
     /// then the frames).
     Stack { at: u32 },
+    /// `hist_field_unary_minus()`.
+    UMinus,
+    /// `hist_field_minus()`.
+    Minus,
+    /// `hist_field_plus()`.
+    Plus,
+    /// `hist_field_div()`: any divisor, 0 gives `(u64)-1`.
+    Div,
+    /// `hist_field_mult()`.
+    Mult,
+    /// `div_by_power_of_two()`: a constant divisor `1 << shift`.
+    DivPower2 { shift: u8 },
+    /// `div_by_not_power_of_two()`: a constant divisor above
+    /// `1 << HIST_DIV_SHIFT`.
+    DivNotPower2,
+    /// `div_by_mult_and_shift()`: a constant divisor up to
+    /// `1 << HIST_DIV_SHIFT`, `mult` being `(1 << HIST_DIV_SHIFT) /
+    /// divisor`.
+    DivMultShift { mult: u32 },
+}
+
+impl Fetch {
+    /// The operator character of an expression (C's `field_op_id`).
+    fn operator(self) -> Option<char> {
+        match self {
+            Fetch::UMinus | Fetch::Minus => Some('-'),
+            Fetch::Plus => Some('+'),
+            Fetch::Mult => Some('*'),
+            Fetch::Div
+            | Fetch::DivPower2 { .. }
+            | Fetch::DivNotPower2
+            | Fetch::DivMultShift { .. } => Some('/'),
+            _ => None,
+        }
+    }
+}
+
+/// `hist_field_div()`: `(u64)-1` for a zero divisor, a shift for a power
+/// of two.
+pub const fn hist_div(dividend: u64, divisor: u64) -> u64 {
+    if divisor == 0 {
+        return u64::MAX;
+    }
+    if divisor & (divisor - 1) == 0 {
+        dividend >> divisor.trailing_zeros()
+    } else {
+        dividend / divisor
+    }
+}
+
+/// `div_by_mult_and_shift()`: below `1 << HIST_DIV_SHIFT`, C multiplies by
+/// `mult` = `(1 << HIST_DIV_SHIFT) / divisor` and shifts, rounding up
+/// (which gives the quotient or one more); above, it divides.
+pub const fn div_mult_shift(dividend: u64, mult: u32, divisor: u64) -> u64 {
+    if dividend < 1 << HIST_DIV_SHIFT {
+        // dividend < 2^20 and mult < 2^20: no overflow.
+        (dividend * mult as u64 + ((1 << HIST_DIV_SHIFT) - 1)) >> HIST_DIV_SHIFT
+    } else {
+        match dividend.checked_div(divisor) {
+            Some(q) => q,
+            None => u64::MAX,
+        }
+    }
+}
+
+/// `hist_field_get_div_fn()`: how C divides by the constant `divisor`
+/// (never 0: C refuses that first).
+fn div_fetch(divisor: u64) -> Fetch {
+    if divisor & divisor.wrapping_sub(1) == 0 {
+        Fetch::DivPower2 {
+            shift: divisor.trailing_zeros() as u8,
+        }
+    } else if divisor > 1 << HIST_DIV_SHIFT {
+        Fetch::DivNotPower2
+    } else {
+        // divisor > 2: the multiplier fits in 20 bits.
+        Fetch::DivMultShift {
+            mult: ((1u64 << HIST_DIV_SHIFT) / divisor) as u32,
+        }
+    }
+}
+
+/// An operator applied to its operands' values: `rhs` is only called for
+/// the operators that read the right operand, `divisor` is the constant of
+/// a constant divisor.
+fn apply_op(op: Fetch, lhs: u64, rhs: impl FnOnce() -> u64, divisor: u64) -> u64 {
+    match op {
+        Fetch::UMinus => lhs.wrapping_neg(),
+        Fetch::Minus => lhs.wrapping_sub(rhs()),
+        Fetch::Plus => lhs.wrapping_add(rhs()),
+        Fetch::Mult => lhs.wrapping_mul(rhs()),
+        Fetch::Div => hist_div(lhs, rhs()),
+        Fetch::DivPower2 { shift } => lhs.checked_shr(shift as u32).unwrap_or(0),
+        Fetch::DivNotPower2 => lhs.checked_div(divisor).unwrap_or(u64::MAX),
+        Fetch::DivMultShift { mult } => div_mult_shift(lhs, mult, divisor),
+        _ => 0,
+    }
+}
+
+/// Where C's `type` string of a hist field comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum TypeName {
+    /// The event field's type (`field->type`).
+    #[default]
+    Field,
+    /// The first operand's type.
+    Operand,
+    /// `u64`
+    U64,
+    /// `unsigned long[]`
+    UnsignedLongArray,
+    /// `unsigned int`
+    UnsignedInt,
 }
 
 /// One hist field, C's `struct hist_field` (the parts used so far).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct HistField<'a> {
     flags: u32,
-    field: Option<&'a EventField<'a>>,
-    fetch: Fetch,
-    operand: Option<u8>,
+    /// Key size (aligned) for keys, the value's size otherwise.
     size: u32,
-    offset: u32,
+    /// Key offset (keys are at most `HIST_KEY_SIZE_MAX` bytes).
+    offset: u16,
+    /// Operand indices (`NONE` for none).
+    operands: [u8; 2],
+    ty: TypeName,
     signed: bool,
-    buckets: u64,
+    fetch: Fetch,
+    field: Option<&'a EventField<'a>>,
+    /// `buckets` of a `.buckets=` field, `constant` of a constant.
+    param: u64,
+}
+
+impl Default for HistField<'_> {
+    fn default() -> Self {
+        HistField {
+            flags: 0,
+            size: 0,
+            offset: 0,
+            operands: [NONE; 2],
+            ty: TypeName::Field,
+            signed: false,
+            fetch: Fetch::Nop,
+            field: None,
+            param: 0,
+        }
+    }
+}
+
+impl HistField<'_> {
+    /// C's `buckets`.
+    fn buckets(&self) -> u64 {
+        if self.flags & FL_BUCKET != 0 {
+            self.param
+        } else {
+            0
+        }
+    }
+
+    /// C's `constant`.
+    fn constant(&self) -> u64 {
+        if self.flags & FL_CONST != 0 {
+            self.param
+        } else {
+            0
+        }
+    }
+
+    fn operand(&self, i: usize) -> Option<u8> {
+        self.operands.get(i).copied().filter(|&op| op != NONE)
+    }
 }
 
 /// The fields `trace_find_event_field()` finds between the event's own
@@ -277,6 +497,11 @@ fn rec_bytes<const N: usize>(rec: &[u8], at: usize) -> Option<[u8; N]> {
 }
 
 /// A u32 of the record (0 when out of range).
+/// The kernel address of byte `at` of the record, as C computes it.
+fn address(rec: &[u8], at: usize) -> u64 {
+    (rec.as_ptr() as u64).wrapping_add(at as u64)
+}
+
 fn rec_u32(rec: &[u8], at: usize) -> u32 {
     rec_bytes(rec, at).map_or(0, u32::from_ne_bytes)
 }
@@ -313,26 +538,67 @@ fn put(dst: &mut [u8], src: &[u8]) {
 /// first NUL, the end of the record or `size` bytes.
 fn strncpy_from(dst: &mut [u8], rec: &[u8], src: usize, size: usize) {
     let from = rec.get(src..).unwrap_or(&[]);
-    for (d, &b) in dst.iter_mut().zip(from.iter()).take(size) {
-        if b == 0 {
-            break;
-        }
-        *d = b;
+    let n = size.min(dst.len()).min(from.len());
+    let (Some(d), Some(s)) = (dst.get_mut(..n), from.get(..n)) else {
+        return;
+    };
+    let len = nul_position(s).unwrap_or(n);
+    if let (Some(d), Some(s)) = (d.get_mut(..len), s.get(..len)) {
+        d.copy_from_slice(s);
     }
 }
 
-/// What `parse_expr()` knows of an operand when it checks an operator.
-#[derive(Clone, Copy)]
-struct Operand {
-    string: bool,
-    usecs: bool,
+/// The index of the first NUL byte of `s`, a word at a time.
+fn nul_position(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut words = s.chunks_exact(8);
+    let mut at = 0;
+    for word in words.by_ref() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(word);
+        let v = u64::from_ne_bytes(b);
+        // Non-zero exactly when some byte of `v` is zero.
+        if v.wrapping_sub(ONES) & !v & HIGHS != 0 {
+            break;
+        }
+        at += 8;
+    }
+    s.get(at..)?.iter().position(|&b| b == 0).map(|p| at + p)
+}
+
+/// A [`Write`] that only counts bytes.
+struct Count(usize);
+
+impl Write for Count {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0 = self.0.saturating_add(s.len());
+        Ok(())
+    }
+}
+
+/// A [`Write`] that checks that what is written is `expected`.
+struct Matches<'s> {
+    rest: &'s str,
+    ok: bool,
+}
+
+impl Write for Matches<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        match self.rest.strip_prefix(s) {
+            Some(rest) if self.ok => self.rest = rest,
+            _ => self.ok = false,
+        }
+        Ok(())
+    }
 }
 
 /// A hist trigger bound to an event (C's `struct hist_trigger_data`),
-/// for triggers without variables, references, expressions or actions.
+/// for triggers without variable references or actions.
 ///
-/// Values are hist fields 0 (hitcount) to `n_sums() - 1`; keys follow in
-/// C's order.  Everything is in fixed-size arrays.
+/// Values (sums) are hitcount and up to two fields; variables come after
+/// them in C's `fields[]`, keys after the variables.  Everything is in
+/// fixed-size arrays.
 #[derive(Clone, Debug)]
 pub struct HistData<'a> {
     spec: TriggerSpec<'a>,
@@ -340,6 +606,9 @@ pub struct HistData<'a> {
     n_nodes: usize,
     vals: [u8; TRACING_MAP_VALS_MAX],
     n_vals: usize,
+    vars: [u8; TRACING_MAP_VARS_MAX],
+    var_names: [&'a str; TRACING_MAP_VARS_MAX],
+    n_vars: usize,
     keys: [u8; TRACING_MAP_KEYS_MAX],
     n_keys: usize,
     key_size: u32,
@@ -356,6 +625,8 @@ struct Builder<'h, 'e, 'a> {
     hd: &'h mut HistData<'a>,
     event: &'e EventDesc<'a>,
     defs: VarDefs<'a>,
+    remove: bool,
+    defined_elsewhere: Option<&'h dyn Fn(&str) -> bool>,
     /// [`not_supported`] for something C accepts but that does not stop
     /// the build (reported if nothing else fails).
     deferred: Option<HistError>,
@@ -384,6 +655,9 @@ impl<'a> HistData<'a> {
             n_nodes: 0,
             vals: [0; TRACING_MAP_VALS_MAX],
             n_vals: 0,
+            vars: [0; TRACING_MAP_VARS_MAX],
+            var_names: [""; TRACING_MAP_VARS_MAX],
+            n_vars: 0,
             keys: [0; TRACING_MAP_KEYS_MAX],
             n_keys: 0,
             key_size: 0,
@@ -403,6 +677,16 @@ impl<'a> HistData<'a> {
         spec: &TriggerSpec<'a>,
         event: &EventDesc<'a>,
     ) -> Result<(), HistError> {
+        Self::build_into_with(hd, spec, event, BuildOptions::default())
+    }
+
+    /// [`build_into`](Self::build_into) with [`BuildOptions`].
+    pub fn build_into_with(
+        hd: &mut HistData<'a>,
+        spec: &TriggerSpec<'a>,
+        event: &EventDesc<'a>,
+        options: BuildOptions<'_>,
+    ) -> Result<(), HistError> {
         let mut deferred = None;
         // parse_actions(): the grammar did what comes before the first
         // onmatch() event look-up.
@@ -419,13 +703,12 @@ impl<'a> HistData<'a> {
             hd,
             event,
             defs,
+            remove: options.remove,
+            defined_elsewhere: options.defined_elsewhere,
             deferred,
         };
         b.create_val_fields()?;
-        // create_var_fields()
-        if !b.defs.is_empty() {
-            return Err(not_supported());
-        }
+        b.create_var_fields()?;
         b.create_key_fields()?;
         b.create_sort_keys()?;
         match b.deferred {
@@ -444,9 +727,30 @@ impl<'a> HistData<'a> {
         self.key_size as usize
     }
 
-    /// The number of sums: hitcount and the values.
+    /// The number of sums: hitcount and the values (not the variables).
     pub fn n_sums(&self) -> usize {
         self.n_vals
+    }
+
+    /// The number of variables this trigger defines (C's `n_vars`).
+    pub fn n_vars(&self) -> usize {
+        self.n_vars
+    }
+
+    /// The name of variable `i` (C's `var.name`; `i` is also C's
+    /// `var.idx`, its slot in `tracing_map_elt.vars[]`).
+    pub fn var_name(&self, i: usize) -> Option<&'a str> {
+        self.var_names.get(..self.n_vars)?.get(i).copied()
+    }
+
+    /// The value variable `i` takes for this record (what
+    /// `hist_trigger_elt_update()` sets with `tracing_map_set_var()`); 0
+    /// for no such variable.  Never panics, allocates or locks.
+    pub fn var_value(&self, i: usize, rec: &[u8], ctx: &dyn EventContext) -> u64 {
+        match self.var_ids().get(i) {
+            Some(&id) => self.value(id, rec, ctx),
+            None => 0,
+        }
     }
 
     /// The map size in bits.
@@ -482,7 +786,7 @@ impl<'a> HistData<'a> {
         key.fill(0);
         for &id in self.key_ids() {
             let f = self.node(id);
-            let start = (f.offset as usize).min(key.len());
+            let start = usize::from(f.offset).min(key.len());
             let end = start.saturating_add(f.size as usize).min(key.len());
             let Some(slot) = key.get_mut(start..end) else {
                 continue;
@@ -523,7 +827,7 @@ impl<'a> HistData<'a> {
 
     /// The value added to sum `i` (0 = hitcount, always 1) for this record.
     pub fn sum_value(&self, i: usize, rec: &[u8], ctx: &dyn EventContext) -> u64 {
-        match self.vals.get(..self.n_vals).and_then(|v| v.get(i)) {
+        match self.val_ids().get(i) {
             Some(&id) => self.value(id, rec, ctx),
             None => 0,
         }
@@ -533,10 +837,14 @@ impl<'a> HistData<'a> {
     pub fn key_parts<'k>(&'k self, key: &'k [u8]) -> impl Iterator<Item = KeyPart<'k>> + 'k {
         self.key_ids().iter().map(move |&id| {
             let f = self.node(id);
-            let start = (f.offset as usize).min(key.len());
+            let start = usize::from(f.offset).min(key.len());
             let end = start.saturating_add(f.size as usize).min(key.len());
+            let name = match self.name_str(id, 0) {
+                Some(name) => KeyName::Text(name),
+                None => KeyName::Field(self, id),
+            };
             KeyPart {
-                name: self.field_name(id, 0),
+                name,
                 display: key_display(f),
                 bytes: key.get(start..end).unwrap_or(&[]),
             }
@@ -546,7 +854,8 @@ impl<'a> HistData<'a> {
     /// The values to print after the keys: (sum index, name, display), hitcount first unless nohitcount.
     ///
     /// As in `hist_trigger_entry_print()`, C puts one more space before
-    /// each value after hitcount than [`super::output::write_val`] writes.
+    /// each value after hitcount than [`super::output::write_val`] writes,
+    /// and leaves out expressions.
     pub fn printed_vals(&self) -> impl Iterator<Item = (usize, &'a str, ValDisplay)> + '_ {
         let no_hitcount = self.spec.no_hitcount();
         self.val_ids()
@@ -565,7 +874,7 @@ impl<'a> HistData<'a> {
                     (0, "hitcount", ValDisplay::Plain)
                 } else {
                     let f = self.node(id);
-                    (i, self.field_name(id, 0), val_display(f))
+                    (i, self.name_str(id, 0).unwrap_or(""), val_display(f))
                 }
             })
     }
@@ -575,7 +884,7 @@ impl<'a> HistData<'a> {
         self.sort_keys.get(..self.n_sort_keys).unwrap_or(&[])
     }
 
-    /// The trigger info line without its filter/state suffix: `hist:keys=...:vals=...:sort=...:size=N[:clock=..][:nohitcount]`
+    /// The trigger info line without its filter/state suffix: `hist:keys=...:vals=...[:var=...]:sort=...:size=N[:clock=..][:nohitcount]`
     /// with `prefix` replacing `hist:` (rhist passes "rhist:"), and `name:` after the prefix for named triggers, exactly as event_hist_trigger_print().
     pub fn write_info(&self, out: &mut dyn Write, prefix: &str) -> fmt::Result {
         out.write_str(prefix)?;
@@ -594,7 +903,7 @@ impl<'a> HistData<'a> {
                     None => out.write_str("common_stacktrace")?,
                 }
             } else {
-                self.print_field(out, id)?;
+                self.print_field(out, id, None)?;
             }
         }
         out.write_str(":vals=")?;
@@ -609,9 +918,13 @@ impl<'a> HistData<'a> {
                 if show_val {
                     out.write_char(',')?;
                 }
-                self.print_field(out, id)?;
+                self.print_field(out, id, None)?;
             }
             show_val = true;
+        }
+        for (i, (&id, &name)) in self.var_ids().iter().zip(self.var_names.iter()).enumerate() {
+            out.write_char(if i == 0 { ':' } else { ',' })?;
+            self.print_field(out, id, Some(name))?;
         }
         out.write_str(":sort=")?;
         for (i, (key, field)) in self.sort_keys().iter().zip(self.sort_fields).enumerate() {
@@ -620,7 +933,7 @@ impl<'a> HistData<'a> {
             }
             match field {
                 None => out.write_str("hitcount")?,
-                Some(id) => self.print_field(out, id)?,
+                Some(id) => self.print_field(out, id, None)?,
             }
             if key.descending {
                 out.write_str(".descending")?;
@@ -636,39 +949,96 @@ impl<'a> HistData<'a> {
         Ok(())
     }
 
+    /// What the `hist_debug` file shows for this trigger after its
+    /// header, exactly as `hist_trigger_debug_show()`: from
+    /// `hist_data: <ptr>` (`hist_data_ptr` shows C's `%p`) to the key
+    /// fields (there are no variable references, field variables or
+    /// actions yet).
+    ///
+    /// C writes before it `"\n\n"` for every trigger but the event's
+    /// first, then `"# event histogram\n#\n# trigger info: "`, the trigger
+    /// info line with its suffix and newline, and `"#\n\n"`.
+    pub fn write_debug(
+        &self,
+        out: &mut dyn Write,
+        hist_data_ptr: &dyn fmt::Display,
+    ) -> fmt::Result {
+        let n_vals = self.n_vals + self.n_vars;
+        writeln!(out, "hist_data: {hist_data_ptr}\n")?;
+        writeln!(out, "  n_vals: {n_vals}")?;
+        writeln!(out, "  n_keys: {}", self.n_keys)?;
+        writeln!(out, "  n_fields: {}", n_vals + self.n_keys)?;
+        out.write_str("\n  val fields:\n\n")?;
+        let vals = self.val_ids().iter().chain(self.var_ids());
+        for (i, &id) in vals.enumerate() {
+            if i == 0 {
+                out.write_str("    hist_data->fields[0]:\n")?;
+            } else {
+                write!(out, "\n    hist_data->fields[{i}]:\n")?;
+            }
+            self.debug_field(out, id)?;
+        }
+        out.write_str("\n  key fields:\n")?;
+        for (i, &id) in self.key_ids().iter().enumerate() {
+            write!(out, "\n    hist_data->fields[{}]:\n", n_vals + i)?;
+            self.debug_field(out, id)?;
+        }
+        Ok(())
+    }
+
     // --- internals --------------------------------------------------------
 
     fn node(&self, id: u8) -> HistField<'a> {
-        self.nodes.get(usize::from(id)).copied().unwrap_or_default()
+        self.nodes
+            .get(..self.n_nodes)
+            .and_then(|nodes| nodes.get(usize::from(id)))
+            .copied()
+            .unwrap_or_default()
     }
 
     fn val_ids(&self) -> &[u8] {
         self.vals.get(..self.n_vals).unwrap_or(&[])
     }
 
+    fn var_ids(&self) -> &[u8] {
+        self.vars.get(..self.n_vars).unwrap_or(&[])
+    }
+
     fn key_ids(&self) -> &[u8] {
         self.keys.get(..self.n_keys).unwrap_or(&[])
     }
 
-    /// The values and keys (C's `fields[]`).
+    /// C's `fields[]`: the values, the variables, the keys.
     fn field_ids(&self) -> impl Iterator<Item = u8> + '_ {
-        self.val_ids().iter().chain(self.key_ids()).copied()
+        self.val_ids()
+            .iter()
+            .chain(self.var_ids())
+            .chain(self.key_ids())
+            .copied()
     }
 
     /// `hist_fn_call()`: the value of hist field `id` for this record.
     fn value(&self, id: u8, rec: &[u8], ctx: &dyn EventContext) -> u64 {
+        self.eval(id, rec, ctx, EVAL_DEPTH_MAX)
+    }
+
+    fn eval(&self, id: u8, rec: &[u8], ctx: &dyn EventContext, depth: u32) -> u64 {
+        let Some(depth) = depth.checked_sub(1) else {
+            return 0;
+        };
         let f = self.node(id);
         // Operands are made before the fields that use them.
-        let operand = |rec, ctx| match f.operand {
-            Some(op) if op < id => self.value(op, rec, ctx),
+        let operand = |i: usize| match f.operand(i) {
+            Some(op) if op < id => self.eval(op, rec, ctx, depth),
             _ => 0,
         };
         match f.fetch {
             Fetch::Counter => 1,
-            Fetch::Log2 => order_base_2(operand(rec, ctx)),
+            Fetch::Const => f.constant(),
+            Fetch::Log2 => order_base_2(operand(0)),
             Fetch::Bucket => {
-                let val = operand(rec, ctx);
-                match f.buckets {
+                let val = operand(0);
+                match f.buckets() {
                     0 => val,
                     // C divides as unsigned long below LONG_MAX and with
                     // div64_ul() above: the same thing on 64 bits.
@@ -685,31 +1055,54 @@ impl<'a> HistData<'a> {
             }
             Fetch::Cpu => u64::from(ctx.cpu()),
             Fetch::Num { at, size, signed } => rec_num(rec, at, size, signed),
-            // Addresses in C: never used as numbers by what build() accepts.
-            Fetch::Nop
-            | Fetch::String { .. }
-            | Fetch::DynString { .. }
-            | Fetch::RelDynString { .. }
-            | Fetch::PString
-            | Fetch::Stack { .. } => 0,
+            op @ (Fetch::UMinus
+            | Fetch::Minus
+            | Fetch::Plus
+            | Fetch::Div
+            | Fetch::Mult
+            | Fetch::DivPower2 { .. }
+            | Fetch::DivNotPower2
+            | Fetch::DivMultShift { .. }) => {
+                let divisor = f.operand(1).map_or(0, |op| self.node(op).constant());
+                apply_op(op, operand(0), || operand(1), divisor)
+            }
+            // Addresses in the record, as C computes them: every trigger on
+            // an event sees the same record, so sums of them come out as
+            // C's.
+            Fetch::String { at } => address(rec, at as usize),
+            Fetch::DynString { at } | Fetch::Stack { at } => {
+                address(rec, (rec_u32(rec, at as usize) & 0xffff) as usize)
+            }
+            Fetch::RelDynString { at } => {
+                let loc = (rec_u32(rec, at as usize) & 0xffff) as usize;
+                address(rec, (at as usize).wrapping_add(4).wrapping_add(loc))
+            }
+            Fetch::PString => match f.field {
+                Some(field) => rec_u64(rec, field.offset as usize),
+                None => 0,
+            },
+            Fetch::Nop => 0,
         }
     }
 
-    /// `hist_field_name()`.
-    fn field_name(&self, id: u8, level: u32) -> &'a str {
+    /// `hist_field_name()` when it is text: `None` for an expression,
+    /// whose name [`Self::write_name`] writes.
+    fn name_str(&self, id: u8, level: u32) -> Option<&'a str> {
         if level > 1 {
-            return "";
+            return Some("");
         }
         let f = self.node(id);
-        if let Some(field) = f.field {
+        Some(if let Some(field) = f.field {
             field.name
         } else if f.flags & (FL_LOG2 | FL_ALIAS | FL_BUCKET) != 0 {
-            match f.operand {
-                Some(op) if op < id => self.field_name(op, level + 1),
+            match f.operand(0) {
+                Some(op) if op < id => return self.name_str(op, level + 1),
                 _ => "",
             }
         } else if f.flags & FL_CPU != 0 {
             "common_cpu"
+        } else if f.flags & (FL_EXPR | FL_VAR_REF) != 0 {
+            return None;
         } else if f.flags & FL_TIMESTAMP != 0 {
             "common_timestamp"
         } else if f.flags & FL_STACKTRACE != 0 {
@@ -718,27 +1111,149 @@ impl<'a> HistData<'a> {
             "hitcount"
         } else {
             ""
+        })
+    }
+
+    /// `hist_field_name()`.
+    fn write_name(&self, out: &mut dyn Write, id: u8) -> fmt::Result {
+        match self.name_str(id, 0) {
+            Some(name) => out.write_str(name),
+            None => self.write_expr_str(out, id, 0),
         }
     }
 
-    /// `hist_field_print()`.
-    fn print_field(&self, out: &mut dyn Write, id: u8) -> fmt::Result {
+    /// `expr_str()`: the name of an expression (what C stores in its
+    /// `name` when it creates it); [`Builder::check_expr_str`] makes sure
+    /// C would not fail here.
+    fn write_expr_str(&self, out: &mut dyn Write, id: u8, level: u32) -> fmt::Result {
         let f = self.node(id);
+        let op0 = match f.operand(0) {
+            Some(op) if op < id && level <= 1 => op,
+            _ => return self.write_expr_field_str(out, id),
+        };
+        if f.fetch == Fetch::UMinus {
+            out.write_str("-(")?;
+            self.write_expr_str(out, op0, level + 1)?;
+            return out.write_char(')');
+        }
+        self.write_expr_field_str(out, op0)?;
+        out.write_char(f.fetch.operator().unwrap_or('?'))?;
+        match f.operand(1) {
+            Some(op1) if op1 < id => self.write_expr_field_str(out, op1),
+            _ => Ok(()),
+        }
+    }
+
+    /// `expr_field_str()`: an operand in an expression's name.
+    fn write_expr_field_str(&self, out: &mut dyn Write, id: u8) -> fmt::Result {
+        let f = self.node(id);
+        if f.flags & FL_VAR_REF != 0 {
+            out.write_char('$')?;
+        } else if f.flags & FL_CONST != 0 {
+            write!(out, "{}", f.constant())?;
+        }
+        self.write_name(out, id)?;
+        if f.flags & FL_VAR_REF == 0 {
+            if let Some(flags) = field_flags_str(f.flags) {
+                write!(out, ".{flags}")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `hist_field_print()`, with the variable's name.
+    fn print_field(&self, out: &mut dyn Write, id: u8, var_name: Option<&str>) -> fmt::Result {
+        let f = self.node(id);
+        if let Some(name) = var_name {
+            write!(out, "{name}=")?;
+        }
         if f.flags & FL_CPU != 0 {
             out.write_str("common_cpu")?;
+        } else if f.flags & FL_CONST != 0 {
+            write!(out, "{}", f.constant())?;
         } else {
-            out.write_str(self.field_name(id, 0))?;
+            if f.flags & (FL_VAR_REF | FL_ALIAS) != 0 {
+                out.write_char('$')?;
+            }
+            self.write_name(out, id)?;
         }
         if f.flags & (FL_VAR_REF | FL_EXPR | FL_STACKTRACE) == 0 {
             if let Some(flags) = field_flags_str(f.flags) {
                 write!(out, ".{flags}")?;
             }
         }
-        if f.buckets != 0 {
+        if f.buckets() != 0 {
             // C prints the unsigned long with %ld.
-            write!(out, "={}", f.buckets as i64)?;
+            write!(out, "={}", f.buckets() as i64)?;
         }
         Ok(())
+    }
+
+    /// Whether `hist_field_name()` of `id` is `name`.
+    fn name_is(&self, id: u8, name: &str) -> bool {
+        let mut m = Matches {
+            rest: name,
+            ok: true,
+        };
+        self.write_name(&mut m, id).is_ok() && m.ok && m.rest.is_empty()
+    }
+
+    /// C's `type` string of a field.
+    fn type_name(&self, id: u8) -> &'a str {
+        let mut id = id;
+        // Each step goes to a lower index.
+        for _ in 0..NODES_MAX {
+            let f = self.node(id);
+            match f.ty {
+                TypeName::Field => return f.field.map_or("(null)", |field| field.type_name),
+                TypeName::U64 => return "u64",
+                TypeName::UnsignedLongArray => return "unsigned long[]",
+                TypeName::UnsignedInt => return "unsigned int",
+                TypeName::Operand => match f.operand(0) {
+                    Some(op) if op < id => id = op,
+                    _ => break,
+                },
+            }
+        }
+        "(null)"
+    }
+
+    /// `hist_field_debug_show()` of a field (with C's flags, which never
+    /// fail its check).
+    fn debug_field(&self, out: &mut dyn Write, id: u8) -> fmt::Result {
+        let f = self.node(id);
+        out.write_str("      flags:\n")?;
+        out.write_str(if f.flags & FL_KEY != 0 {
+            "        HIST_FIELD_FL_KEY\n"
+        } else if f.flags & FL_HITCOUNT != 0 {
+            "        VAL: HIST_FIELD_FL_HITCOUNT\n"
+        } else if f.flags & FL_VAR != 0 {
+            "        HIST_FIELD_FL_VAR\n"
+        } else if f.flags & FL_VAR_REF != 0 {
+            "        HIST_FIELD_FL_VAR_REF\n"
+        } else {
+            "        VAL: normal u64 value\n"
+        })?;
+        if f.flags & FL_ALIAS != 0 {
+            out.write_str("        HIST_FIELD_FL_ALIAS\n")?;
+        } else if f.flags & FL_CONST != 0 {
+            out.write_str("        HIST_FIELD_FL_CONST\n")?;
+        }
+        if let Some(field) = f.field {
+            writeln!(out, "      ftrace_event_field name: {}", field.name)?;
+        }
+        if f.flags & FL_VAR != 0 {
+            let idx = self.var_ids().iter().position(|&v| v == id).unwrap_or(0);
+            let name = self.var_name(idx).unwrap_or("");
+            writeln!(out, "      var.name: {name}")?;
+            writeln!(out, "      var.idx (into tracing_map_elt.vars[]): {idx}")?;
+        }
+        if f.flags & FL_CONST != 0 {
+            writeln!(out, "      constant: {}", f.constant())?;
+        }
+        writeln!(out, "      type: {}", self.type_name(id))?;
+        writeln!(out, "      size: {}", f.size)?;
+        writeln!(out, "      is_signed: {}", u32::from(f.signed))
     }
 
     /// The compare function `create_tracing_map_fields()` gives a key.
@@ -756,10 +1271,16 @@ impl<'a> HistData<'a> {
             Some(field) => num(field.size, field.signed),
         };
         SortField::Key {
-            offset: f.offset,
+            offset: u32::from(f.offset),
             size,
             cmp,
         }
+    }
+}
+
+impl FieldNames for HistData<'_> {
+    fn write_field_name(&self, id: u8, out: &mut dyn Write) -> fmt::Result {
+        self.write_name(out, id)
     }
 }
 
@@ -802,7 +1323,7 @@ fn key_display(f: HistField<'_>) -> KeyDisplay {
     } else if has(FL_LOG2) {
         KeyDisplay::Log2
     } else if has(FL_BUCKET) {
-        KeyDisplay::Buckets(f.buckets)
+        KeyDisplay::Buckets(f.buckets())
     } else if has(FL_STRING) {
         KeyDisplay::Str
     } else {
@@ -835,6 +1356,15 @@ fn read_stack(rec: &[u8], at: u32, entries: &mut [u64; STACKTRACE_DEPTH]) {
     }
 }
 
+/// The flags `parse_expr()` is called with for a field of kind `ctx`.
+fn context_flags(ctx: FieldContext) -> u32 {
+    match ctx {
+        FieldContext::Key => FL_KEY,
+        FieldContext::Var => FL_VAR,
+        FieldContext::Val | FieldContext::Operand => 0,
+    }
+}
+
 impl<'a> Builder<'_, '_, 'a> {
     fn spec(&self) -> &TriggerSpec<'a> {
         &self.hd.spec
@@ -853,7 +1383,7 @@ impl<'a> Builder<'_, '_, 'a> {
         let slot = self.hd.nodes.get_mut(id).ok_or(not_supported())?;
         *slot = f;
         self.hd.n_nodes += 1;
-        // NODES_MAX < 256.
+        // NODES_MAX < NONE.
         Ok(id as u8)
     }
 
@@ -868,6 +1398,7 @@ impl<'a> Builder<'_, '_, 'a> {
             flags: FL_HITCOUNT,
             fetch: Fetch::Counter,
             size: 8,
+            ty: TypeName::U64,
             ..HistField::default()
         })?;
         self.hd.vals[0] = hitcount;
@@ -893,10 +1424,6 @@ impl<'a> Builder<'_, '_, 'a> {
         if f.flags & forbidden != 0 {
             return Err(self.error(HistErrorKind::BadFieldModifier, text));
         }
-        if f.flags & FL_STRING != 0 {
-            // C sums the string's address.
-            self.defer();
-        }
         let slot = self
             .hd
             .vals
@@ -904,6 +1431,48 @@ impl<'a> Builder<'_, '_, 'a> {
             .ok_or(not_supported())?;
         *slot = id;
         self.hd.n_vals += 1;
+        Ok(())
+    }
+
+    /// `create_var_fields()`.
+    fn create_var_fields(&mut self) -> Result<(), HistError> {
+        for i in 0..self.defs.len() {
+            if let Some(&def) = self.defs.get(i) {
+                self.create_var_field(def)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `create_var_field()`.
+    fn create_var_field(&mut self, def: VarDef<'a>) -> Result<(), HistError> {
+        // find_var(): this trigger's variables, then the event's other
+        // triggers'.
+        let names = self.hd.var_names.get(..self.hd.n_vars).unwrap_or(&[]);
+        let elsewhere = |name| self.defined_elsewhere.is_some_and(|f| f(name));
+        if !self.remove && (names.contains(&def.name) || elsewhere(def.name)) {
+            return Err(self.error(HistErrorKind::DuplicateVar, def.name));
+        }
+        let id = self.parse_expr(def.expr, FieldContext::Var)?;
+        let f = self.node(id);
+        if f.flags & (FL_GRAPH | FL_PERCENT | FL_BUCKET | FL_LOG2) != 0 {
+            return Err(self.error(HistErrorKind::BadFieldModifier, def.expr));
+        }
+        if f.flags & (FL_EXECNAME | FL_STRING | FL_STACKTRACE) != 0 {
+            // update_var_execname() and var_str_idx: C keeps a copy of
+            // the string or stack in the entry, for other triggers.
+            self.defer();
+        }
+        let n = self.hd.n_vars;
+        match (self.hd.vars.get_mut(n), self.hd.var_names.get_mut(n)) {
+            (Some(slot), Some(name)) => {
+                *slot = id;
+                *name = def.name;
+            }
+            // The grammar allows at most TRACING_MAP_VARS_MAX.
+            _ => return Err(not_supported()),
+        }
+        self.hd.n_vars += 1;
         Ok(())
     }
 
@@ -926,11 +1495,14 @@ impl<'a> Builder<'_, '_, 'a> {
                 let id = self.push(HistField {
                     flags: FL_KEY | FL_STACKTRACE,
                     size: HIST_STACKTRACE_SIZE,
+                    ty: TypeName::UnsignedLongArray,
                     ..HistField::default()
                 })?;
                 (id, HIST_STACKTRACE_SIZE)
             }
             KeyField::Expr(text) => {
+                // Variable references, which would be INVALID_REF_KEY,
+                // are not supported before that.
                 let id = self.parse_expr(text, FieldContext::Key)?;
                 (id, self.node(id).size)
             }
@@ -939,7 +1511,8 @@ impl<'a> Builder<'_, '_, 'a> {
         let offset = self.hd.key_size;
         if let Some(f) = self.hd.nodes.get_mut(usize::from(id)) {
             f.size = size;
-            f.offset = offset;
+            // At most HIST_KEY_SIZE_MAX, checked for the key before.
+            f.offset = offset as u16;
         }
         self.hd.key_size = offset.wrapping_add(size);
         if self.hd.key_size > HIST_KEY_SIZE_MAX {
@@ -971,7 +1544,7 @@ impl<'a> Builder<'_, '_, 'a> {
                 let keys = keys.map(|&id| (self.hd.key_sort_field(&self.node(id)), id));
                 let found = vals
                     .chain(keys)
-                    .find(|&(_, id)| self.hd.field_name(id, 0) == key.name());
+                    .find(|&(_, id)| self.hd.name_is(id, key.name()));
                 match found {
                     Some((field, id)) => (field, Some(id)),
                     None => return Err(self.error(HistErrorKind::InvalidSortField, key.name())),
@@ -993,85 +1566,159 @@ impl<'a> Builder<'_, '_, 'a> {
         Ok(())
     }
 
-    /// `parse_expr()` of a key or value: its hist field, the error C
-    /// reports, or [`not_supported`] for an expression.
+    /// `parse_expr()` of a key, value or variable: its hist field, or the
+    /// error C reports.
     fn parse_expr(&mut self, text: &'a str, ctx: FieldContext) -> Result<u8, HistError> {
         let expr = self.spec().parse_expr(text, ctx);
-        let root = expr.root();
-        match *expr.node(root) {
-            Node::Atom(atom) => self.parse_atom(&atom),
-            _ => {
-                self.walk_expr(&expr, root)?;
-                Err(not_supported())
-            }
-        }
+        self.build_node(&expr, expr.root(), context_flags(ctx))
     }
 
-    /// Walks an expression as `parse_expr()` and `parse_unary()` do, up to
-    /// what needs the values: gives the first error C reports.
-    fn walk_expr(
-        &mut self,
-        expr: &super::grammar::Expr<'a>,
-        id: NodeId,
-    ) -> Result<Operand, HistError> {
+    /// One node of `parse_expr()`'s recursion; `flags` are those of the
+    /// field (none for an operand).  The recursion is as deep as the tree
+    /// (at most C's 3 subexpressions).
+    fn build_node(&mut self, expr: &Expr<'a>, id: NodeId, flags: u32) -> Result<u8, HistError> {
         match *expr.node(id) {
             Node::Error(e) => Err(e),
-            Node::Const { .. } => Ok(Operand {
-                string: false,
-                usecs: false,
-            }),
-            Node::Atom(atom) => {
-                let id = self.parse_atom(&atom)?;
-                let f = self.node(id);
-                Ok(Operand {
-                    string: f.flags & FL_STRING != 0,
-                    usecs: f.flags & FL_TIMESTAMP_USECS != 0,
-                })
-            }
-            Node::Neg { text, operand } => {
-                let o = self.walk_expr(expr, operand)?;
-                if o.string {
-                    return Err(self.error(HistErrorKind::InvalidStrOperand, text));
-                }
-                Ok(Operand {
-                    string: false,
-                    usecs: o.usecs,
-                })
-            }
+            // parse_const()
+            Node::Const { value, .. } => self.push_const(flags, value),
+            Node::Atom(atom) => self.parse_atom(&atom),
+            Node::Neg { text, operand } => self.parse_unary(expr, flags, text, operand),
             Node::Binary {
                 op,
                 lhs_text,
                 rhs_text,
                 lhs,
                 rhs,
-            } => {
-                let l = self.walk_expr(expr, lhs)?;
-                if l.string {
-                    return Err(self.error(HistErrorKind::InvalidStrOperand, lhs_text));
-                }
-                let r = self.walk_expr(expr, rhs)?;
-                if r.string {
-                    return Err(self.error(HistErrorKind::InvalidStrOperand, rhs_text));
-                }
-                if l.usecs != r.usecs {
-                    return Err(HistError::new(HistErrorKind::TimestampMismatch, 0));
-                }
-                if op == super::grammar::BinaryOp::Div {
-                    if let Node::Const { value: 0, .. } = expr.node(rhs) {
-                        return Err(self.error(HistErrorKind::DivisionByZero, rhs_text));
-                    }
-                }
-                Ok(Operand {
-                    string: false,
-                    usecs: l.usecs,
-                })
-            }
+            } => self.parse_binary(expr, flags, op, (lhs_text, lhs), (rhs_text, rhs)),
         }
     }
 
-    /// `parse_atom()` of a field (constants are walked by
-    /// [`Self::walk_expr`]).
-    fn parse_atom(&mut self, atom: &super::grammar::Atom<'a>) -> Result<u8, HistError> {
+    /// A constant: `create_hist_field()` with `HIST_FIELD_FL_CONST`.
+    fn push_const(&mut self, flags: u32, value: u64) -> Result<u8, HistError> {
+        self.push(HistField {
+            flags: flags | FL_CONST,
+            fetch: Fetch::Const,
+            size: 8,
+            ty: TypeName::U64,
+            param: value,
+            ..HistField::default()
+        })
+    }
+
+    /// `parse_unary()` after its syntax checks: `-(operand)`.
+    fn parse_unary(
+        &mut self,
+        expr: &Expr<'a>,
+        flags: u32,
+        text: &'a str,
+        operand: NodeId,
+    ) -> Result<u8, HistError> {
+        let op = self.build_node(expr, operand, 0)?;
+        let o = self.node(op);
+        if o.flags & FL_STRING != 0 {
+            return Err(self.error(HistErrorKind::InvalidStrOperand, text));
+        }
+        let id = self.push(HistField {
+            flags: flags | FL_EXPR | o.flags & (FL_TIMESTAMP | FL_TIMESTAMP_USECS),
+            fetch: Fetch::UMinus,
+            operands: [op, NONE],
+            size: o.size,
+            signed: o.signed,
+            ty: TypeName::Operand,
+            ..HistField::default()
+        })?;
+        self.check_expr_str(id)?;
+        Ok(id)
+    }
+
+    /// `parse_expr()` of `lhs op rhs`, after its syntax checks.
+    fn parse_binary(
+        &mut self,
+        expr: &Expr<'a>,
+        flags: u32,
+        op: BinaryOp,
+        (lhs_text, lhs): (&'a str, NodeId),
+        (rhs_text, rhs): (&'a str, NodeId),
+    ) -> Result<u8, HistError> {
+        let mark = self.hd.n_nodes;
+        let l = self.build_node(expr, lhs, 0)?;
+        if self.node(l).flags & FL_STRING != 0 {
+            return Err(self.error(HistErrorKind::InvalidStrOperand, lhs_text));
+        }
+        let r = self.build_node(expr, rhs, 0)?;
+        let (lf, rf) = (self.node(l), self.node(r));
+        if rf.flags & FL_STRING != 0 {
+            return Err(self.error(HistErrorKind::InvalidStrOperand, rhs_text));
+        }
+        // check_expr_operands()
+        if (lf.flags ^ rf.flags) & FL_TIMESTAMP_USECS != 0 {
+            return Err(HistError::new(HistErrorKind::TimestampMismatch, 0));
+        }
+        let combine = lf.flags & rf.flags & FL_CONST != 0;
+        let mut fetch = match op {
+            BinaryOp::Plus => Fetch::Plus,
+            BinaryOp::Minus => Fetch::Minus,
+            BinaryOp::Mult => Fetch::Mult,
+            BinaryOp::Div => Fetch::Div,
+        };
+        let divisor = rf.constant();
+        if op == BinaryOp::Div && rf.flags & FL_CONST != 0 {
+            if divisor == 0 {
+                return Err(self.error(HistErrorKind::DivisionByZero, rhs_text));
+            }
+            fetch = div_fetch(divisor);
+        }
+        let ts_flags = lf.flags & (FL_TIMESTAMP | FL_TIMESTAMP_USECS);
+        if combine {
+            // The operator is applied now and the operands dropped; they
+            // are the last fields made.
+            let value = apply_op(fetch, lf.constant(), || rf.constant(), divisor);
+            for f in self.hd.nodes.iter_mut().take(self.hd.n_nodes).skip(mark) {
+                *f = HistField::default();
+            }
+            self.hd.n_nodes = mark;
+            return self.push_const(flags | ts_flags, value);
+        }
+        let id = self.push(HistField {
+            flags: flags | FL_EXPR | ts_flags,
+            fetch,
+            operands: [l, r],
+            size: lf.size,
+            signed: lf.signed,
+            ty: TypeName::Operand,
+            ..HistField::default()
+        })?;
+        self.check_expr_str(id)?;
+        Ok(id)
+    }
+
+    /// Where `expr_str()` fails for a new expression: `-EINVAL` for the
+    /// negation of a field with an operand but no operator (`.log2`,
+    /// `.buckets=`), `-E2BIG` for a name that does not fit its buffer.
+    fn check_expr_str(&self, id: u8) -> Result<(), HistError> {
+        let f = self.node(id);
+        if f.fetch == Fetch::UMinus {
+            if let Some(op) = f.operand(0) {
+                let o = self.node(op);
+                // expr_str() of the operand, one level down: a field with
+                // an operand must be a binary expression there.
+                let binary = o.fetch != Fetch::UMinus && o.fetch.operator().is_some();
+                if o.operand(0).is_some() && !binary {
+                    return Err(HistError::silent(errno::EINVAL));
+                }
+            }
+        }
+        let mut len = Count(0);
+        let _ = self.hd.write_expr_str(&mut len, id, 0);
+        if len.0 > EXPR_STR_MAX {
+            return Err(HistError::silent(E2BIG));
+        }
+        Ok(())
+    }
+
+    /// `parse_atom()` of a field or variable reference (constants are
+    /// [`Self::push_const`]).
+    fn parse_atom(&mut self, atom: &Atom<'a>) -> Result<u8, HistError> {
         let text = match atom.var_ref() {
             None => atom.name(),
             Some(var) => {
@@ -1098,11 +1745,7 @@ impl<'a> Builder<'_, '_, 'a> {
     /// `parse_field()` and `create_hist_field()`.
     fn parse_field(&mut self, spec: FieldSpec<'a>, ctx: FieldContext) -> Result<u8, HistError> {
         let modifier = spec.modifier()?;
-        let mut flags = match ctx {
-            FieldContext::Key => FL_KEY,
-            FieldContext::Var => FL_VAR,
-            FieldContext::Val | FieldContext::Operand => 0,
-        };
+        let mut flags = context_flags(ctx);
         let mut buckets = 0;
         flags |= match modifier {
             None => 0,
@@ -1152,12 +1795,16 @@ impl<'a> Builder<'_, '_, 'a> {
         }
         let id = self.create_hist_field(field, flags)?;
         if let Some(f) = self.hd.nodes.get_mut(usize::from(id)) {
-            f.buckets = buckets;
+            // C sets buckets on whatever it made; only FL_BUCKET reads it.
+            if f.flags & FL_BUCKET != 0 {
+                f.param = buckets;
+            }
         }
         Ok(id)
     }
 
-    /// `create_hist_field()`.
+    /// `create_hist_field()` (constants and expressions are made by
+    /// their parsers).
     fn create_hist_field(
         &mut self,
         field: Option<&'a EventField<'a>>,
@@ -1171,32 +1818,33 @@ impl<'a> Builder<'_, '_, 'a> {
         if flags & FL_HITCOUNT != 0 {
             f.fetch = Fetch::Counter;
             f.size = 8;
+            f.ty = TypeName::U64;
         } else if flags & FL_STACKTRACE != 0 {
             f.fetch = match field {
                 Some(field) => Fetch::Stack { at: field.offset },
                 None => Fetch::Nop,
             };
             f.size = HIST_STACKTRACE_SIZE;
+            f.ty = TypeName::UnsignedLongArray;
         } else if flags & (FL_LOG2 | FL_BUCKET) != 0 {
             let op = self.create_hist_field(field, flags & !(FL_LOG2 | FL_BUCKET))?;
             let o = self.node(op);
-            if o.flags & (FL_STRING | FL_STACKTRACE) != 0 {
-                // C takes the log2 or bucket of an address.
-                self.defer();
-            }
             f.fetch = if flags & FL_LOG2 != 0 {
                 Fetch::Log2
             } else {
                 Fetch::Bucket
             };
-            f.operand = Some(op);
+            f.operands = [op, NONE];
             f.size = o.size;
+            f.ty = TypeName::Operand;
         } else if flags & FL_TIMESTAMP != 0 {
             f.fetch = Fetch::Timestamp;
             f.size = 8;
+            f.ty = TypeName::U64;
         } else if flags & FL_CPU != 0 {
             f.fetch = Fetch::Cpu;
             f.size = 4;
+            f.ty = TypeName::UnsignedInt;
         } else if let Some(field) = field {
             if is_string_field(field) && field.storage != FieldStorage::PtrString {
                 f.flags |= FL_STRING;
@@ -2443,33 +3091,96 @@ mod tests {
         let ev = sample();
         let ns = not_supported();
         for t in [
-            "keys=b:vals=a+c",
-            "keys=b:vals=-(a)",
-            "keys=b:vals=a*2",
-            "keys=5",
-            "keys=b:vals=10",
+            // Variable references C looks up among the registered triggers.
             "keys=b:vals=$x",
+            "keys=b:vals=a+$x",
+            "keys=$x",
             "keys=b:vals=sys.ev.$x",
-            "keys=b:x=a",
-            "keys=b:vals=$x:x=a",
+            "keys=b:vals=$x:x=a+1",
+            "keys=b:x=$y",
+            "keys=b:y=a+1:x=$y+1",
+            "keys=b:vals=rhist_test.other.$x:x=a",
+            // Handlers and actions.
             "keys=b:vals=a:onmax($x).save(comm)",
+            "keys=b:x=a:onchange($x).save(common_pid)",
             "keys=b:vals=nope:onmatch(sched.sched_waking).trace(foo,$x)",
-            // C would use kernel addresses.
-            "keys=b:vals=s",
-            "keys=b:vals=d",
-            "keys=s.log2",
-            "keys=d.buckets=4",
+            // Variables C copies into per-entry strings.
+            "keys=b:x=s",
+            "keys=b:x=d",
+            "keys=b:x=s.hex",
+            "keys=b:x=common_pid.execname",
+            "keys=b:x=stacktrace",
+            "keys=b:x=common_stacktrace",
         ] {
             assert_eq!(build_err(t, &ev), ns, "{t}");
         }
+        // A stack trace field: as an operand, or a variable.
+        let ev2 = odd();
+        // As operands they are addresses, as in C.
+        for t in [
+            "keys=s8:vals=stack+1",
+            "keys=s8:vals=-(stack)",
+            "keys=s8:vals=1+stack.stacktrace",
+            "keys=s8+stack",
+        ] {
+            build(t, &ev2);
+        }
+        for t in ["keys=s8:x=stack", "keys=s8:x=stack.stacktrace"] {
+            assert_eq!(build_err(t, &ev2), ns, "{t}");
+        }
         // A pointer string is just a number, fine.
-        assert!(HistData::build(&parse_trigger("keys=p:vals=p").unwrap(), &odd()).is_ok());
+        assert!(HistData::build(&parse_trigger("keys=p:vals=p").unwrap(), &ev2).is_ok());
+        assert!(HistData::build(&parse_trigger("keys=p+1:x=p").unwrap(), &ev2).is_ok());
         // FILTER_COMM fields with a size hold a pointer.
         static COMMS: [EventField<'static>; 1] =
             [fld("who", "char *", 8, 8, false, FieldStorage::Comm)];
         assert_eq!(build_err("keys=who", &event("x", "y", &COMMS)), ns);
 
         // Errors C reports before it gets there.
+        let t = "keys=b:vals=a.foo+$x";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::BadFieldModifier, at(t, "foo"))
+        );
+        let t = "keys=b:vals=zz+$x";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::FieldNotFound, at(t, "zz"))
+        );
+        let t = "keys=b:vals=s+$x";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::InvalidStrOperand, 2)
+        );
+        // Values before variables, variables before keys.
+        let t = "keys=b:x=$y:vals=zz";
+        assert_eq!(build_err(t, &ev).kind(), Some(HistErrorKind::FieldNotFound));
+        let t = "keys=$y:x=zz";
+        assert_eq!(build_err(t, &ev).kind(), Some(HistErrorKind::FieldNotFound));
+        // Handlers without onmatch() do not stop the fields.
+        let t = "keys=b:vals=zz:onmax($x).save(comm)";
+        assert_eq!(build_err(t, &ev).kind(), Some(HistErrorKind::FieldNotFound));
+        let t = "keys=b:x=a.log2:onmax($x).save(comm)";
+        assert_eq!(
+            build_err(t, &ev).kind(),
+            Some(HistErrorKind::BadFieldModifier)
+        );
+        let t = "keys=b:vals=s:sort=junk";
+        assert_eq!(
+            build_err(t, &ev).kind(),
+            Some(HistErrorKind::InvalidSortField)
+        );
+        let t = "keys=b:x=s:sort=junk";
+        assert_eq!(
+            build_err(t, &ev).kind(),
+            Some(HistErrorKind::InvalidSortField)
+        );
+    }
+
+    /// Errors of expressions, as C reports them.
+    #[test]
+    fn expression_errors() {
+        let ev = sample();
         let t = "keys=b:vals=a.foo+c";
         assert_eq!(
             build_err(t, &ev),
@@ -2485,6 +3196,9 @@ mod tests {
             build_err(t, &ev),
             HistError::new(HistErrorKind::FieldNotFound, at(t, "zz"))
         );
+        // The left operand is resolved before a syntax error on the right.
+        let t = "keys=b:vals=zz+1e";
+        assert_eq!(build_err(t, &ev).kind(), Some(HistErrorKind::FieldNotFound));
         // "s" first occurs in "hist".
         let t = "keys=b:vals=s+a";
         assert_eq!(
@@ -2496,12 +3210,73 @@ mod tests {
             build_err(t, &ev),
             HistError::new(HistErrorKind::InvalidStrOperand, at(t, "d"))
         );
+        // The right operand is resolved before the left one's check... no:
+        // C checks the left operand before parsing the right one.
+        let t = "keys=b:vals=d-zz";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::InvalidStrOperand, at(t, "d-"))
+        );
         let t = "keys=b:vals=-(d)";
         assert_eq!(
             build_err(t, &ev),
             HistError::new(HistErrorKind::InvalidStrOperand, at(t, "d)"))
         );
+        let t = "keys=b:x=-(s)";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::InvalidStrOperand, 2)
+        );
+        let t = "keys=s+1";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::InvalidStrOperand, 2)
+        );
         let t = "keys=b:vals=a-common_timestamp.usecs";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::TimestampMismatch, 0)
+        );
+        // A constant has no unit: a time in us cannot even be divided by
+        // one.
+        for t in [
+            "keys=b:x=common_timestamp.usecs-1",
+            "keys=b:x=common_timestamp.usecs/1000",
+            "keys=b:x=1000*common_timestamp.usecs",
+        ] {
+            assert_eq!(
+                build_err(t, &ev),
+                HistError::new(HistErrorKind::TimestampMismatch, 0),
+                "{t}"
+            );
+        }
+        // The unit of an expression is its first operand's.
+        let t = "keys=b:x=common_timestamp.usecs-b.usecs-a";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::TimestampMismatch, 0)
+        );
+        let t = "keys=b:x=a-common_timestamp.usecs+b.usecs";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::TimestampMismatch, 0)
+        );
+        // -(x-y) splits on its inner minus: a syntax error.
+        assert_eq!(
+            build_err("keys=b:vals=-(a-b)", &ev),
+            HistError::silent(EINVAL)
+        );
+        // Both in ns, or both in us, is fine; a constant has no unit.
+        assert!(
+            HistData::build(&parse_trigger("keys=b:x=common_timestamp-1").unwrap(), &ev).is_ok()
+        );
+        assert!(HistData::build(
+            &parse_trigger("keys=b:x=common_timestamp.usecs-b.usecs").unwrap(),
+            &ev
+        )
+        .is_ok());
+        // The unit check comes before the zero divisor.
+        let t = "keys=b:x=common_timestamp.usecs/0";
         assert_eq!(
             build_err(t, &ev),
             HistError::new(HistErrorKind::TimestampMismatch, 0)
@@ -2512,6 +3287,16 @@ mod tests {
             e,
             HistError::with_errno(HistErrorKind::DivisionByZero, at(t, "0"), EDOM)
         );
+        assert_eq!(e.errno(), EDOM);
+        for t in ["keys=b:vals=a/0x0", "keys=b:vals=a/00", "keys=b:x=4/2/0"] {
+            assert_eq!(
+                build_err(t, &ev).kind(),
+                Some(HistErrorKind::DivisionByZero),
+                "{t}"
+            );
+        }
+        // A zero divisor that is not a literal divides to -1 (below).
+        assert!(HistData::build(&parse_trigger("keys=b:vals=a/b").unwrap(), &ev).is_ok());
         let t = "keys=b:vals=a+1e";
         assert_eq!(build_err(t, &ev).kind(), Some(HistErrorKind::ExpectNumber));
         let t = "keys=b:vals=a*b*c*d*a";
@@ -2519,35 +3304,1169 @@ mod tests {
             build_err(t, &ev).kind(),
             Some(HistErrorKind::TooManySubexpr)
         );
-        // Values before variables.
-        let t = "keys=b:x=a:vals=zz";
-        assert_eq!(build_err(t, &ev).kind(), Some(HistErrorKind::FieldNotFound));
-        // A variable of this trigger standing for a plain field is parsed
-        // as that field; the caret is on the value.
-        let t = "keys=b:vals=$x:x=a.log2";
+        // parse_unary() prints -(a.log2) with expr_str(), which fails on a
+        // field with an operand but no operator: a silent -EINVAL.
+        for t in [
+            "keys=b:vals=-(a.log2)",
+            "keys=b:x=-(b.buckets=10)",
+            "keys=-(c.log2)",
+        ] {
+            assert_eq!(build_err(t, &ev), HistError::silent(EINVAL), "{t}");
+        }
+        // As operands of a binary operator they are fine.
+        assert!(HistData::build(&parse_trigger("keys=b:vals=a.log2+1").unwrap(), &ev).is_ok());
+        // Operands may have modifiers a value or variable may not have,
+        // but the whole may not.
+        for (t, s) in [
+            ("keys=b:x=a.log2", "a.log2"),
+            ("keys=b:x=b.buckets=10", "b.buckets=10"),
+            ("keys=b:x=hitcount.log2", "hitcount.log2"),
+            ("keys=b:y=a,x=c.log2", "c.log2"),
+        ] {
+            assert_eq!(
+                build_err(t, &ev),
+                HistError::new(HistErrorKind::BadFieldModifier, at(t, s)),
+                "{t}"
+            );
+        }
+        let t = "keys=b:x=a.percent";
         assert_eq!(
             build_err(t, &ev),
-            HistError::new(HistErrorKind::BadFieldModifier, at(t, "$x"))
+            HistError::new(HistErrorKind::BadFieldModifier, at(t, "percent"))
         );
-        let t = "keys=b:vals=rhist_test.rhist_sample.$x:x=zz";
+        for t in [
+            "keys=b:x=a.sym+1",
+            "keys=b:x=a.percent+1",
+            "keys=b:vals=a.graph+b.syscall",
+            "keys=b:x=ip.sym:vals=ip.hex",
+        ] {
+            assert!(
+                HistData::build(&parse_trigger(t).unwrap(), &ev).is_ok(),
+                "{t}"
+            );
+        }
+    }
+
+    /// The error cases of the ftrace selftest trigger-hist-expressions.tc,
+    /// as `hist:...` with a `^` at C's caret.
+    #[test]
+    fn selftest_expression_errors() {
+        static FORK: [EventField<'static>; 4] = [
+            fld(
+                "parent_comm",
+                "char[16]",
+                8,
+                16,
+                false,
+                FieldStorage::StaticString,
+            ),
+            fld("parent_pid", "pid_t", 24, 4, true, FieldStorage::Other),
+            fld(
+                "child_comm",
+                "char[16]",
+                28,
+                16,
+                false,
+                FieldStorage::StaticString,
+            ),
+            fld("child_pid", "pid_t", 44, 4, true, FieldStorage::Other),
+        ];
+        let ev = event("sched", "sched_process_fork", &FORK);
+        for (cmd, kind) in [
+            (
+                "hist:keys=common_pid:x=32+^10*3/20-4",
+                HistErrorKind::TooManySubexpr,
+            ),
+            (
+                "hist:keys=common_pid:x=^1+2+3+4+5",
+                HistErrorKind::TooManySubexpr,
+            ),
+            (
+                "hist:keys=common_pid:x=-(^1)+2",
+                HistErrorKind::UnaryMinusSubexpr,
+            ),
+            ("hist:keys=common_pid:x=3/^0", HistErrorKind::DivisionByZero),
+        ] {
+            let pos = cmd.find('^').unwrap();
+            let text = cmd.replacen('^', "", 1);
+            let text = text.strip_prefix("hist:").unwrap();
+            assert_eq!(build_err(text, &ev), HistError::new(kind, pos), "{cmd}");
+        }
+    }
+
+    // --- expressions and variables ----------------------------------------
+
+    /// The values of trigger-hist-expressions.tc, read back from the
+    /// trigger info as the selftest does (`x=[[:digit:]]*`).
+    #[test]
+    fn selftest_expression_values() {
+        let ev = waking();
+        for (expr, want) in [
+            ("123", 123),
+            ("16-8-4-2", 2),
+            ("64/8/4/2", 1),
+            ("16-8+4+2", 14),
+            ("4*3/2*2", 12),
+            ("4+3*2-2", 8),
+            ("4+6/2-2", 5),
+        ] {
+            let text = format!("keys=common_pid:x={expr}");
+            let hd = build(&text, &ev);
+            let mut line = String::new();
+            hd.write_info(&mut line, "hist:").unwrap();
+            assert_eq!(
+                line,
+                format!("hist:keys=common_pid:vals=hitcount:x={want}:sort=hitcount:size=2048"),
+                "{expr}"
+            );
+            assert_eq!(hd.n_vars(), 1);
+            assert_eq!(hd.var_name(0), Some("x"));
+            assert_eq!(hd.var_value(0, &[], &CTX), want, "{expr}");
+            // Folded: one constant, no operands left behind.
+            assert_eq!(hd.n_nodes, 3, "{expr}");
+        }
+    }
+
+    #[test]
+    fn constant_folding() {
+        let ev = sample();
+        let var = |expr: &str| {
+            let text = format!("keys=b:x={expr}");
+            let hd = build(&text, &ev);
+            (hd.var_value(0, &[], &CTX), info(&text, &ev))
+        };
+        // C folds a division by a constant with the function it would use
+        // at run time: 10/3 multiplies by (1 << 20) / 3 and rounds up.
+        assert_eq!(var("10/3").0, 4);
+        assert_eq!(var("9/3").0, 3);
+        assert_eq!(var("11/3").0, 4);
+        assert_eq!(var("12/3").0, 4);
+        assert_eq!(var("1048577/3").0, 349525);
+        assert_eq!(var("7/2").0, 3);
+        assert_eq!(var("0x10/0x10").0, 1);
+        // Wrapping arithmetic, printed as C's %llu.
+        assert_eq!(
+            var("1-2"),
+            (
+                u64::MAX,
+                "hist:keys=b:vals=hitcount:x=18446744073709551615:sort=hitcount:size=2048".into()
+            )
+        );
+        assert_eq!(var("0xffffffffffffffff*2").0, u64::MAX - 1);
+        assert_eq!(
+            var("0x10").1,
+            "hist:keys=b:vals=hitcount:x=16:sort=hitcount:size=2048"
+        );
+        // A constant operand is folded into the expression's name.
+        assert_eq!(
+            var("a+3*4").1,
+            "hist:keys=b:vals=hitcount:x=a+12:sort=hitcount:size=2048"
+        );
+        // Unary minus is never folded.
+        assert_eq!(
+            var("-(5)"),
+            (
+                (-5i64) as u64,
+                "hist:keys=b:vals=hitcount:x=-(5):sort=hitcount:size=2048".into()
+            )
+        );
+        assert_eq!(
+            var("-(3+4)"),
+            (
+                (-7i64) as u64,
+                "hist:keys=b:vals=hitcount:x=-(7):sort=hitcount:size=2048".into()
+            )
+        );
+    }
+
+    #[test]
+    fn expression_values() {
+        let ev = sample();
+        // a = 10, b = 7, c = -3.
+        let r = sample_rec(1, 10, 7, -3, b"", "", 0);
+        let val = |expr: &str| {
+            let text = format!("keys=b:vals={expr}");
+            let hd = build(&text, &ev);
+            assert_eq!(hd.n_sums(), 2);
+            hd.sum_value(1, &r, &CTX)
+        };
+        assert_eq!(val("a+b"), 17);
+        assert_eq!(val("a-b"), 3);
+        assert_eq!(val("b-a"), (-3i64) as u64);
+        assert_eq!(val("a*c"), (-30i64) as u64);
+        assert_eq!(val("a-b-c"), 6);
+        assert_eq!(val("a+b*c"), (-11i64) as u64);
+        assert_eq!(val("-(a)"), (-10i64) as u64);
+        assert_eq!(val("-(c)"), 3);
+        assert_eq!(val("-(a+b)"), (-17i64) as u64);
+        assert_eq!(val("a/b"), 1);
+        // By a constant: 10/3 is 4 in C (multiply and shift).
+        assert_eq!(val("a/3"), 4);
+        assert_eq!(val("a/4"), 2);
+        assert_eq!(val("a/1048577"), 0);
+        // Signed fields are sign-extended, then divided as u64.
+        assert_eq!(val("c/2"), ((-3i64) as u64) >> 1);
+        assert_eq!(val("c/3"), ((-3i64) as u64) / 3);
+        assert_eq!(val("b.log2+1"), 4);
+        assert_eq!(val("b.buckets=5+1"), 6);
+        assert_eq!(val("common_cpu*10"), 30);
+        assert_eq!(val("cpu+hitcount"), 4);
+        assert_eq!(val("common_timestamp-common_timestamp"), 0);
+        assert_eq!(val("common_stacktrace+1"), 1);
+        assert_eq!(val("common_timestamp.usecs/b.usecs"), 176);
+        assert_eq!(val("common_pid.execname+1"), 2);
+        assert_eq!(val("ip.sym-offset+1"), 1);
+        assert_eq!(val("5"), 5);
+        assert_eq!(val("2*3"), 6);
+        // A zero divisor at run time gives (u64)-1; a power of two shifts.
+        let r0 = sample_rec(1, 10, 0, -3, b"", "", 0);
+        let hd = build("keys=b:vals=a/b", &ev);
+        assert_eq!(hd.sum_value(1, &r0, &CTX), u64::MAX);
+        let r8 = sample_rec(1, 100, 8, -3, b"", "", 0);
+        assert_eq!(hd.sum_value(1, &r8, &CTX), 12);
+        // .usecs converts every timestamp of the trigger.
+        let hd = build("keys=b:x=common_timestamp.usecs:y=common_timestamp+0", &ev);
+        assert!(hd.uses_timestamps() && hd.ts_in_usecs());
+        assert_eq!(hd.var_value(0, &r, &CTX), 1235);
+        assert_eq!(hd.var_value(1, &r, &CTX), 1235);
+    }
+
+    /// Expressions and constants as keys.
+    #[test]
+    fn expression_keys() {
+        let ev = sample();
+        let r = sample_rec(1, 10, 7, -3, b"", "", 0);
+        assert_eq!(show("keys=a+b", &ev, &r), "{ a+b:         17 }");
+        assert_eq!(show("keys=-(b)", &ev, &r), "{ -(b): 18446744073709551609 }");
+        assert_eq!(show("keys=5", &ev, &r), "{ :          5 }");
+        assert_eq!(show("keys=2*0x10", &ev, &r), "{ :         32 }");
+        assert_eq!(show("keys=b.hex*2", &ev, &r), "{ b.hex*2:         14 }");
+        let hd = build("keys=b,c*2,a-1", &ev);
+        assert_eq!(hd.key_size(), 24);
+        let key = key_of(&hd, &r, &CTX);
+        assert_eq!(u64s(&key), [7, (-6i64) as u64, 9]);
+        assert_eq!(
+            keys_text(&hd, &key, &NoSymbols),
+            "{ b:          7, c*2: 18446744073709551610, a-1:          9 }"
+        );
+        assert_eq!(
+            info("keys=b,c*2,a-1", &ev),
+            "hist:keys=b,c*2,a-1:vals=hitcount:sort=hitcount:size=2048"
+        );
+        // Sorting on an expression key: compared as C's cmp of its size
+        // (8 once aligned) and signedness (the first operand's).
+        let sort = |t: &str| build(t, &ev).sort_keys().to_vec();
+        let key = |offset, size, cmp| SortKey {
+            field: SortField::Key { offset, size, cmp },
+            descending: false,
+        };
+        assert_eq!(sort("keys=b,c*2:sort=c*2"), [key(8, 8, KeyCmp::Signed)]);
+        assert_eq!(sort("keys=b+c:sort=b+c"), [key(0, 8, KeyCmp::Unsigned)]);
+        assert_eq!(sort("keys=-(c):sort=-(c)"), [key(0, 8, KeyCmp::Signed)]);
+        assert_eq!(
+            sort("keys=5"),
+            [SortKey {
+                field: SortField::Sum(0),
+                descending: false
+            }]
+        );
+        // Values sort by their expression's name too.
+        let hd = build("keys=b:vals=a+c:sort=a+c.descending", &ev);
+        assert_eq!(
+            hd.sort_keys(),
+            [SortKey {
+                field: SortField::Sum(1),
+                descending: true
+            }]
+        );
+        assert_eq!(
+            info("keys=b:vals=a+c:sort=a+c.descending", &ev),
+            "hist:keys=b:vals=hitcount,a+c:sort=a+c.descending:size=2048"
+        );
+        // A constant has no name to sort on.
+        let t = "keys=b:vals=5:sort=5";
         assert_eq!(
             build_err(t, &ev),
-            HistError::new(HistErrorKind::FieldNotFound, at(t, "zz"))
+            HistError::new(HistErrorKind::InvalidSortField, at(t, "5:"))
         );
-        // Handlers without onmatch() do not stop the fields.
-        let t = "keys=b:vals=zz:onmax($x).save(comm)";
-        assert_eq!(build_err(t, &ev).kind(), Some(HistErrorKind::FieldNotFound));
-        let t = "keys=b:vals=s:sort=junk";
+    }
+
+    /// Expression and constant values: summed; constants are shown with
+    /// an empty name, expressions not at all.
+    #[test]
+    fn expression_and_constant_vals() {
+        let ev = sample();
+        let hd = build("keys=b:vals=a+c,10", &ev);
+        assert_eq!(hd.n_sums(), 3);
+        let vals: Vec<_> = hd.printed_vals().collect();
         assert_eq!(
-            build_err(t, &ev).kind(),
-            Some(HistErrorKind::InvalidSortField)
+            vals,
+            [
+                (0, "hitcount", ValDisplay::Plain),
+                (2, "", ValDisplay::Plain)
+            ]
+        );
+        assert_eq!(
+            info("keys=b:vals=a+c,10", &ev),
+            "hist:keys=b:vals=hitcount,a+c,10:sort=hitcount:size=2048"
+        );
+        assert_eq!(
+            info("keys=b:vals=a.hex*2,c.percent-1:nohitcount", &ev),
+            "hist:keys=b:vals=a.hex*2,c.percent-1:sort=hitcount:size=2048:nohitcount"
+        );
+    }
+
+    /// Expression names, as `expr_str()` writes them.
+    #[test]
+    fn expression_names() {
+        let ev = sample();
+        let vals = |expr: &str| {
+            let line = info(&format!("keys=b:vals={expr}"), &ev);
+            let rest = line.strip_prefix("hist:keys=b:vals=hitcount,").unwrap();
+            String::from(&rest[..rest.find(":sort=").unwrap()])
+        };
+        assert_eq!(vals("a+b"), "a+b");
+        assert_eq!(vals("a+0x10"), "a+16");
+        assert_eq!(vals("a+010"), "a+8");
+        assert_eq!(vals("a*b/c"), "a*b/c");
+        assert_eq!(vals("a-b*c+4"), "a-b*c+4");
+        assert_eq!(vals("ip.sym-offset+1"), "ip.sym-offset+1");
+        assert_eq!(vals("b.log2*2"), "b.log2*2");
+        // No "=10": expr_field_str() does not print buckets.
+        assert_eq!(vals("b.buckets=10+1"), "b.buckets+1");
+        assert_eq!(vals("cpu+common_cpu"), "cpu+common_cpu");
+        assert_eq!(vals("hitcount+1"), "hitcount+1");
+        assert_eq!(
+            vals("common_stacktrace+1"),
+            "common_stacktrace.stacktrace+1"
+        );
+        assert_eq!(vals("common_pid.execname-1"), "common_pid.execname-1");
+        assert_eq!(vals("-(a*b)"), "-(a*b)");
+        assert_eq!(vals("-(a*b+c)"), "-(a*b+c)");
+        assert_eq!(
+            vals("common_timestamp.usecs-common_timestamp.usecs"),
+            "common_timestamp.usecs-common_timestamp.usecs"
+        );
+        // An operand expression has the .usecs of its first operand, and
+        // expr_field_str() prints it.
+        assert_eq!(
+            vals("a.usecs+b.usecs+c.usecs"),
+            "a.usecs+b.usecs.usecs+c.usecs"
+        );
+        assert_eq!(
+            vals("-(common_timestamp.usecs+b.usecs)"),
+            "-(common_timestamp.usecs+b.usecs)"
+        );
+        // A variable standing for a plain field is that field.
+        assert_eq!(
+            info("keys=b:vals=$y*2:y=a", &ev),
+            "hist:keys=b:vals=hitcount,a*2:y=a:sort=hitcount:size=2048"
+        );
+        assert_eq!(
+            info("keys=b:y=a:x=$y+1", &ev),
+            "hist:keys=b:vals=hitcount:y=a,x=a+1:sort=hitcount:size=2048"
+        );
+        assert_eq!(
+            info("keys=rhist_test.rhist_sample.$y:y=c", &ev),
+            "hist:keys=c:vals=hitcount:y=c:sort=hitcount:size=2048"
+        );
+    }
+
+    /// `expr_str()` writes into MAX_FILTER_STR_VAL bytes: a longer name
+    /// is -E2BIG.
+    #[test]
+    fn expression_name_limit() {
+        let a: &'static str = "a".repeat(127).leak();
+        let b: &'static str = "b".repeat(127).leak();
+        let fields: &'static [EventField<'static>] = std::vec![
+            fld(a, "u64", 8, 8, false, FieldStorage::Other),
+            fld(b, "u64", 16, 8, false, FieldStorage::Other),
+            fld("c", "u64", 24, 8, false, FieldStorage::Other),
+        ]
+        .leak();
+        let ev = event("x", "long", fields);
+        // 127 + 1 + 127 = 255 bytes: fits.
+        let t = format!("keys=c:vals={a}+{b}");
+        let hd = build(&t, &ev);
+        assert_eq!(hd.sum_value(1, &[0; 32], &CTX), 0);
+        // 256 bytes: does not.
+        let e2big = HistError::silent(7);
+        assert_eq!(build_err(&format!("keys=c:vals={a}+{b}.hex"), &ev), e2big);
+        assert_eq!(build_err(&format!("keys=c:x={a}+{b}*c"), &ev), e2big);
+        assert_eq!(build_err(&format!("keys={a}*10+{b}"), &ev), e2big);
+        assert_eq!(build_err(&format!("keys=c:vals=-({a}+{b})"), &ev), e2big);
+        // Folded constants are short.
+        assert!(
+            HistData::build(&parse_trigger(&format!("keys=c:vals={a}+1")).unwrap(), &ev).is_ok()
+        );
+    }
+
+    #[test]
+    fn variables() {
+        let ev = sample();
+        let r = sample_rec(1, 10, 7, -3, b"", "", 0);
+        let t = "keys=b:vals=a:x=a+b,y=c:z=common_timestamp.usecs,w=cpu,v=a.hex,u=hitcount";
+        let hd = build(t, &ev);
+        // Variables are not sums.
+        assert_eq!(hd.n_sums(), 2);
+        assert_eq!(hd.n_vars(), 6);
+        let names: Vec<_> = (0..7).map(|i| hd.var_name(i)).collect();
+        assert_eq!(
+            names,
+            [
+                Some("x"),
+                Some("y"),
+                Some("z"),
+                Some("w"),
+                Some("v"),
+                Some("u"),
+                None
+            ]
+        );
+        let values: Vec<_> = (0..7).map(|i| hd.var_value(i, &r, &CTX)).collect();
+        assert_eq!(values, [17, (-3i64) as u64, 1235, 3, 10, 1, 0]);
+        assert_eq!(
+            info(t, &ev),
+            "hist:keys=b:vals=hitcount,a:x=a+b,y=c,z=common_timestamp.usecs,w=common_cpu,\
+             v=a.hex,u=hitcount:sort=hitcount:size=2048:clock=global"
+        );
+        let vals: Vec<_> = hd.printed_vals().collect();
+        assert_eq!(
+            vals,
+            [
+                (0, "hitcount", ValDisplay::Plain),
+                (1, "a", ValDisplay::Plain)
+            ]
+        );
+        // Without other values, and with nohitcount.
+        assert_eq!(
+            info("keys=b:x=a:nohitcount:vals=c", &ev),
+            "hist:keys=b:vals=c:x=a:sort=hitcount:size=2048:nohitcount"
+        );
+        // sym, syscall, usecs and execname-free modifiers are fine on a
+        // variable; the name may be anything C takes.
+        assert_eq!(
+            info("keys=b:x=ip.sym,hitcount=b.syscall:y=b.usecs", &ev),
+            "hist:keys=b:vals=hitcount:x=ip.sym,hitcount=b.syscall,y=b.usecs:sort=hitcount:size=2048"
+        );
+        // Variables are not sort keys, even named like a field.
+        let t = "keys=b:x=a:sort=a";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::InvalidSortField, at(t, "a:sort"))
+        );
+        let t = "keys=b:x=a:sort=x";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::InvalidSortField, at(t, "x"))
+        );
+        // Sort keys after variables still index the sums.
+        let hd = build("keys=b:vals=c:x=a:sort=c,b", &ev);
+        assert_eq!(hd.sort_keys()[0].field, SortField::Sum(1));
+        assert_eq!(
+            info("keys=b:vals=c:x=a:sort=c,b", &ev),
+            "hist:keys=b:vals=hitcount,c:x=a:sort=c,b:size=2048"
+        );
+        // needs_comm() counts variables (none can have .execname yet).
+        assert!(!hd.needs_comm());
+    }
+
+    #[test]
+    fn duplicate_variables() {
+        let ev = sample();
+        for (t, name) in [
+            ("keys=b:x=a,x=c", "x"),
+            ("keys=b:xx=a:yy=1:xx=2", "xx"),
+            ("keys=b:ts=a,tx=c,ts=a", "ts"),
+        ] {
+            // The caret is on the first occurrence of the name.
+            assert_eq!(
+                build_err(t, &ev),
+                HistError::new(HistErrorKind::DuplicateVar, at(t, name)),
+                "{t}"
+            );
+        }
+        assert_eq!(build_err("keys=b:x=a,x=c", &ev).errno(), EINVAL);
+        // A variable named like a field or value is fine.
+        assert!(HistData::build(&parse_trigger("keys=b:vals=a:a=a").unwrap(), &ev).is_ok());
+        // The definition after the duplicate is never parsed.
+        let t = "keys=b:x=a,x=zz";
+        assert_eq!(build_err(t, &ev).kind(), Some(HistErrorKind::DuplicateVar));
+        // Removing (`!hist:`) skips the check, as C's hist_data->remove.
+        let spec = parse_trigger("keys=b:x=a,x=c").unwrap();
+        let mut hd = HistData::empty(&spec);
+        let remove = BuildOptions {
+            remove: true,
+            ..Default::default()
+        };
+        HistData::build_into_with(&mut hd, &spec, &ev, remove).unwrap();
+        assert_eq!(hd.n_vars(), 2);
+        // A variable another trigger of the event defines.
+        let t = "keys=b:y=a:x=c";
+        let spec = parse_trigger(t).unwrap();
+        let taken = |name: &str| name == "x";
+        let mut hd = HistData::empty(&spec);
+        let options = BuildOptions {
+            defined_elsewhere: Some(&taken),
+            ..Default::default()
+        };
+        assert_eq!(
+            HistData::build_into_with(&mut hd, &spec, &ev, options),
+            Err(HistError::new(HistErrorKind::DuplicateVar, at(t, "x=c")))
+        );
+        let mut hd = HistData::empty(&spec);
+        let options = BuildOptions {
+            remove: true,
+            defined_elsewhere: Some(&taken),
+        };
+        HistData::build_into_with(&mut hd, &spec, &ev, options).unwrap();
+    }
+
+    /// A trigger needing more hist fields than the arena holds.
+    #[test]
+    fn arena_limit() {
+        let ev = sample();
+        let var = "a.log2+b.log2*c.log2-a.log2";
+        let defs: Vec<String> = (0..16).map(|i| format!("v{i}={var}")).collect();
+        let t = format!("keys=b:{}", defs.join(","));
+        assert_eq!(build_err(&t, &ev), not_supported());
+        let t = format!("keys=b:{}", defs[..11].join(","));
+        let hd = build(&t, &ev);
+        assert_eq!(hd.n_vars(), 11);
+        // Sixteen variables of three operators fit.
+        let defs: Vec<String> = (0..16).map(|i| format!("v{i}=a+b*c-a")).collect();
+        let t = format!("keys=b+c,a:vals=a*b,b:{}", defs.join(","));
+        let hd = build(&t, &ev);
+        assert_eq!(hd.n_nodes, 1 + 3 + 1 + 16 * 7 + 3 + 1);
+        assert_eq!(hd.n_vars(), 16);
+        let r = sample_rec(1, 10, 7, -3, b"", "", 0);
+        assert_eq!(hd.var_value(15, &r, &CTX), (-21i64) as u64);
+        // Folded operands give their room back.
+        let defs: Vec<String> = (0..16).map(|i| format!("v{i}=1+2*3-4")).collect();
+        let t = format!("keys=b:{}", defs.join(","));
+        let hd = build(&t, &ev);
+        assert_eq!(hd.n_nodes, 1 + 16 + 1);
+        assert_eq!(hd.var_value(15, &[], &CTX), 3);
+    }
+
+    /// C's division functions against plain division.
+    #[test]
+    fn division_functions() {
+        assert_eq!(hist_div(10, 0), u64::MAX);
+        assert_eq!(hist_div(u64::MAX, 1), u64::MAX);
+        assert_eq!(hist_div(100, 8), 12);
+        assert_eq!(hist_div(100, 7), 14);
+        assert_eq!(div_fetch(1), Fetch::DivPower2 { shift: 0 });
+        assert_eq!(div_fetch(1 << 63), Fetch::DivPower2 { shift: 63 });
+        assert_eq!(div_fetch(3), Fetch::DivMultShift { mult: 349_525 });
+        assert_eq!(div_fetch((1 << 20) - 1), Fetch::DivMultShift { mult: 1 });
+        assert_eq!(div_fetch((1 << 20) + 1), Fetch::DivNotPower2);
+        // Below 2^20 the multiplication rounds up; from 2^20 it divides.
+        assert_eq!(div_mult_shift(10, 349_525, 3), 4);
+        assert_eq!(div_mult_shift((1 << 20) - 1, 349_525, 3), 349_525);
+        assert_eq!(div_mult_shift(1 << 20, 349_525, 3), 349_525);
+        assert_eq!(div_mult_shift(0, 349_525, 3), 0);
+        assert_eq!(div_mult_shift(u64::MAX, 1, 1_000_000), u64::MAX / 1_000_000);
+        assert_eq!(apply_op(Fetch::DivPower2 { shift: 64 }, 5, || 0, 0), 0);
+        assert_eq!(apply_op(Fetch::DivNotPower2, 5, || 0, 0), u64::MAX);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn strncpy_from_is_strncpy(
+            rec in proptest::collection::vec(proptest::prop_oneof![0u8..1, 1u8..=255], 0..80),
+            src in 0usize..90,
+            size in 0usize..90,
+            dst_len in 0usize..70,
+        ) {
+            let mut want = std::vec![0xaau8; dst_len];
+            for (i, d) in want.iter_mut().enumerate().take(size) {
+                match rec.get(src + i) {
+                    Some(&b) if b != 0 => *d = b,
+                    _ => break,
+                }
+            }
+            let mut got = std::vec![0xaau8; dst_len];
+            strncpy_from(&mut got, &rec, src, size);
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        /// hist_field_div() is division, -1 for 0.
+        #[test]
+        fn prop_hist_div(a: u64, b: u64) {
+            let want = a.checked_div(b).unwrap_or(u64::MAX);
+            proptest::prop_assert_eq!(hist_div(a, b), want);
+        }
+
+        /// A division by a constant, built and evaluated, is C's: exact
+        /// except multiply-and-shift below 2^20, which is the ceiling of
+        /// a * floor(2^20 / d) / 2^20: the quotient, or one more when d
+        /// does not divide a.
+        #[test]
+        fn prop_div_by_constant(
+            a in proptest::prop_oneof![0u64..(1 << 21), proptest::num::u64::ANY],
+            d in proptest::prop_oneof![1u64..(1 << 21), proptest::num::u64::ANY],
+        ) {
+            proptest::prop_assume!(d != 0);
+            let ev = sample();
+            let text = format!("keys=b:vals=a/{d}");
+            let spec = parse_trigger(&text).unwrap();
+            let hd = HistData::build(&spec, &ev).unwrap();
+            let r = sample_rec(1, a, 0, 0, b"", "", 0);
+            let got = hd.sum_value(1, &r, &CTX);
+            let q = a / d;
+            let model = if d.is_power_of_two() || d > 1 << 20 || a >= 1 << 20 {
+                q
+            } else {
+                let mult = (1u128 << 20) / u128::from(d);
+                (u128::from(a) * mult).div_ceil(1 << 20) as u64
+            };
+            proptest::prop_assert_eq!(got, model);
+            proptest::prop_assert!(got == q || (got == q + 1 && a % d != 0));
+            // Folded at build time, the same.
+            let text = format!("keys=b:x={a}/{d}");
+            let spec = parse_trigger(&text).unwrap();
+            let hd = HistData::build(&spec, &ev).unwrap();
+            proptest::prop_assert_eq!(hd.var_value(0, &[], &CTX), model);
+        }
+
+        /// Any expression of up to three operators over fields and small
+        /// constants evaluates as the model does (C's left-to-right
+        /// precedence, wrapping u64 arithmetic).
+        #[test]
+        fn prop_expressions(
+            ops in proptest::collection::vec(0usize..4, 0..4),
+            atoms in proptest::collection::vec(0usize..5, 4),
+            a: u64, b: u32, c: i32,
+        ) {
+            let names = ["a", "b", "c", "3", "16"];
+            let vals = [a, u64::from(b), c as i64 as u64, 3, 16];
+            let syms = ['+', '-', '*', '/'];
+            let mut text = String::from(names[atoms[0]]);
+            for (i, &op) in ops.iter().enumerate() {
+                text.push(syms[op]);
+                text.push_str(names[atoms[i + 1]]);
+            }
+            // The model: products and quotients first, left to right.
+            let div = |x: u64, y: u64, konst: bool| {
+                if konst && !y.is_power_of_two() && y <= 1 << 20 && x < 1 << 20 {
+                    (u128::from(x) * ((1u128 << 20) / u128::from(y))).div_ceil(1 << 20) as u64
+                } else {
+                    x.checked_div(y).unwrap_or(u64::MAX)
+                }
+            };
+            let mut terms: Vec<(char, u64)> = Vec::new();
+            let mut cur = vals[atoms[0]];
+            let mut sign = '+';
+            for (i, &op) in ops.iter().enumerate() {
+                let v = vals[atoms[i + 1]];
+                match syms[op] {
+                    '*' => cur = cur.wrapping_mul(v),
+                    '/' => cur = div(cur, v, atoms[i + 1] >= 3),
+                    s => {
+                        terms.push((sign, cur));
+                        sign = s;
+                        cur = v;
+                    }
+                }
+            }
+            terms.push((sign, cur));
+            let want = terms.iter().fold(0u64, |acc, &(s, v)| {
+                if s == '+' { acc.wrapping_add(v) } else { acc.wrapping_sub(v) }
+            });
+            let ev = sample();
+            let r = sample_rec(1, a, b, c, b"", "", 0);
+            for t in [format!("keys=b:vals={text}"), format!("keys=b:x={text}")] {
+                let spec = parse_trigger(&t).unwrap();
+                let hd = HistData::build(&spec, &ev).unwrap();
+                let got = if hd.n_vars() == 1 {
+                    hd.var_value(0, &r, &CTX)
+                } else {
+                    hd.sum_value(1, &r, &CTX)
+                };
+                // Constant subexpressions that C folds may divide a
+                // folded dividend: the model folds the same way.
+                proptest::prop_assert_eq!(got, want, "{}", t);
+            }
+        }
+    }
+
+    // --- hist_debug -----------------------------------------------------------
+
+    fn debug(text: &str, event: &EventDesc<'_>) -> String {
+        let hd = build(text, event);
+        let mut s = String::new();
+        hd.write_debug(&mut s, &"00000000deadbeef").unwrap();
+        s
+    }
+
+    /// The blocks of the fields in `hist_debug`, by C's field index.
+    fn debug_fields(text: &str, event: &EventDesc<'_>) -> Vec<String> {
+        let s = debug(text, event);
+        let mut out = Vec::new();
+        for part in s.split("    hist_data->fields[").skip(1) {
+            let body = &part[part.find(":\n").unwrap() + 2..];
+            let end = body.find("\n\n").map_or(body.len(), |e| e + 1);
+            out.push(String::from(&body[..end]));
+        }
+        out
+    }
+
+    /// One field's block, from its lines after `flags:`.
+    fn block(lines: &[&str]) -> String {
+        let mut s = String::from("      flags:\n");
+        for l in lines {
+            s.push_str(l);
+            s.push('\n');
+        }
+        s
+    }
+
+    const HITCOUNT_BLOCK: [&str; 4] = [
+        "        VAL: HIST_FIELD_FL_HITCOUNT",
+        "      type: u64",
+        "      size: 8",
+        "      is_signed: 0",
+    ];
+
+    /// histogram-design.rst, "Basic histogram test".  The document
+    /// shows the `n_vals:`, `val fields:` and `key fields:` lines two
+    /// columns left of where 6.12's hist_trigger_debug_show() puts them;
+    /// this is C's text.
+    #[test]
+    fn doc_debug_kmalloc() {
+        let ev = event("kmem", "kmalloc", &KMALLOC);
+        let t = "keys=common_pid,call_site.sym:values=bytes_req,bytes_alloc,hitcount";
+        assert_eq!(
+            info(t, &ev),
+            "hist:keys=common_pid,call_site.sym:vals=hitcount,bytes_req,bytes_alloc:sort=hitcount:size=2048"
+        );
+        let hd = build(t, &ev);
+        let mut s = String::new();
+        hd.write_debug(&mut s, &"000000005e48c9a5").unwrap();
+        assert_eq!(
+            s,
+            "hist_data: 000000005e48c9a5
+
+  n_vals: 3
+  n_keys: 2
+  n_fields: 5
+
+  val fields:
+
+    hist_data->fields[0]:
+      flags:
+        VAL: HIST_FIELD_FL_HITCOUNT
+      type: u64
+      size: 8
+      is_signed: 0
+
+    hist_data->fields[1]:
+      flags:
+        VAL: normal u64 value
+      ftrace_event_field name: bytes_req
+      type: size_t
+      size: 8
+      is_signed: 0
+
+    hist_data->fields[2]:
+      flags:
+        VAL: normal u64 value
+      ftrace_event_field name: bytes_alloc
+      type: size_t
+      size: 8
+      is_signed: 0
+
+  key fields:
+
+    hist_data->fields[3]:
+      flags:
+        HIST_FIELD_FL_KEY
+      ftrace_event_field name: common_pid
+      type: int
+      size: 8
+      is_signed: 1
+
+    hist_data->fields[4]:
+      flags:
+        HIST_FIELD_FL_KEY
+      ftrace_event_field name: call_site
+      type: unsigned long
+      size: 8
+      is_signed: 0
+"
+        );
+    }
+
+    /// histogram-design.rst, "Variable and variable reference test" (the
+    /// sched_waking side) and "Test of field variables on other
+    /// histograms" (the histogram C makes for `prio`, written here by
+    /// hand).
+    #[test]
+    fn doc_debug_variables() {
+        let ev = waking();
+        let t = "keys=pid:ts0=common_timestamp.usecs";
+        assert_eq!(
+            info(t, &ev),
+            "hist:keys=pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global"
+        );
+        let hd = build(t, &ev);
+        let mut s = String::new();
+        hd.write_debug(&mut s, &"000000009536f554").unwrap();
+        assert_eq!(
+            s,
+            "hist_data: 000000009536f554
+
+  n_vals: 2
+  n_keys: 1
+  n_fields: 3
+
+  val fields:
+
+    hist_data->fields[0]:
+      flags:
+        VAL: HIST_FIELD_FL_HITCOUNT
+      type: u64
+      size: 8
+      is_signed: 0
+
+    hist_data->fields[1]:
+      flags:
+        HIST_FIELD_FL_VAR
+      var.name: ts0
+      var.idx (into tracing_map_elt.vars[]): 0
+      type: u64
+      size: 8
+      is_signed: 0
+
+  key fields:
+
+    hist_data->fields[2]:
+      flags:
+        HIST_FIELD_FL_KEY
+      ftrace_event_field name: pid
+      type: pid_t
+      size: 8
+      is_signed: 1
+"
+        );
+
+        let t = "keys=pid:synthetic_prio=prio";
+        assert_eq!(
+            info(t, &ev),
+            "hist:keys=pid:vals=hitcount:synthetic_prio=prio:sort=hitcount:size=2048"
+        );
+        let hd = build(t, &ev);
+        let mut s = String::new();
+        hd.write_debug(&mut s, &"000000006920cf38").unwrap();
+        assert_eq!(
+            s,
+            "hist_data: 000000006920cf38
+
+  n_vals: 2
+  n_keys: 1
+  n_fields: 3
+
+  val fields:
+
+    hist_data->fields[0]:
+      flags:
+        VAL: HIST_FIELD_FL_HITCOUNT
+      type: u64
+      size: 8
+      is_signed: 0
+
+    hist_data->fields[1]:
+      flags:
+        HIST_FIELD_FL_VAR
+      ftrace_event_field name: prio
+      var.name: synthetic_prio
+      var.idx (into tracing_map_elt.vars[]): 0
+      type: int
+      size: 4
+      is_signed: 1
+
+  key fields:
+
+    hist_data->fields[2]:
+      flags:
+        HIST_FIELD_FL_KEY
+      ftrace_event_field name: pid
+      type: pid_t
+      size: 8
+      is_signed: 1
+"
+        );
+    }
+
+    /// Field indices: values, then variables, then keys.
+    #[test]
+    fn debug_layout() {
+        let ev = sample();
+        let s = debug("keys=b,c:vals=a:x=a,y=c:z=1", &ev);
+        assert!(s.starts_with(
+            "hist_data: 00000000deadbeef\n\n  n_vals: 5\n  n_keys: 2\n  n_fields: 7\n\n  val fields:\n\n    hist_data->fields[0]:\n"
+        ));
+        let heads: Vec<_> = s
+            .lines()
+            .filter(|l| {
+                l.contains("hist_data->fields[") || l.ends_with(" fields:") || l.contains("var.")
+            })
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                "  val fields:",
+                "    hist_data->fields[0]:",
+                "    hist_data->fields[1]:",
+                "    hist_data->fields[2]:",
+                "      var.name: x",
+                "      var.idx (into tracing_map_elt.vars[]): 0",
+                "    hist_data->fields[3]:",
+                "      var.name: y",
+                "      var.idx (into tracing_map_elt.vars[]): 1",
+                "    hist_data->fields[4]:",
+                "      var.name: z",
+                "      var.idx (into tracing_map_elt.vars[]): 2",
+                "  key fields:",
+                "    hist_data->fields[5]:",
+                "    hist_data->fields[6]:",
+            ]
+        );
+        assert!(s.ends_with("      is_signed: 1\n"));
+        // Without values or variables.
+        let s = debug("keys=b", &ev);
+        assert_eq!(debug_fields("keys=b", &ev).len(), 2);
+        assert!(s.contains("  n_vals: 1\n  n_keys: 1\n  n_fields: 2\n"));
+        assert!(s.contains("      is_signed: 0\n\n  key fields:\n\n    hist_data->fields[1]:\n"));
+    }
+
+    /// The block of each kind of field: flags, event field, variable,
+    /// constant, C's type string, size (keys: aligned) and signedness.
+    #[test]
+    fn debug_field_kinds() {
+        let ev = sample();
+        let ev2 = odd();
+        let waking = waking();
+        let key = |t: &str, e: &EventDesc<'_>| debug_fields(t, e).pop().unwrap();
+        let f = |t: &str, e: &EventDesc<'_>, i: usize| debug_fields(t, e)[i].clone();
+        assert_eq!(f("keys=b", &ev, 0), block(&HITCOUNT_BLOCK));
+        let kf = |name: Option<&str>, ty: &str, size: u32, signed: u32| {
+            let mut lines = std::vec![String::from("        HIST_FIELD_FL_KEY")];
+            if let Some(n) = name {
+                lines.push(format!("      ftrace_event_field name: {n}"));
+            }
+            lines.push(format!("      type: {ty}"));
+            lines.push(format!("      size: {size}"));
+            lines.push(format!("      is_signed: {signed}"));
+            let lines: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
+            block(&lines)
+        };
+        // Keys.
+        assert_eq!(key("keys=b", &ev), kf(Some("b"), "u32", 8, 0));
+        assert_eq!(key("keys=c.hex", &ev), kf(Some("c"), "s32", 8, 1));
+        assert_eq!(key("keys=s", &ev), kf(Some("s"), "char[16]", 16, 0));
+        assert_eq!(
+            key("keys=d", &ev),
+            kf(Some("d"), "__data_loc char[]", 256, 0)
+        );
+        assert_eq!(
+            key("keys=comm", &waking),
+            kf(Some("comm"), "char[16]", 16, 0)
+        );
+        assert_eq!(key("keys=name", &ev2), kf(Some("name"), "char[20]", 24, 0));
+        assert_eq!(
+            key("keys=rel", &ev2),
+            kf(Some("rel"), "__rel_loc char[]", 256, 0)
+        );
+        assert_eq!(key("keys=s8", &ev2), kf(Some("s8"), "s8", 8, 1));
+        assert_eq!(key("keys=p", &ev2), kf(Some("p"), "const char *", 8, 0));
+        assert_eq!(
+            key("keys=common_pid.execname", &ev),
+            kf(Some("common_pid"), "int", 8, 1)
+        );
+        assert_eq!(
+            key("keys=ip.sym-offset", &ev),
+            kf(Some("ip"), "unsigned long", 8, 0)
+        );
+        // .log2 and .buckets= take the operand's type and size, not its
+        // signedness.
+        assert_eq!(key("keys=c.log2", &ev), kf(Some("c"), "s32", 8, 0));
+        assert_eq!(
+            key("keys=s16.buckets=3", &ev2),
+            kf(Some("s16"), "s16", 8, 0)
+        );
+        assert_eq!(
+            key("keys=stacktrace", &ev),
+            kf(None, "unsigned long[]", 128, 0)
+        );
+        assert_eq!(
+            key("keys=common_stacktrace", &ev),
+            kf(None, "unsigned long[]", 128, 0)
+        );
+        assert_eq!(
+            key("keys=STACKTRACE", &ev),
+            kf(None, "unsigned long[]", 128, 0)
+        );
+        assert_eq!(
+            key("keys=stack.stacktrace", &ev2),
+            kf(Some("stack"), "unsigned long[]", 128, 0)
+        );
+        assert_eq!(
+            key("keys=stack", &ev2),
+            kf(Some("stack"), "__data_loc unsigned long[]", 256, 0)
+        );
+        // "cpu" keeps the generic field; common_cpu has none.
+        assert_eq!(key("keys=cpu", &ev), kf(Some("cpu"), "unsigned int", 8, 0));
+        assert_eq!(
+            key("keys=CPU.hex", &ev),
+            kf(Some("CPU"), "unsigned int", 8, 0)
+        );
+        assert_eq!(key("keys=common_cpu", &ev), kf(None, "unsigned int", 8, 0));
+        assert_eq!(key("keys=cpu", &ev2), kf(Some("cpu"), "u32", 8, 0));
+        assert_eq!(
+            key("keys=common_timestamp.usecs", &ev),
+            kf(None, "u64", 8, 0)
+        );
+        assert_eq!(key("keys=hitcount", &ev), kf(None, "u64", 8, 0));
+        assert_eq!(key("keys=hitcount.log2", &ev), kf(None, "u64", 8, 0));
+        // Expressions: the first operand's type and signedness.
+        assert_eq!(key("keys=c*2", &ev), kf(None, "s32", 8, 1));
+        assert_eq!(key("keys=2*c", &ev), kf(None, "u64", 8, 0));
+        assert_eq!(key("keys=-(s16)", &ev2), kf(None, "s16", 8, 1));
+        assert_eq!(key("keys=b.log2+c", &ev), kf(None, "u32", 8, 0));
+        assert_eq!(
+            key("keys=common_cpu+1", &ev),
+            kf(None, "unsigned int", 8, 0)
+        );
+        assert_eq!(
+            key("keys=5", &ev),
+            block(&[
+                "        HIST_FIELD_FL_KEY",
+                "        HIST_FIELD_FL_CONST",
+                "      constant: 5",
+                "      type: u64",
+                "      size: 8",
+                "      is_signed: 0",
+            ])
+        );
+
+        // Values.
+        let t = "keys=b:vals=c.hex,10";
+        assert_eq!(
+            f(t, &ev, 1),
+            block(&[
+                "        VAL: normal u64 value",
+                "      ftrace_event_field name: c",
+                "      type: s32",
+                "      size: 4",
+                "      is_signed: 1",
+            ])
+        );
+        assert_eq!(
+            f(t, &ev, 2),
+            block(&[
+                "        VAL: normal u64 value",
+                "        HIST_FIELD_FL_CONST",
+                "      constant: 10",
+                "      type: u64",
+                "      size: 8",
+                "      is_signed: 0",
+            ])
+        );
+        let t = "keys=s8:vals=s16-1,common_timestamp";
+        assert_eq!(
+            f(t, &ev2, 1),
+            block(&[
+                "        VAL: normal u64 value",
+                "      type: s16",
+                "      size: 2",
+                "      is_signed: 1",
+            ])
+        );
+        assert_eq!(
+            f(t, &ev2, 2),
+            block(&[
+                "        VAL: normal u64 value",
+                "      type: u64",
+                "      size: 8",
+                "      is_signed: 0",
+            ])
+        );
+        // A second hitcount.
+        assert_eq!(
+            f("keys=b:vals=hitcount,hitcount", &ev, 1),
+            block(&HITCOUNT_BLOCK)
+        );
+
+        // Variables.
+        let t = "keys=b:x=16-8-4-2,y=hitcount,z=cpu,w=-(c),v=common_cpu";
+        assert_eq!(
+            f(t, &ev, 1),
+            block(&[
+                "        HIST_FIELD_FL_VAR",
+                "        HIST_FIELD_FL_CONST",
+                "      var.name: x",
+                "      var.idx (into tracing_map_elt.vars[]): 0",
+                "      constant: 2",
+                "      type: u64",
+                "      size: 8",
+                "      is_signed: 0",
+            ])
+        );
+        // Hitcount is shown before the variable.
+        assert_eq!(
+            f(t, &ev, 2),
+            block(&[
+                "        VAL: HIST_FIELD_FL_HITCOUNT",
+                "      var.name: y",
+                "      var.idx (into tracing_map_elt.vars[]): 1",
+                "      type: u64",
+                "      size: 8",
+                "      is_signed: 0",
+            ])
+        );
+        assert_eq!(
+            f(t, &ev, 3),
+            block(&[
+                "        HIST_FIELD_FL_VAR",
+                "      ftrace_event_field name: cpu",
+                "      var.name: z",
+                "      var.idx (into tracing_map_elt.vars[]): 2",
+                "      type: unsigned int",
+                "      size: 4",
+                "      is_signed: 0",
+            ])
+        );
+        assert_eq!(
+            f(t, &ev, 4),
+            block(&[
+                "        HIST_FIELD_FL_VAR",
+                "      var.name: w",
+                "      var.idx (into tracing_map_elt.vars[]): 3",
+                "      type: s32",
+                "      size: 4",
+                "      is_signed: 1",
+            ])
+        );
+        assert_eq!(
+            f(t, &ev, 5),
+            block(&[
+                "        HIST_FIELD_FL_VAR",
+                "      var.name: v",
+                "      var.idx (into tracing_map_elt.vars[]): 4",
+                "      type: unsigned int",
+                "      size: 4",
+                "      is_signed: 0",
+            ])
         );
     }
 
     #[test]
     fn fixed_size() {
-        // No allocation: everything is inline (about 2 KiB).
-        assert!(core::mem::size_of::<HistData<'_>>() < 4096);
+        // No allocation: everything is inline (about 5 KiB).
+        assert!(core::mem::size_of::<HistData<'_>>() < 6 * 1024);
+        assert!(core::mem::size_of::<HistField<'_>>() <= 40);
     }
 
     /// Any record, however short or odd, gives a key without panicking.
@@ -2555,7 +4474,18 @@ mod tests {
     fn write_key_never_panics() {
         let ev = sample();
         let ev2 = odd();
-        let triggers: [(&str, &EventDesc<'_>); 8] = [
+        let triggers: [(&str, &EventDesc<'_>); 13] = [
+            (
+                "keys=a+b*c,-(c),b/a:vals=a/c,c/7:x=a/3,y=b/1048577,z=c/16",
+                &ev,
+            ),
+            (
+                "keys=s,b.log2*c:vals=-(a.hex+b):w=common_timestamp.usecs+b.usecs",
+                &ev,
+            ),
+            ("keys=s8-s16,rel:vals=s16/s8:x=-(s8),y=cpu*2", &ev2),
+            ("keys=5,c.buckets=3/b:x=16-8-4-2,y=1-2", &ev),
+            ("keys=common_cpu-cpu:vals=hitcount*common_pid", &ev),
             ("keys=a,b,c", &ev),
             ("keys=s,d", &ev),
             ("keys=d,stacktrace", &ev),
@@ -2580,8 +4510,11 @@ mod tests {
                 let mut key = std::vec![0u8; hd.key_size()];
                 hd.write_key(&r, &CTX, &mut key);
                 let _ = keys_text(&hd, &key, &NoSymbols);
-                for i in 0..hd.n_sums() {
+                for i in 0..hd.n_sums() + 1 {
                     let _ = hd.sum_value(i, &r, &CTX);
+                }
+                for i in 0..hd.n_vars() + 1 {
+                    let _ = hd.var_value(i, &r, &CTX);
                 }
                 // A key of the wrong size.
                 let mut short = std::vec![0u8; (next() % 40) as usize];

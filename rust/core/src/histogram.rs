@@ -20,7 +20,12 @@ const COMM_WORDS: usize = 2;
 
 /// The map parameters a histogram needs.
 pub fn map_params(data: &HistData<'_>) -> MapParams {
-    let params = MapParams::new(data.map_bits(), data.key_size(), data.n_sums(), 0);
+    let params = MapParams::new(
+        data.map_bits(),
+        data.key_size(),
+        data.n_sums(),
+        data.n_vars(),
+    );
     if data.needs_comm() {
         params.with_private_words(COMM_WORDS)
     } else {
@@ -32,6 +37,8 @@ pub fn map_params(data: &HistData<'_>) -> MapParams {
 pub struct Histogram<'a> {
     data: &'a HistData<'a>,
     map: TracingMap<'a>,
+    /// `data.needs_comm()`, looked up once rather than on every event.
+    needs_comm: bool,
 }
 
 /// What the event path needs from the task and the event that the core
@@ -48,7 +55,11 @@ impl<'a> Histogram<'a> {
         if map.params() != map_params(data) {
             return Err(MapError::StorageTooSmall);
         }
-        Ok(Histogram { data, map })
+        Ok(Histogram {
+            data,
+            map,
+            needs_comm: data.needs_comm(),
+        })
     }
 
     /// The resolved trigger.
@@ -62,13 +73,26 @@ impl<'a> Histogram<'a> {
     }
 
     /// Accounts one event record: builds its key, finds or inserts its
-    /// entry and adds its values. Lock-free; no allocation.
+    /// entry, adds its values and sets its variables. Lock-free; no
+    /// allocation.
+    #[inline]
     pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
-        let mut key_buf = [0u8; KEY_SIZE_MAX];
-        let key = &mut key_buf[..self.data.key_size().min(KEY_SIZE_MAX)];
+        // The key is built on the stack, in a buffer no larger than it
+        // needs: most keys are a word or two, and zeroing the largest
+        // possible key on every event would cost more than the rest.
+        match self.data.key_size() {
+            0..=8 => self.update_with::<8>(rec, ctx),
+            9..=32 => self.update_with::<32>(rec, ctx),
+            _ => self.update_with::<KEY_SIZE_MAX>(rec, ctx),
+        }
+    }
+
+    fn update_with<const N: usize>(&self, rec: &[u8], ctx: &dyn TaskContext) {
+        let mut key_buf = [0u8; N];
+        let key = &mut key_buf[..self.data.key_size().min(N)];
         self.data.write_key(rec, ctx, key);
         let key = &*key;
-        let elt = if self.data.needs_comm() {
+        let elt = if self.needs_comm {
             self.map.insert_with(key, |elt| {
                 let comm = ctx.comm();
                 for (word, chunk) in elt.private_words().iter().zip(comm.chunks_exact(8)) {
@@ -85,6 +109,9 @@ impl<'a> Histogram<'a> {
         };
         for i in 0..self.data.n_sums() {
             elt.update_sum(i, self.data.sum_value(i, rec, ctx));
+        }
+        for i in 0..self.data.n_vars() {
+            elt.set_var(i, self.data.var_value(i, rec, ctx));
         }
     }
 
@@ -160,7 +187,7 @@ impl<'a> Histogram<'a> {
                 chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
             }
             let mut parts = [output::KeyPart {
-                name: "",
+                name: output::KeyName::Text(""),
                 display: output::KeyDisplay::Plain,
                 bytes: &[],
             }; 3];
@@ -311,6 +338,30 @@ mod tests {
         assert!(
             out.ends_with("Totals:\n    Hits: 128\n    Entries: 128\n    Dropped: 172\n"),
             "{out}"
+        );
+    }
+
+    #[test]
+    fn expressions_and_variables() {
+        let records = [record(1, 10, -1), record(2, 5, 3), record(1, 7, -2)];
+        // Expression keys are named by their text; expression values are
+        // summed but not shown; constant values are shown without a name;
+        // variables are neither sums nor shown.
+        assert_eq!(
+            run("keys=a*2+1:vals=b/2,3:x=c-1:sort=a*2+1", &records),
+            "{ a*2+1:          3 } hitcount:          2  :          6\n\
+             { a*2+1:          5 } hitcount:          1  :          3\n\
+             \nTotals:\n    Hits: 3\n    Entries: 2\n    Dropped: 0\n"
+        );
+        let spec = trigger::parse("keys=a:vals=b/2,c:x=c-1").unwrap();
+        let data = HistData::build(&spec, &EVENT).unwrap();
+        assert_eq!(map_params(&data).n_sums, 3);
+        assert_eq!(data.var_value(0, &record(1, 10, -1), &Ctx), (-2i64) as u64);
+        assert_eq!(
+            run("keys=a:vals=b-a,c:sort=b-a", &records),
+            "{ a:          2 } hitcount:          1  c:          3\n\
+             { a:          1 } hitcount:          2  c: 18446744073709551613\n\
+             \nTotals:\n    Hits: 3\n    Entries: 2\n    Dropped: 0\n"
         );
     }
 

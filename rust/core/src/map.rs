@@ -1085,7 +1085,11 @@ impl<'a> Elt<'a> {
         };
         v.store(n, Ordering::Relaxed);
         // Release: whoever sees the flag sees this value (or a later one).
-        flags.fetch_or(1 << i, Ordering::Release);
+        // Once set, the flag stays set until the map is cleared: skip the
+        // read-modify-write, as C's plain `var_set[i] = true` does.
+        if flags.load(Ordering::Relaxed) & (1 << i) == 0 {
+            flags.fetch_or(1 << i, Ordering::Release);
+        }
     }
 
     /// Whether variable `i` is set (C's `tracing_map_var_set()`).

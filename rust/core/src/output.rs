@@ -142,13 +142,60 @@ fn write_padded(out: &mut dyn Write, bytes: &[u8], width: usize) -> fmt::Result 
     Ok(())
 }
 
+/// What writes the names of hist fields that are not stored as text (an
+/// expression's name is its text as `expr_str()` rebuilds it).
+pub trait FieldNames {
+    /// Writes the name of field `id`, as C's `hist_field_name()` gives it.
+    fn write_field_name(&self, id: u8, out: &mut dyn Write) -> fmt::Result;
+}
+
+/// The name of a key: text, or a field whose name is written on demand.
+#[derive(Clone, Copy)]
+pub enum KeyName<'a> {
+    /// The name itself.
+    Text(&'a str),
+    /// Field `id` of a [`FieldNames`].
+    Field(&'a dyn FieldNames, u8),
+}
+
+impl KeyName<'_> {
+    /// The name, if it is text.
+    pub fn as_text(&self) -> Option<&str> {
+        match *self {
+            KeyName::Text(s) => Some(s),
+            KeyName::Field(..) => None,
+        }
+    }
+}
+
+impl fmt::Display for KeyName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            KeyName::Text(s) => f.write_str(s),
+            KeyName::Field(names, id) => names.write_field_name(id, f),
+        }
+    }
+}
+
+impl fmt::Debug for KeyName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", format_args!("{self}"))
+    }
+}
+
+impl<'a> From<&'a str> for KeyName<'a> {
+    fn from(s: &'a str) -> Self {
+        KeyName::Text(s)
+    }
+}
+
 /// One key of an entry: its name, how it is shown, and its bytes in the
 /// entry's key. `comm` is the command name saved with the entry, for
 /// `.execname`.
 #[derive(Debug, Clone, Copy)]
 pub struct KeyPart<'a> {
     /// The name C prints (`hist_field_name()`).
-    pub name: &'a str,
+    pub name: KeyName<'a>,
     /// How it is shown.
     pub display: KeyDisplay,
     /// The key's bytes.
@@ -211,7 +258,8 @@ pub fn write_keys(
                 write_padded(out, key_str(key.bytes), 50)?;
             }
             KeyDisplay::Stacktrace => {
-                if name == "common_stacktrace" || name.is_empty() {
+                let text = name.as_text();
+                if text == Some("common_stacktrace") || text == Some("") {
                     out.write_str("common_stacktrace:\n")?;
                 } else {
                     write!(out, "{name}.stacktrace")?;
@@ -336,7 +384,7 @@ mod tests {
 
     fn key<'a>(name: &'a str, display: KeyDisplay, bytes: &'a [u8]) -> KeyPart<'a> {
         KeyPart {
-            name,
+            name: name.into(),
             display,
             bytes,
         }

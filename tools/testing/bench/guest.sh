@@ -56,14 +56,23 @@ echo "$SCENARIOS" | while IFS='|' read -r name text args; do
 	done
 done
 
-# Memory held by one histogram, and the time to create and destroy it.
+# Memory held by one histogram, and the time to create and destroy it:
+# the drop in free pages, with the slab caches shrunk before each reading
+# so that objects freed by an earlier run do not hide new slab pages.
+settle() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
+	for f in /sys/kernel/slab/*/shrink; do echo 1 > "$f"; done 2>/dev/null
+}
+free_kb() { awk '/^MemFree:/ { print $2 }' /proc/meminfo; }
 for size in 2048 16384 131072; do
-	for impl in hist rhist hist rhist; do
-		t="keys=a,b,c:vals=b,c:size=$size"
-		sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
-		before=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+	for impl in hist rhist rhist hist hist rhist; do
+		t="keys=a,b,c:vals=a,b,c:size=$size"
+		settle
+		before=$(free_kb)
 		t0=$(now); echo "$impl:$t" >> $EV/trigger; t1=$(now)
-		after=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+		settle
+		after=$(free_kb)
 		t2=$(now); echo "!$impl:$t" >> $EV/trigger; t3=$(now)
 		echo "RESULT memory $size $impl $((before - after)) $((t1 - t0)) $((t3 - t2))"
 	done

@@ -11,7 +11,8 @@ rm -rf $work
 cp -r $src $work
 mkdir -p $work/test.d/rhist
 for t in ${RHIST_SELFTESTS:-trigger-hist.tc trigger-hist-mod.tc trigger-multihist.tc \
-	 trigger-trace-marker-hist.tc trigger-hist-syntax-errors.tc}; do
+	 trigger-trace-marker-hist.tc trigger-hist-syntax-errors.tc \
+	 trigger-hist-expressions.tc}; do
 	sed -E -e 's/(^|[^_a-zA-Z])hist:/\1rhist:/g' \
 	       -e 's#/hist([^_a-zA-Z]|$)#/rhist\1#g' \
 	       $src/test.d/trigger/$t > $work/test.d/rhist/$t

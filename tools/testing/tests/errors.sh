@@ -85,6 +85,8 @@ keys=a:x=
 keys=a if
 keys=a if b >
 keys=a:clock=nosuchclock
+keys=a:vals=common_timestamp:clock=nosuchclock
+keys=a:vals=common_timestamp.usecs:clock= bogus
 keys=common_stacktrace.hex
 keys=a:vals=common_stacktrace
 keys=
@@ -95,6 +97,26 @@ keys=a:sort=a.descending.foo
 keys=a.sym-offset.hex
 keys=a:vals=b:sort=b.foo
 keys=a:size=
+keys=a*2
+keys=a+b
+keys=a:vals=b+s
+keys=a:vals=s
+keys=a:x=1:x=2
+keys=a:x=b:vals=$x
+keys=a:vals=b/0
+keys=a:x=b/0
+keys=a:x=1+2+3+4+5
+keys=a:x=32+10*3/20-4
+keys=a:x=-(1)+2
+keys=a:x=-(b-c)
+keys=a:vals=common_timestamp.usecs-1
+keys=a:vals=b.log2+1
+keys=a:x=common_timestamp-b
+keys=a:vals=b+nosuch
+keys=a:vals=(b
+keys=c:vals=(b+c)*2,hitcount
+keys=a:vals=b)
+keys=a:vals=b++c
 EOF
 ! grep -q '^rhist:' $EV/trigger || { cat $EV/trigger; fail "a rejected trigger was attached"; }
 echo PASS

@@ -342,7 +342,7 @@ fn run_histogram(data: HistData<'_>, recs: &[&[u8]], selector: u8) {
     let storage: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
     let map = TracingMap::new(params, &storage).expect("map over storage_words() words");
     let max_elts = map.max_elts();
-    let hist = Histogram::new(data, map).expect("map built with map_params()");
+    let hist = Histogram::new(&data, map).expect("map built with map_params()");
 
     let ns = selector & 0x08 != 0;
     let spray = selector & 0x10 != 0;
