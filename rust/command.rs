@@ -71,6 +71,11 @@ pub(crate) struct Trigger {
     /// compares to tell triggers apart.
     info: KVec<u8>,
     file: *mut bindings::trace_event_file,
+    /// How many bytes of this event's records the histogram reads, when
+    /// it reads only the fixed part (see `HistData::record_span()`);
+    /// `None`: the event path asks the ring buffer for each record's
+    /// length.
+    record_span: Option<usize>,
     _pin: EventPin,
 }
 
@@ -130,11 +135,14 @@ impl Trigger {
         let (hist, info) = unsafe { Hist::new(file, text, remove) }?;
         // SAFETY: as above.
         let pin = unsafe { EventPin::new(file) }?;
+        // The histogram was resolved against this very event.
+        let record_span = hist.hist.data().record_span();
         Ok(KBox::new(
             Trigger {
                 hist,
                 info,
                 file,
+                record_span,
                 _pin: pin,
             },
             GFP_KERNEL,
@@ -615,6 +623,9 @@ unsafe extern "C" fn parse(
                 return unsafe { reject(file, text, &err) };
             }
             trigger.hist = named.hist.clone();
+            // Resolved against another event, maybe: its offsets say
+            // nothing of this event's records.
+            trigger.record_span = None;
         }
     }
 
@@ -869,10 +880,17 @@ unsafe extern "C" fn on_event(
     }
     // SAFETY: the tracing core calls this only for attached triggers, which
     // stay live until an RCU-sched grace period after detaching; `rec` is
-    // the record of `rbe`, `ring_buffer_event_length()` bytes long.
+    // the record of `rbe`, `ring_buffer_event_length()` bytes long, and at
+    // least as long as its event's fixed part.
     unsafe {
         let trigger = state(data);
-        let len = bindings::ring_buffer_event_length(rbe) as usize;
+        // A record holds at least the fixed part of its event, which holds
+        // every field (`record_span` is only set for the trigger's own
+        // event).
+        let len = match trigger.record_span {
+            Some(span) => span,
+            None => bindings::ring_buffer_event_length(rbe) as usize,
+        };
         let rec = core::slice::from_raw_parts(rec.cast::<u8>(), len);
         let ctx = ProbeContext {
             buffer,

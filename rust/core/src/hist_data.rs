@@ -722,6 +722,27 @@ impl<'a> HistData<'a> {
         &self.spec
     }
 
+    /// The bytes of an event record the fields read: `Some(n)` when they
+    /// all lie in the first `n` bytes, the fixed part of the event, and
+    /// `None` when some field reads data the record locates itself
+    /// (`__data_loc`/`__rel_loc`), whose extent only the whole record's
+    /// length bounds.
+    pub fn record_span(&self) -> Option<usize> {
+        let mut span = 0;
+        for f in self.nodes.get(..self.n_nodes).unwrap_or(&[]) {
+            match f.fetch {
+                Fetch::DynString { .. } | Fetch::RelDynString { .. } | Fetch::Stack { .. } => {
+                    return None
+                }
+                _ => {}
+            }
+            if let Some(field) = f.field {
+                span = span.max(field.offset as usize + field.size as usize);
+            }
+        }
+        Some(span)
+    }
+
     /// The key size in bytes (a multiple of 8).
     pub fn key_size(&self) -> usize {
         self.key_size as usize
@@ -747,8 +768,11 @@ impl<'a> HistData<'a> {
     /// `hist_trigger_elt_update()` sets with `tracing_map_set_var()`); 0
     /// for no such variable.  Never panics, allocates or locks.
     pub fn var_value(&self, i: usize, rec: &[u8], ctx: &dyn EventContext) -> u64 {
-        match self.var_ids().get(i) {
-            Some(&id) => self.value(id, rec, ctx),
+        let Some(&id) = self.var_ids().get(i) else {
+            return 0;
+        };
+        match self.node_ref(id) {
+            Some(f) => self.field_value(f, id, rec, ctx),
             None => 0,
         }
     }
@@ -783,9 +807,17 @@ impl<'a> HistData<'a> {
     /// semantics and the size-1 truncation of strings included). Never
     /// panics: out-of-range record offsets read as zero/empty.
     pub fn write_key(&self, rec: &[u8], ctx: &dyn EventContext, key: &mut [u8]) {
-        key.fill(0);
+        // A word at a time: keys are a few words, and a call to memset()
+        // costs more than the stores.
+        let mut words = key.chunks_exact_mut(8);
+        for word in words.by_ref() {
+            word.copy_from_slice(&[0; 8]);
+        }
+        words.into_remainder().fill(0);
         for &id in self.key_ids() {
-            let f = self.node(id);
+            let Some(f) = self.node_ref(id) else {
+                continue;
+            };
             let start = usize::from(f.offset).min(key.len());
             let end = start.saturating_add(f.size as usize).min(key.len());
             let Some(slot) = key.get_mut(start..end) else {
@@ -820,16 +852,34 @@ impl<'a> HistData<'a> {
                 let size = size.min((f.size as usize).saturating_sub(1));
                 strncpy_from(slot, rec, src, size);
             } else {
-                put(slot, &self.value(id, rec, ctx).to_ne_bytes());
+                let value = self.field_value(f, id, rec, ctx).to_ne_bytes();
+                match <&mut [u8; 8]>::try_from(&mut *slot) {
+                    Ok(word) => *word = value,
+                    Err(_) => put(slot, &value),
+                }
             }
         }
     }
 
     /// The value added to sum `i` (0 = hitcount, always 1) for this record.
     pub fn sum_value(&self, i: usize, rec: &[u8], ctx: &dyn EventContext) -> u64 {
-        match self.val_ids().get(i) {
-            Some(&id) => self.value(id, rec, ctx),
+        let Some(&id) = self.val_ids().get(i) else {
+            return 0;
+        };
+        match self.node_ref(id) {
+            Some(f) => self.field_value(f, id, rec, ctx),
             None => 0,
+        }
+    }
+
+    /// The value of hist field `f` (number `id`): the common kinds
+    /// straight away, the others through [`Self::eval`].
+    #[inline]
+    fn field_value(&self, f: &HistField<'a>, id: u8, rec: &[u8], ctx: &dyn EventContext) -> u64 {
+        match f.fetch {
+            Fetch::Counter => 1,
+            Fetch::Num { at, size, signed } => rec_num(rec, at, size, signed),
+            _ => self.value(id, rec, ctx),
         }
     }
 
@@ -989,11 +1039,14 @@ impl<'a> HistData<'a> {
     // --- internals --------------------------------------------------------
 
     fn node(&self, id: u8) -> HistField<'a> {
+        self.node_ref(id).copied().unwrap_or_default()
+    }
+
+    #[inline]
+    fn node_ref(&self, id: u8) -> Option<&HistField<'a>> {
         self.nodes
             .get(..self.n_nodes)
             .and_then(|nodes| nodes.get(usize::from(id)))
-            .copied()
-            .unwrap_or_default()
     }
 
     fn val_ids(&self) -> &[u8] {
@@ -2360,6 +2413,18 @@ mod tests {
         let r = sample_rec(1, 0, 0, 0, b"0123456789abcdef", "x", 0);
         let v = u64::from_ne_bytes(*b"01234567");
         assert_eq!(show("keys=s.hex", &ev, &r), format!("{{ s: {v:x} }}"));
+    }
+
+    #[test]
+    fn record_span() {
+        let ev = sample();
+        assert_eq!(build("keys=a", &ev).record_span(), Some(16));
+        assert_eq!(build("keys=common_pid", &ev).record_span(), Some(8));
+        assert_eq!(build("keys=cpu", &ev).record_span(), Some(0));
+        assert_eq!(build("keys=s:vals=b", &ev).record_span(), Some(40));
+        assert_eq!(build("keys=a:vals=ip", &ev).record_span(), Some(56));
+        assert_eq!(build("keys=d", &ev).record_span(), None);
+        assert_eq!(build("keys=a:vals=d", &ev).record_span(), None);
     }
 
     #[test]
