@@ -13,7 +13,7 @@ use core::ptr;
 use kernel::ffi::{c_char, c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::alloc::KVVec;
+use kernel::alloc::VVec;
 use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
@@ -50,7 +50,7 @@ pub(crate) struct Hist {
     data: KBox<HistData<'static>>,
     text: KVec<u8>,
     fields: KVec<EventField<'static>>,
-    map_memory: KVVec<u8>,
+    map_memory: VVec<u8>,
     /// The event the histogram was resolved against.
     _origin: EventPin,
 }
@@ -237,7 +237,9 @@ impl Hist {
         let bytes = params
             .storage_bytes()
             .map_err(|e| BuildError::Kernel(Error::from_errno(-e.errno())))?;
-        let mut map_memory = KVVec::<u8>::new();
+        // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
+        // maps of up to a few MB up to a power of two of pages.
+        let mut map_memory = VVec::<u8>::new();
         map_memory.reserve(bytes, GFP_KERNEL)?;
         // SAFETY: the spare capacity is never touched again through the
         // vector, whose buffer outlives `hist` (invariants).
