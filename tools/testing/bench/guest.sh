@@ -57,28 +57,40 @@ echo "$SCENARIOS" | while IFS='|' read -r name text args; do
 done
 
 # Memory held by one histogram of 3 keys and 3 sums (hitcount and 2
-# values, the most a histogram has), and the time to create and destroy it:
-# the drop in free pages, with the slab caches shrunk before each reading
-# so that objects freed by an earlier run do not hide new slab pages.
+# values, the most a histogram has), and the time to create and destroy
+# it: the drop in free pages over three such histograms (told apart by
+# their filters), divided by three. Before each reading the slab caches
+# are shrunk and deferred frees given a second, so that what an earlier
+# run freed is not counted for this one.
 settle() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
 	for f in /sys/kernel/slab/*/shrink; do echo 1 > "$f"; done 2>/dev/null
+	sleep 1
+	for f in /sys/kernel/slab/*/shrink; do echo 1 > "$f"; done 2>/dev/null
 }
-free_kb() { awk '/^MemFree:/ { print $2 }' /proc/meminfo; }
-[ -n "$PATH_ONLY" ] && { echo BENCH-DONE; exit 0; }
+# Free pages, with those the per-CPU lists keep for the page allocator
+# (freed pages wait there, and new ones are taken from there first).
+free_kb() {
+	echo $(( $(awk '/^MemFree:/ { print $2 }' /proc/meminfo) +
+		 $(awk '/^ +count:/ { n += $2 } END { print n * 4 }' /proc/zoneinfo) ))
+}
 for size in 2048 16384 131072; do
 	for impl in hist rhist rhist hist hist rhist; do
 		t="keys=a,b,c:vals=b,c:size=$size"
 		settle
 		before=$(free_kb)
 		t0=$(now)
-		echo "$impl:$t" >> $EV/trigger || echo "BENCH-ERROR attach $impl:$t"
+		for n in 1 2 3; do
+			echo "$impl:$t if a == $n" >> $EV/trigger || echo "BENCH-ERROR attach $impl:$t"
+		done
 		t1=$(now)
 		settle
 		after=$(free_kb)
-		t2=$(now); echo "!$impl:$t" >> $EV/trigger; t3=$(now)
-		echo "RESULT memory $size $impl $((before - after)) $((t1 - t0)) $((t3 - t2))"
+		t2=$(now)
+		for n in 1 2 3; do echo "!$impl:$t if a == $n" >> $EV/trigger; done
+		t3=$(now)
+		echo "RESULT memory $size $impl $(((before - after) / 3)) $(((t1 - t0) / 3)) $(((t3 - t2) / 3))"
 	done
 done
 
