@@ -75,7 +75,7 @@ free_kb() {
 	echo $(( $(awk '/^MemFree:/ { print $2 }' /proc/meminfo) +
 		 $(awk '/^ +count:/ { n += $2 } END { print n * 4 }' /proc/zoneinfo) ))
 }
-for size in 2048 16384 131072; do
+for size in ${SIZES:-2048 16384 131072}; do
 	for impl in hist rhist rhist hist hist rhist; do
 		t="keys=a,b,c:vals=b,c:size=$size"
 		settle
