@@ -74,6 +74,7 @@ one rustfmt-core sh -c 'cd rust/core && cargo fmt --check'
 # The module's files, with the kernel's rustfmt settings (rustfmt follows
 # the module declarations from the crate root).
 one rustfmt-module rustfmt --edition 2021 --check rust/rhist_main.rs
+one rustfmt-fuzz rustfmt --edition 2021 --check tools/testing/fuzz/fuzz_targets/parse_build.rs
 one clippy-core sh -c 'cd rust/core && cargo clippy --all-targets -- -D warnings'
 # checkpatch runs from outside this git repository: inside one, it reads
 # the patch files as files added by the repository's own history.

@@ -59,7 +59,7 @@ const fn field(
     }
 }
 
-use FieldStorage::{Comm, Cpu, DynString, Other, PtrString, RelString, StaticString, Stacktrace};
+use FieldStorage::{Comm, Cpu, DynString, Other, PtrString, RelString, Stacktrace, StaticString};
 
 /// rhist's own test event (tools/testing/rhist_test_events).
 const RHIST_SAMPLE: [EventField<'static>; 6] = [
@@ -100,7 +100,14 @@ const EXOTIC: [EventField<'static>; 8] = [
     field("comm", "char[16]", 24, 16, true, Comm),
     field("cpu", "int", 40, 4, true, Cpu),
     field("odd", "u8[3]", 44, 3, false, Other),
-    field("stack", "__data_loc unsigned long[]", 48, 4, false, Stacktrace),
+    field(
+        "stack",
+        "__data_loc unsigned long[]",
+        48,
+        4,
+        false,
+        Stacktrace,
+    ),
     field("w", "u16", 52, 2, false, Other),
     field("sc", "signed char", 54, 1, true, Other),
 ];
@@ -312,7 +319,13 @@ fn stages(spec: &TriggerSpec<'_>) {
         walk(&expr, expr.root(), 0, &mut out);
         for ctx in [ctx, FieldContext::Operand] {
             let f = spec.parse_field(text, ctx);
-            let _ = (f.text(), f.name(), f.modifier_text(), f.modifier(), f.special());
+            let _ = (
+                f.text(),
+                f.name(),
+                f.modifier_text(),
+                f.modifier(),
+                f.special(),
+            );
         }
     }
 }
@@ -441,7 +454,10 @@ fuzz_target!(|input: &[u8]| {
         Ok(spec) => spec,
         Err(e) => {
             check_error(&e, trigger::PREFIX, text);
-            assert!(parsed.is_err(), "parse_trigger_in fails, trigger::parse not");
+            assert!(
+                parsed.is_err(),
+                "parse_trigger_in fails, trigger::parse not"
+            );
             return;
         }
     };
