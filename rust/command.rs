@@ -637,19 +637,12 @@ unsafe extern "C" fn parse(
         .hist()
         .data()
         .uses_timestamps()
-        .then(|| spec.clock());
+        .then(|| (spec.clock(), spec.errpos(spec.clock())));
     // SAFETY: `cmd_ops` and `file` come from the tracing core.
     match unsafe { attach(cmd_ops, file, trigger, spec.filter(), spec.pause(), clock) } {
         Ok(()) => 0,
-        Err(BuildError::Hist(err)) => {
-            let err = HistError::with_errno(
-                HistErrorKind::SetClockFail,
-                spec.errpos(clock.unwrap_or("")),
-                err.errno(),
-            );
-            // SAFETY: `file` is live.
-            unsafe { reject(file, text, &err) }
-        }
+        // SAFETY: `file` is live.
+        Err(BuildError::Hist(err)) => unsafe { reject(file, text, &err) },
         Err(BuildError::Kernel(e)) => e.to_errno(),
     }
 }
@@ -674,8 +667,8 @@ unsafe fn clear(data: *mut bindings::event_trigger_data) {
 /// Filters and attaches a new trigger. With `clock`, sets the instance's
 /// trace clock and has events written straight to the ring buffer while
 /// the trigger lives, as hist does for triggers that read timestamps; a
-/// clock the instance does not know fails with `BuildError::Hist` (its
-/// errno is the one to return).
+/// clock the instance does not know fails with hist's `SET_CLOCK_FAIL` at
+/// the position given with it.
 ///
 /// # Safety
 ///
@@ -686,7 +679,7 @@ unsafe fn attach(
     trigger: KBox<Trigger>,
     filter: Option<&str>,
     paused: bool,
-    clock: Option<&str>,
+    clock: Option<(&str, usize)>,
 ) -> Result<(), BuildError> {
     // `set_trigger_filter()` cuts its argument up: give it a copy.
     let mut filter_buf = KVec::new();
@@ -695,7 +688,7 @@ unsafe fn attach(
         filter_buf.push(0, GFP_KERNEL)?;
     }
     let mut clock_buf = KVec::new();
-    if let Some(clock) = clock {
+    if let Some((clock, _)) = clock {
         clock_buf.extend_from_slice(clock.as_bytes(), GFP_KERNEL)?;
         clock_buf.push(0, GFP_KERNEL)?;
     }
@@ -740,7 +733,9 @@ unsafe fn attach(
         // SAFETY: `file` is live; the clock name is NUL-terminated.
         let ret = unsafe { bindings::tracing_set_clock((*file).tr, clock_buf.as_ptr().cast()) };
         if ret < 0 {
-            result = Err(BuildError::Hist(HistError::silent(-ret)));
+            let pos = clock.map_or(0, |(_, pos)| pos);
+            let err = HistError::with_errno(HistErrorKind::SetClockFail, pos, -ret);
+            result = Err(BuildError::Hist(err));
         } else {
             // SAFETY: `file` is live; `detach()` (or the failure below)
             // drops this reference.

@@ -71,6 +71,27 @@ pub struct EventField<'a> {
     pub storage: FieldStorage,
 }
 
+impl<'a> EventField<'a> {
+    /// A field with these properties.
+    pub const fn new(
+        name: &'a str,
+        type_name: &'a str,
+        offset: u32,
+        size: u32,
+        signed: bool,
+        storage: FieldStorage,
+    ) -> Self {
+        EventField {
+            name,
+            type_name,
+            offset,
+            size,
+            signed,
+            storage,
+        }
+    }
+}
+
 /// An event: its system, name and fields, the common ones included.
 #[derive(Debug, Clone, Copy)]
 pub struct EventDesc<'a> {
@@ -97,38 +118,31 @@ impl<'a> EventDesc<'a> {
 
 /// The fields every event record starts with (`struct trace_entry`).
 pub const COMMON_FIELDS: [EventField<'static>; 4] = [
-    EventField {
-        name: "common_type",
-        type_name: "unsigned short",
-        offset: 0,
-        size: 2,
-        signed: false,
-        storage: FieldStorage::Other,
-    },
-    EventField {
-        name: "common_flags",
-        type_name: "unsigned char",
-        offset: 2,
-        size: 1,
-        signed: false,
-        storage: FieldStorage::Other,
-    },
-    EventField {
-        name: "common_preempt_count",
-        type_name: "unsigned char",
-        offset: 3,
-        size: 1,
-        signed: false,
-        storage: FieldStorage::Other,
-    },
-    EventField {
-        name: "common_pid",
-        type_name: "int",
-        offset: 4,
-        size: 4,
-        signed: true,
-        storage: FieldStorage::Other,
-    },
+    EventField::new(
+        "common_type",
+        "unsigned short",
+        0,
+        2,
+        false,
+        FieldStorage::Other,
+    ),
+    EventField::new(
+        "common_flags",
+        "unsigned char",
+        2,
+        1,
+        false,
+        FieldStorage::Other,
+    ),
+    EventField::new(
+        "common_preempt_count",
+        "unsigned char",
+        3,
+        1,
+        false,
+        FieldStorage::Other,
+    ),
+    EventField::new("common_pid", "int", 4, 4, true, FieldStorage::Other),
 ];
 
 #[cfg(test)]

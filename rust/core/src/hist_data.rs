@@ -444,14 +444,7 @@ const fn generic(
     signed: bool,
     storage: FieldStorage,
 ) -> EventField<'static> {
-    EventField {
-        name,
-        type_name,
-        offset: 0,
-        size: 0,
-        signed,
-        storage,
-    }
+    EventField::new(name, type_name, 0, 0, signed, storage)
 }
 
 /// `trace_find_event_field()`: the event's fields, the generic ones, the
@@ -1957,33 +1950,15 @@ mod tests {
 
         pub static COMMON: [EventField<'static>; 4] = COMMON_FIELDS;
 
-        pub const fn fld(
-            name: &'static str,
-            type_name: &'static str,
-            offset: u32,
-            size: u32,
-            signed: bool,
-            storage: FieldStorage,
-        ) -> EventField<'static> {
-            EventField {
-                name,
-                type_name,
-                offset,
-                size,
-                signed,
-                storage,
-            }
-        }
-
         use FieldStorage::{DynString, Other, RelString, Stacktrace, StaticString};
 
         pub static SAMPLE: [EventField<'static>; 6] = [
-            fld("a", "u64", 8, 8, false, Other),
-            fld("b", "u32", 16, 4, false, Other),
-            fld("c", "s32", 20, 4, true, Other),
-            fld("s", "char[16]", 24, 16, false, StaticString),
-            fld("d", "__data_loc char[]", 40, 4, false, DynString),
-            fld("ip", "unsigned long", 48, 8, false, Other),
+            EventField::new("a", "u64", 8, 8, false, Other),
+            EventField::new("b", "u32", 16, 4, false, Other),
+            EventField::new("c", "s32", 20, 4, true, Other),
+            EventField::new("s", "char[16]", 24, 16, false, StaticString),
+            EventField::new("d", "__data_loc char[]", 40, 4, false, DynString),
+            EventField::new("ip", "unsigned long", 48, 8, false, Other),
         ];
 
         pub fn sample() -> EventDesc<'static> {
@@ -1991,10 +1966,10 @@ mod tests {
         }
 
         pub static WAKING: [EventField<'static>; 4] = [
-            fld("comm", "char[16]", 8, 16, false, StaticString),
-            fld("pid", "pid_t", 24, 4, true, Other),
-            fld("prio", "int", 28, 4, true, Other),
-            fld("target_cpu", "int", 32, 4, true, Other),
+            EventField::new("comm", "char[16]", 8, 16, false, StaticString),
+            EventField::new("pid", "pid_t", 24, 4, true, Other),
+            EventField::new("prio", "int", 28, 4, true, Other),
+            EventField::new("target_cpu", "int", 32, 4, true, Other),
         ];
 
         pub fn waking() -> EventDesc<'static> {
@@ -2005,13 +1980,13 @@ mod tests {
         /// 3-byte array, a pointer string, an own `cpu` field, a
         /// synthetic stack trace.
         pub static ODD: [EventField<'static>; 8] = [
-            fld("s8", "s8", 8, 1, true, Other),
-            fld("s16", "s16", 10, 2, true, Other),
-            fld("rel", "__rel_loc char[]", 12, 4, false, RelString),
-            fld("arr", "u8[3]", 16, 3, false, Other),
-            fld("cpu", "u32", 20, 4, false, Other),
-            fld("p", "const char *", 24, 8, false, FieldStorage::PtrString),
-            fld(
+            EventField::new("s8", "s8", 8, 1, true, Other),
+            EventField::new("s16", "s16", 10, 2, true, Other),
+            EventField::new("rel", "__rel_loc char[]", 12, 4, false, RelString),
+            EventField::new("arr", "u8[3]", 16, 3, false, Other),
+            EventField::new("cpu", "u32", 20, 4, false, Other),
+            EventField::new("p", "const char *", 24, 8, false, FieldStorage::PtrString),
+            EventField::new(
                 "stack",
                 "__data_loc unsigned long[]",
                 32,
@@ -2019,7 +1994,7 @@ mod tests {
                 false,
                 Stacktrace,
             ),
-            fld("name", "char[20]", 40, 20, false, StaticString),
+            EventField::new("name", "char[20]", 40, 20, false, StaticString),
         ];
 
         pub fn odd() -> EventDesc<'static> {
@@ -2255,8 +2230,8 @@ mod tests {
     fn doc_key_lines() {
         // histogram.rst: raw_syscalls:sys_enter and sys_enter_recvfrom.
         static SYS_ENTER: [EventField<'static>; 2] = [
-            fld("id", "long", 8, 8, true, FieldStorage::Other),
-            fld(
+            EventField::new("id", "long", 8, 8, true, FieldStorage::Other),
+            EventField::new(
                 "args",
                 "unsigned long[6]",
                 16,
@@ -2284,8 +2259,8 @@ mod tests {
         );
 
         static RECVFROM: [EventField<'static>; 2] = [
-            fld("__syscall_nr", "int", 8, 4, true, FieldStorage::Other),
-            fld("size", "size_t", 32, 8, false, FieldStorage::Other),
+            EventField::new("__syscall_nr", "int", 8, 4, true, FieldStorage::Other),
+            EventField::new("size", "size_t", 32, 8, false, FieldStorage::Other),
         ];
         let ev = event("syscalls", "sys_enter_recvfrom", &RECVFROM);
         let hd = build(
@@ -2331,9 +2306,9 @@ mod tests {
     }
 
     static NETIF: [EventField<'static>; 3] = [
-        fld("skbaddr", "void *", 8, 8, false, FieldStorage::Other),
-        fld("len", "unsigned int", 16, 4, false, FieldStorage::Other),
-        fld(
+        EventField::new("skbaddr", "void *", 8, 8, false, FieldStorage::Other),
+        EventField::new("len", "unsigned int", 16, 4, false, FieldStorage::Other),
+        EventField::new(
             "name",
             "__data_loc char[]",
             20,
@@ -2778,7 +2753,7 @@ mod tests {
     // --- the trigger info line ---------------------------------------------
 
     static KMALLOC: [EventField<'static>; 6] = [
-        fld(
+        EventField::new(
             "call_site",
             "unsigned long",
             8,
@@ -2786,10 +2761,10 @@ mod tests {
             false,
             FieldStorage::Other,
         ),
-        fld("ptr", "const void *", 16, 8, false, FieldStorage::Other),
-        fld("bytes_req", "size_t", 24, 8, false, FieldStorage::Other),
-        fld("bytes_alloc", "size_t", 32, 8, false, FieldStorage::Other),
-        fld(
+        EventField::new("ptr", "const void *", 16, 8, false, FieldStorage::Other),
+        EventField::new("bytes_req", "size_t", 24, 8, false, FieldStorage::Other),
+        EventField::new("bytes_alloc", "size_t", 32, 8, false, FieldStorage::Other),
+        EventField::new(
             "gfp_flags",
             "unsigned long",
             40,
@@ -2797,17 +2772,17 @@ mod tests {
             false,
             FieldStorage::Other,
         ),
-        fld("node", "int", 48, 4, true, FieldStorage::Other),
+        EventField::new("node", "int", 48, 4, true, FieldStorage::Other),
     ];
     static SYS_READ: [EventField<'static>; 4] = [
-        fld("__syscall_nr", "int", 8, 4, true, FieldStorage::Other),
-        fld("fd", "unsigned int", 16, 8, false, FieldStorage::Other),
-        fld("buf", "char *", 24, 8, false, FieldStorage::Other),
-        fld("count", "size_t", 32, 8, false, FieldStorage::Other),
+        EventField::new("__syscall_nr", "int", 8, 4, true, FieldStorage::Other),
+        EventField::new("fd", "unsigned int", 16, 8, false, FieldStorage::Other),
+        EventField::new("buf", "char *", 24, 8, false, FieldStorage::Other),
+        EventField::new("count", "size_t", 32, 8, false, FieldStorage::Other),
     ];
     static SYS_ENTER: [EventField<'static>; 2] = [
-        fld("id", "long", 8, 8, true, FieldStorage::Other),
-        fld(
+        EventField::new("id", "long", 8, 8, true, FieldStorage::Other),
+        EventField::new(
             "args",
             "unsigned long[6]",
             16,
@@ -2817,11 +2792,11 @@ mod tests {
         ),
     ];
     static RECVFROM: [EventField<'static>; 2] = [
-        fld("__syscall_nr", "int", 8, 4, true, FieldStorage::Other),
-        fld("size", "size_t", 32, 8, false, FieldStorage::Other),
+        EventField::new("__syscall_nr", "int", 8, 4, true, FieldStorage::Other),
+        EventField::new("size", "size_t", 32, 8, false, FieldStorage::Other),
     ];
     static FORK: [EventField<'static>; 4] = [
-        fld(
+        EventField::new(
             "parent_comm",
             "char[16]",
             8,
@@ -2829,8 +2804,8 @@ mod tests {
             false,
             FieldStorage::StaticString,
         ),
-        fld("parent_pid", "pid_t", 24, 4, true, FieldStorage::Other),
-        fld(
+        EventField::new("parent_pid", "pid_t", 24, 4, true, FieldStorage::Other),
+        EventField::new(
             "child_comm",
             "char[16]",
             28,
@@ -2838,17 +2813,17 @@ mod tests {
             false,
             FieldStorage::StaticString,
         ),
-        fld("child_pid", "pid_t", 44, 4, true, FieldStorage::Other),
+        EventField::new("child_pid", "pid_t", 44, 4, true, FieldStorage::Other),
     ];
     static WAKEUP_LATENCY: [EventField<'static>; 3] = [
-        fld("lat", "u64", 8, 8, false, FieldStorage::Other),
-        fld("pid", "pid_t", 16, 4, true, FieldStorage::Other),
-        fld("prio", "int", 24, 4, true, FieldStorage::Other),
+        EventField::new("lat", "u64", 8, 8, false, FieldStorage::Other),
+        EventField::new("pid", "pid_t", 16, 4, true, FieldStorage::Other),
+        EventField::new("prio", "int", 24, 4, true, FieldStorage::Other),
     ];
     static BLOCK_LAT: [EventField<'static>; 3] = [
-        fld("pid", "pid_t", 8, 4, true, FieldStorage::Other),
-        fld("delta", "u64", 16, 8, false, FieldStorage::Other),
-        fld(
+        EventField::new("pid", "pid_t", 8, 4, true, FieldStorage::Other),
+        EventField::new("delta", "u64", 16, 8, false, FieldStorage::Other),
+        EventField::new(
             "stack",
             "__data_loc unsigned long[]",
             24,
@@ -2857,8 +2832,14 @@ mod tests {
             FieldStorage::Stacktrace,
         ),
     ];
-    static LATENCY: [EventField<'static>; 1] =
-        [fld("lat", "u64", 8, 8, false, FieldStorage::Other)];
+    static LATENCY: [EventField<'static>; 1] = [EventField::new(
+        "lat",
+        "u64",
+        8,
+        8,
+        false,
+        FieldStorage::Other,
+    )];
 
     /// The "trigger info:" lines of histogram.rst whose events we can
     /// describe, without the " [active]"/filter suffix.
@@ -3197,8 +3178,14 @@ mod tests {
         assert!(HistData::build(&parse_trigger("keys=p:vals=p").unwrap(), &ev2).is_ok());
         assert!(HistData::build(&parse_trigger("keys=p+1:x=p").unwrap(), &ev2).is_ok());
         // FILTER_COMM fields with a size hold a pointer.
-        static COMMS: [EventField<'static>; 1] =
-            [fld("who", "char *", 8, 8, false, FieldStorage::Comm)];
+        static COMMS: [EventField<'static>; 1] = [EventField::new(
+            "who",
+            "char *",
+            8,
+            8,
+            false,
+            FieldStorage::Comm,
+        )];
         assert_eq!(build_err("keys=who", &event("x", "y", &COMMS)), ns);
 
         // Errors C reports before it gets there.
@@ -3417,7 +3404,7 @@ mod tests {
     #[test]
     fn selftest_expression_errors() {
         static FORK: [EventField<'static>; 4] = [
-            fld(
+            EventField::new(
                 "parent_comm",
                 "char[16]",
                 8,
@@ -3425,8 +3412,8 @@ mod tests {
                 false,
                 FieldStorage::StaticString,
             ),
-            fld("parent_pid", "pid_t", 24, 4, true, FieldStorage::Other),
-            fld(
+            EventField::new("parent_pid", "pid_t", 24, 4, true, FieldStorage::Other),
+            EventField::new(
                 "child_comm",
                 "char[16]",
                 28,
@@ -3434,7 +3421,7 @@ mod tests {
                 false,
                 FieldStorage::StaticString,
             ),
-            fld("child_pid", "pid_t", 44, 4, true, FieldStorage::Other),
+            EventField::new("child_pid", "pid_t", 44, 4, true, FieldStorage::Other),
         ];
         let ev = event("sched", "sched_process_fork", &FORK);
         for (cmd, kind) in [
@@ -3744,9 +3731,9 @@ mod tests {
         let a: &'static str = "a".repeat(127).leak();
         let b: &'static str = "b".repeat(127).leak();
         let fields: &'static [EventField<'static>] = std::vec![
-            fld(a, "u64", 8, 8, false, FieldStorage::Other),
-            fld(b, "u64", 16, 8, false, FieldStorage::Other),
-            fld("c", "u64", 24, 8, false, FieldStorage::Other),
+            EventField::new(a, "u64", 8, 8, false, FieldStorage::Other),
+            EventField::new(b, "u64", 16, 8, false, FieldStorage::Other),
+            EventField::new("c", "u64", 24, 8, false, FieldStorage::Other),
         ]
         .leak();
         let ev = event("x", "long", fields);

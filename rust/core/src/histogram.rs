@@ -225,14 +225,7 @@ mod tests {
         size: u32,
         signed: bool,
     ) -> EventField<'static> {
-        EventField {
-            name,
-            type_name: "u64",
-            offset,
-            size,
-            signed,
-            storage: FieldStorage::Other,
-        }
+        EventField::new(name, "u64", offset, size, signed, FieldStorage::Other)
     }
 
     const FIELDS: [EventField<'static>; 3] = [

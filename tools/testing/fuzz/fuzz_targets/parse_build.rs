@@ -41,66 +41,48 @@ use rhist_core::hist::map::TracingMap;
 use rhist_core::hist::output::NoSymbols;
 use rhist_core::hist::trigger;
 
-const fn field(
-    name: &'static str,
-    type_name: &'static str,
-    offset: u32,
-    size: u32,
-    signed: bool,
-    storage: FieldStorage,
-) -> EventField<'static> {
-    EventField {
-        name,
-        type_name,
-        offset,
-        size,
-        signed,
-        storage,
-    }
-}
-
 use FieldStorage::{Comm, Cpu, DynString, Other, PtrString, RelString, Stacktrace, StaticString};
 
 /// rhist's own test event (tools/testing/rhist_test_events).
 const RHIST_SAMPLE: [EventField<'static>; 6] = [
-    field("a", "u64", 8, 8, false, Other),
-    field("b", "u32", 16, 4, false, Other),
-    field("c", "s32", 20, 4, true, Other),
-    field("s", "char[16]", 24, 16, true, StaticString),
-    field("d", "__data_loc char[]", 40, 4, false, DynString),
-    field("ip", "unsigned long", 48, 8, false, Other),
+    EventField::new("a", "u64", 8, 8, false, Other),
+    EventField::new("b", "u32", 16, 4, false, Other),
+    EventField::new("c", "s32", 20, 4, true, Other),
+    EventField::new("s", "char[16]", 24, 16, true, StaticString),
+    EventField::new("d", "__data_loc char[]", 40, 4, false, DynString),
+    EventField::new("ip", "unsigned long", 48, 8, false, Other),
 ];
 
 const SCHED_WAKING: [EventField<'static>; 4] = [
-    field("comm", "char[16]", 8, 16, true, StaticString),
-    field("pid", "pid_t", 24, 4, true, Other),
-    field("prio", "int", 28, 4, true, Other),
-    field("target_cpu", "int", 32, 4, true, Other),
+    EventField::new("comm", "char[16]", 8, 16, true, StaticString),
+    EventField::new("pid", "pid_t", 24, 4, true, Other),
+    EventField::new("prio", "int", 28, 4, true, Other),
+    EventField::new("target_cpu", "int", 32, 4, true, Other),
 ];
 
 const SYS_ENTER: [EventField<'static>; 2] = [
-    field("id", "long", 8, 8, true, Other),
-    field("args", "unsigned long[6]", 16, 48, false, Other),
+    EventField::new("id", "long", 8, 8, true, Other),
+    EventField::new("args", "unsigned long[6]", 16, 48, false, Other),
 ];
 
 const KMALLOC: [EventField<'static>; 6] = [
-    field("call_site", "unsigned long", 8, 8, false, Other),
-    field("ptr", "const void *", 16, 8, false, Other),
-    field("bytes_req", "size_t", 24, 8, false, Other),
-    field("bytes_alloc", "size_t", 32, 8, false, Other),
-    field("gfp_flags", "gfp_t", 40, 4, false, Other),
-    field("node", "int", 44, 4, true, Other),
+    EventField::new("call_site", "unsigned long", 8, 8, false, Other),
+    EventField::new("ptr", "const void *", 16, 8, false, Other),
+    EventField::new("bytes_req", "size_t", 24, 8, false, Other),
+    EventField::new("bytes_alloc", "size_t", 32, 8, false, Other),
+    EventField::new("gfp_flags", "gfp_t", 40, 4, false, Other),
+    EventField::new("node", "int", 44, 4, true, Other),
 ];
 
 /// Not a real event: one field of each remaining storage kind, and sizes
 /// the others lack (3, 2, 1 bytes), to reach the odd paths of the build.
 const EXOTIC: [EventField<'static>; 8] = [
-    field("r", "__rel_loc char[]", 8, 4, false, RelString),
-    field("p", "char *", 16, 8, false, PtrString),
-    field("comm", "char[16]", 24, 16, true, Comm),
-    field("cpu", "int", 40, 4, true, Cpu),
-    field("odd", "u8[3]", 44, 3, false, Other),
-    field(
+    EventField::new("r", "__rel_loc char[]", 8, 4, false, RelString),
+    EventField::new("p", "char *", 16, 8, false, PtrString),
+    EventField::new("comm", "char[16]", 24, 16, true, Comm),
+    EventField::new("cpu", "int", 40, 4, true, Cpu),
+    EventField::new("odd", "u8[3]", 44, 3, false, Other),
+    EventField::new(
         "stack",
         "__data_loc unsigned long[]",
         48,
@@ -108,8 +90,8 @@ const EXOTIC: [EventField<'static>; 8] = [
         false,
         Stacktrace,
     ),
-    field("w", "u16", 52, 2, false, Other),
-    field("sc", "signed char", 54, 1, true, Other),
+    EventField::new("w", "u16", 52, 2, false, Other),
+    EventField::new("sc", "signed char", 54, 1, true, Other),
 ];
 
 const EVENTS: [EventDesc<'static>; 5] = [
