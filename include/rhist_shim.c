@@ -25,21 +25,20 @@ const char *rhist_trace_event_name(struct trace_event_call *call)
 }
 
 /*
- * Keep the module that defines an event loaded while a trigger sits on
- * it. Dynamic events need no pin: they cannot be deleted while enabled,
- * and an attached trigger keeps them soft-enabled.
+ * Keep an event, and so its fields and names, while anything of rhist
+ * refers to it: the module that defines it stays loaded, and a dynamic
+ * event (kprobe, eprobe, synthetic) cannot be deleted. A named
+ * histogram outlives the trigger that made it, so an attached trigger
+ * keeping its own event enabled is not enough.
  */
 bool rhist_pin_event(struct trace_event_call *call)
 {
-	if (call->flags & TRACE_EVENT_FL_DYNAMIC)
-		return true;
-	return try_module_get(call->module);
+	return trace_event_try_get_ref(call);
 }
 
 void rhist_unpin_event(struct trace_event_call *call)
 {
-	if (!(call->flags & TRACE_EVENT_FL_DYNAMIC))
-		module_put(call->module);
+	trace_event_put_ref(call);
 }
 
 void rhist_list_add_tail_rcu(struct list_head *new, struct list_head *head)

@@ -18,9 +18,10 @@ extern "C" {
     pub(crate) fn rhist_trace_event_name(
         call: *mut bindings::trace_event_call,
     ) -> *const kernel::ffi::c_char;
-    /// Pins the module that defines `call`; false if it is going away.
+    /// `trace_event_try_get_ref()`: pins the event (its module, or the
+    /// dynamic event itself); false if it is going away.
     pub(crate) fn rhist_pin_event(call: *mut bindings::trace_event_call) -> bool;
-    /// Releases what `rhist_pin_event()` took.
+    /// `trace_event_put_ref()`: releases what `rhist_pin_event()` took.
     pub(crate) fn rhist_unpin_event(call: *mut bindings::trace_event_call);
     /// `list_add_tail_rcu()`.
     pub(crate) fn rhist_list_add_tail_rcu(
@@ -41,4 +42,5 @@ extern "C" {
     pub(crate) fn rhist_smp_processor_id() -> kernel::ffi::c_uint;
     /// Copies `current->comm` (16 bytes) to `comm`.
     pub(crate) fn rhist_current_comm(comm: *mut kernel::ffi::c_char);
+
 }
