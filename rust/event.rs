@@ -125,14 +125,14 @@ impl TaskContext for ProbeContext {
 /// Symbols through kallsyms.
 pub(crate) struct KernelSymbols;
 
-/// `KSYM_SYMBOL_LEN` is below this.
-const SYMBOL_BUF: usize = 512;
+/// What `sprint_symbol()` may write: the kernel's own constant.
+const SYMBOL_BUF: usize = bindings::KSYM_SYMBOL_LEN as usize;
 
 impl Resolver for KernelSymbols {
     fn symbol(&self, addr: u64, with_offset: bool, out: &mut dyn Write) -> fmt::Result {
         let mut buf = [0u8; SYMBOL_BUF];
-        // SAFETY: `buf` has room for KSYM_SYMBOL_LEN bytes, the most these
-        // functions write.
+        // SAFETY: both functions write at most KSYM_SYMBOL_LEN bytes, NUL
+        // included, and `buf` is that long (`SYMBOL_BUF`).
         let len = unsafe {
             if with_offset {
                 bindings::sprint_symbol(buf.as_mut_ptr().cast(), addr as c_ulong)

@@ -104,6 +104,19 @@ impl<const N: usize> Write for Buf<N> {
     }
 }
 
+/// Passes text on to `out`, counting its bytes.
+struct Counting<'o> {
+    out: &'o mut dyn Write,
+    len: usize,
+}
+
+impl Write for Counting<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.len += s.len();
+        self.out.write_str(s)
+    }
+}
+
 /// Reads the u64 at the start of `bytes` (native endian, as C stores it);
 /// missing bytes read as zero.
 pub fn read_u64(bytes: &[u8]) -> u64 {
@@ -222,14 +235,15 @@ pub fn write_keys(
             KeyDisplay::Hex => write!(out, "{name}: {v:x}")?,
             KeyDisplay::Sym | KeyDisplay::SymOffset => {
                 let with_offset = key.display == KeyDisplay::SymOffset;
-                let mut sym = Buf::<512>::new();
-                resolver.symbol(v, with_offset, &mut sym)?;
                 write!(out, "{name}: [{v:x}] ")?;
-                write_padded(
-                    out,
-                    sym.as_str().as_bytes(),
-                    if with_offset { 55 } else { 45 },
-                )?;
+                // Written straight out, however long (a buffer here once
+                // cut long names short), then padded.
+                let mut sym = Counting { out, len: 0 };
+                resolver.symbol(v, with_offset, &mut sym)?;
+                let len = sym.len;
+                for _ in len..if with_offset { 55 } else { 45 } {
+                    out.write_char(' ')?;
+                }
             }
             KeyDisplay::Execname => {
                 write!(out, "{name}: ")?;
@@ -448,6 +462,34 @@ mod tests {
         assert_eq!(s, format!("{{ ip: [2a] {:<45} }}", "0x2a"));
         let s = keys(&[key("ip", KeyDisplay::SymOffset, N42)]);
         assert_eq!(s, format!("{{ ip: [2a] {:<55} }}", "0x2a"));
+    }
+
+    /// Symbols as long as the kernel's (KSYM_SYMBOL_LEN is about 666).
+    struct LongSymbols;
+
+    impl Resolver for LongSymbols {
+        fn symbol(&self, _addr: u64, _with_offset: bool, out: &mut dyn Write) -> fmt::Result {
+            for _ in 0..60 {
+                out.write_str("long_name_")?;
+            }
+            Ok(())
+        }
+        fn syscall_name(&self, _nr: u64) -> Option<&str> {
+            None
+        }
+    }
+
+    #[test]
+    fn long_symbols_are_written_whole() {
+        let mut s = String::new();
+        write_keys(
+            &mut s,
+            &[key("ip", KeyDisplay::SymOffset, N42)],
+            &[],
+            &LongSymbols,
+        )
+        .unwrap();
+        assert_eq!(s, format!("{{ ip: [2a] {} }}", "long_name_".repeat(60)));
     }
 
     #[test]

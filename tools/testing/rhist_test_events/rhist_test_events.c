@@ -116,13 +116,28 @@ static ssize_t rhist_test_fire_write(struct file *file,
 				     loff_t *ppos);
 static struct rhist_test_str *rhist_test_build(u32 ntab);
 
+/*
+ * A function named with 496 characters: with its offset and module name,
+ * sprint_symbol() writes more than 512 bytes for it, as it may for a
+ * long (Rust-mangled) name.
+ */
+#define RHIST_TEST_CAT(a, b)	a##b
+#define RHIST_TEST_X2(a)	RHIST_TEST_CAT(a, a)
+#define RHIST_TEST_X16(a)	RHIST_TEST_X2(RHIST_TEST_X2(RHIST_TEST_X2(RHIST_TEST_X2(a))))
+#define RHIST_TEST_LONG_NAME	RHIST_TEST_X16(rhist_test_a_long_symbol_name__)
+
+static noinline int RHIST_TEST_LONG_NAME(void)
+{
+	return 0;
+}
+
 /* Candidates for the ip field: module and core kernel text. */
 static void *const rhist_test_ips[8] = {
 	(void *)rhist_test_run,
 	(void *)rhist_test_thread,
 	(void *)rhist_test_fire_all,
 	(void *)rhist_test_fire_write,
-	(void *)rhist_test_build,
+	(void *)RHIST_TEST_LONG_NAME,
 	(void *)kfree,
 	(void *)ktime_get,
 	(void *)kthread_should_stop,
