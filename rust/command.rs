@@ -34,25 +34,40 @@ use crate::hist::map::TracingMap;
 use crate::shim;
 use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
 
+/// A trigger's text resolved against its event: the hist data, what it
+/// borrows, and the canonical trigger info. It is all a removal needs; a
+/// new trigger becomes a [`Hist`] by adding the map.
+///
+/// # Invariants
+///
+/// `data` borrows `_text` and `_fields`, and `_fields` borrows the
+/// strings of the event that `_origin` pins. Both are heap buffers
+/// that are never changed after `data` is built and are freed only when
+/// the value is dropped, after `data` (fields drop in declaration
+/// order); moving the value does not move them. The `'static` in the
+/// types stands for "as long as this value": no accessor hands it out,
+/// each ties its borrow to `&self`.
+struct Resolved {
+    data: KBox<HistData<'static>>,
+    info: KVec<u8>,
+    _text: KVec<u8>,
+    _fields: KVec<EventField<'static>>,
+    _origin: EventPin,
+}
+
 /// A histogram and everything it borrows. Named triggers on several
 /// events share one (as hist's named triggers share their hist data).
 ///
 /// # Invariants
 ///
-/// `hist` borrows `data`, `text`, `fields` and `map_memory` (with a
-/// `'static` lifetime the borrow checker cannot see), and `data` borrows
-/// `text` and `fields`, whose strings belong to the event `_origin` pins:
-/// none of them is touched again once `hist` is built, and the borrowers
-/// are declared first, so they are dropped first.
+/// `hist` borrows `resolved.data` and `_map_memory`: heap memory that is
+/// never changed through its owner after `hist` is built and is freed
+/// only after `hist` is dropped (declaration order). As in [`Resolved`],
+/// the `'static` never leaves the value.
 pub(crate) struct Hist {
     hist: Histogram<'static>,
-    /// On the heap: it is large, and the kernel's stack is small.
-    data: KBox<HistData<'static>>,
-    text: KVec<u8>,
-    fields: KVec<EventField<'static>>,
-    map_memory: VVec<u8>,
-    /// The event the histogram was resolved against.
-    _origin: EventPin,
+    _map_memory: VVec<u8>,
+    resolved: Resolved,
 }
 
 // SAFETY: the raw pointers inside refer to the pinned event and to memory
@@ -67,9 +82,6 @@ unsafe impl Sync for Hist {}
 /// referenced for as long as the trigger lives.
 pub(crate) struct Trigger {
     hist: Arc<Hist>,
-    /// The canonical trigger info without filter and state: what hist
-    /// compares to tell triggers apart.
-    info: KVec<u8>,
     file: *mut bindings::trace_event_file,
     /// How many bytes of this event's records the histogram reads, when
     /// it reads only the fixed part (see `HistData::record_span()`);
@@ -105,42 +117,28 @@ impl From<HistError> for BuildError {
     }
 }
 
-/// Views a vector's contents as `'static`.
-///
-/// # Safety
-///
-/// The vector's buffer must not be changed or freed while the result is
-/// used (see the invariants of [`Trigger`]).
-unsafe fn forever<T>(v: &[T]) -> &'static [T] {
-    // SAFETY: the caller's contract: the heap buffer stays put and
-    // unchanged for as long as the result is used.
-    unsafe { core::slice::from_raw_parts(v.as_ptr(), v.len()) }
+impl From<hist::map::MapError> for BuildError {
+    fn from(e: hist::map::MapError) -> Self {
+        BuildError::Kernel(Error::from_errno(-e.errno()))
+    }
 }
 
 impl Trigger {
-    /// Builds the trigger `rhist:<text>` for `file`: parses the text,
-    /// resolves it against the event and sets up the map.
+    /// A trigger on `file` that updates `hist`.
     ///
     /// # Safety
     ///
-    /// `file` must be a live event file; `event_mutex` held.
-    // Not inlined: its frame would add to `parse()`'s, on a small stack.
-    #[inline(never)]
+    /// `file` must be a live event file.
     unsafe fn new(
         file: *mut bindings::trace_event_file,
-        text: &[u8],
-        remove: bool,
+        hist: Arc<Hist>,
+        record_span: Option<usize>,
     ) -> Result<KBox<Self>, BuildError> {
-        // SAFETY: `file` is live and `event_mutex` held.
-        let (hist, info) = unsafe { Hist::new(file, text, remove) }?;
-        // SAFETY: as above.
+        // SAFETY: `file` is live.
         let pin = unsafe { EventPin::new(file) }?;
-        // The histogram was resolved against this very event.
-        let record_span = hist.hist.data().record_span();
         Ok(KBox::new(
             Trigger {
                 hist,
-                info,
                 file,
                 record_span,
                 _pin: pin,
@@ -150,24 +148,30 @@ impl Trigger {
     }
 
     /// The histogram.
-    pub(crate) fn hist(&self) -> &Histogram<'static> {
-        &self.hist.hist
+    pub(crate) fn hist(&self) -> &Histogram<'_> {
+        self.hist.histogram()
     }
 
-    /// The canonical trigger info, without filter and state.
+    /// The resolved trigger.
+    pub(crate) fn data(&self) -> &HistData<'_> {
+        self.hist.histogram().data()
+    }
+
+    /// The canonical trigger info, without filter and state. A named
+    /// trigger shares it with the histogram it joined (they must match).
     pub(crate) fn info(&self) -> &[u8] {
-        &self.info
+        self.hist.resolved.info()
     }
 
     /// The `name=...` piece of a named trigger.
     fn name(&self) -> Option<&str> {
-        self.hist.data.spec().name_attr()
+        self.data().spec().name_attr()
     }
 }
 
-impl Hist {
-    /// Parses `rhist:<text>`, resolves it against the event behind `file`
-    /// and sets up the map; returns it with its canonical trigger info.
+impl Resolved {
+    /// Parses `rhist:<text>` and resolves it against the event behind
+    /// `file`, as `create_hist_data()` does; `remove` for `!rhist:...`.
     ///
     /// # Safety
     ///
@@ -178,30 +182,37 @@ impl Hist {
         file: *mut bindings::trace_event_file,
         text: &[u8],
         remove: bool,
-    ) -> Result<(Arc<Self>, KVec<u8>), BuildError> {
+    ) -> Result<Self, BuildError> {
         // SAFETY: `file` is live.
         let origin = unsafe { EventPin::new(file) }?;
 
         let mut owned_text = KVec::new();
         owned_text.extend_from_slice(text, GFP_KERNEL)?;
-        // SAFETY: `owned_text` is never changed after this and outlives
-        // every borrower (the invariants of `Hist`).
+        // SAFETY: the buffer is moved into the result with `data` and
+        // never changed; `data` is dropped first (invariants of `Self`).
         let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
             .map_err(|_| BuildError::Kernel(code::EINVAL))?;
         let spec = hist::trigger::parse(text_str)?;
 
-        // SAFETY: `file` is live and its event pinned.
+        // SAFETY: `file` is live and its event pinned by `origin`, which
+        // the result keeps.
         let fields = unsafe { event::fields(file) }?;
         // SAFETY: `file` is live.
         let (system, name) = unsafe { tracefs::event_names(file) };
         let desc = EventDesc {
             system: core::str::from_utf8(system).unwrap_or(""),
             name: core::str::from_utf8(name).unwrap_or(""),
-            // SAFETY: `fields` is never changed after this (invariants).
+            // SAFETY: as for the text: moved into the result, never
+            // changed, dropped after `data`.
             fields: unsafe { forever(&fields) },
             common_fields: &COMMON_FIELDS,
         };
-        let mut data = empty_hist_data(&spec)?;
+
+        // Built where it lives: it is large, and the stack is small.
+        let mut slot = KBox::<HistData<'static>>::new_uninit(GFP_KERNEL)?;
+        HistData::empty_in(&mut slot, &spec);
+        // SAFETY: `empty_in()` wrote a whole value into the slot.
+        let mut data = unsafe { slot.assume_init() };
         // C's find_var() also looks at the variables of the event's other
         // triggers (of the same command).
         let defined_elsewhere = |name: &str| {
@@ -212,7 +223,7 @@ impl Hist {
                 .filter(|&d| unsafe { is_ours(d) })
                 .any(|d| {
                     // SAFETY: `d` is a live rhist trigger.
-                    let other = unsafe { state(d) }.hist().data();
+                    let other = unsafe { state(d) }.data();
                     (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
                 })
         };
@@ -221,65 +232,84 @@ impl Hist {
             defined_elsewhere: Some(&defined_elsewhere),
         };
         HistData::build_into_with(&mut data, &spec, &desc, options)?;
-        // SAFETY: `data` is never changed after this and outlives `hist`
-        // (the invariants of `Hist`).
-        let data_ref: &'static HistData<'static> =
-            unsafe { &*(&*data as *const HistData<'static>) };
 
         let mut info = KVec::new();
         let mut w = VecWriter(&mut info, false);
-        let _ = data_ref.write_info(&mut w, hist::trigger::PREFIX);
+        let _ = data.write_info(&mut w, hist::trigger::PREFIX);
         if w.1 {
             return Err(code::ENOMEM.into());
         }
+        Ok(Resolved {
+            data,
+            info,
+            _text: owned_text,
+            _fields: fields,
+            _origin: origin,
+        })
+    }
 
-        let params = histogram::map_params(data_ref);
-        let bytes = params
-            .storage_bytes()
-            .map_err(|e| BuildError::Kernel(Error::from_errno(-e.errno())))?;
+    /// The resolved trigger.
+    fn data(&self) -> &HistData<'_> {
+        &self.data
+    }
+
+    /// The canonical trigger info, without filter and state: what hist
+    /// compares to tell triggers apart.
+    fn info(&self) -> &[u8] {
+        &self.info
+    }
+}
+
+impl Hist {
+    /// Sets up the map of `resolved`.
+    // Not inlined: its frame would add to `parse()`'s, on a small stack.
+    #[inline(never)]
+    fn new(resolved: Resolved) -> Result<Arc<Self>, BuildError> {
+        let params = histogram::map_params(resolved.data());
+        let bytes = params.storage_bytes()?;
         // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
         // maps of up to a few MB up to a power of two of pages.
         let mut map_memory = VVec::<u8>::new();
         map_memory.reserve(bytes, GFP_KERNEL)?;
-        // SAFETY: the spare capacity is never touched again through the
-        // vector, whose buffer outlives `hist` (invariants).
+        // SAFETY: the spare capacity is never touched through the vector
+        // again; its buffer is moved into the result with the map and
+        // freed after it (invariants of `Self`).
         let memory = unsafe {
             let spare = map_memory.spare_capacity_mut();
             core::slice::from_raw_parts_mut(spare.as_mut_ptr(), spare.len())
         };
-        let map = TracingMap::new_uninit(params, memory)
-            .map_err(|e| BuildError::Kernel(Error::from_errno(-e.errno())))?;
-        let hist = Histogram::new(data_ref, map)
-            .map_err(|e| BuildError::Kernel(Error::from_errno(-e.errno())))?;
-
-        let hist = Arc::new(
+        let map = TracingMap::new_uninit(params, memory)?;
+        // SAFETY: the box's contents are moved into the result with the
+        // histogram and freed after it (invariants of `Self`).
+        let data: &'static HistData<'static> =
+            unsafe { &*ptr::from_ref::<HistData<'static>>(&resolved.data) };
+        let hist = Histogram::new(data, map)?;
+        Ok(Arc::new(
             Hist {
                 hist,
-                data,
-                text: owned_text,
-                fields,
-                map_memory,
-                _origin: origin,
+                _map_memory: map_memory,
+                resolved,
             },
             GFP_KERNEL,
-        )?;
-        Ok((hist, info))
+        )?)
+    }
+
+    /// The histogram, borrowed no longer than `self`.
+    fn histogram(&self) -> &Histogram<'_> {
+        &self.hist
     }
 }
 
-/// A heap [`HistData`] to build into. Not inlined: the (large) value is
-/// made on this function's frame, which is gone before the build, deeper
-/// down the stack, begins.
-#[inline(never)]
-fn empty_hist_data<'a>(spec: &TriggerSpec<'a>) -> Result<KBox<HistData<'a>>, BuildError> {
-    Ok(KBox::new(HistData::empty(spec), GFP_KERNEL)?)
-}
-
-impl Drop for Hist {
-    fn drop(&mut self) {
-        // The borrowed buffers are dropped after this, with the fields.
-        let _ = (&self.data, &self.text, &self.fields, &self.map_memory);
-    }
+/// Views a vector's contents as `'static`.
+///
+/// # Safety
+///
+/// The vector's buffer must not be changed or freed while the result is
+/// used.
+unsafe fn forever<T>(v: &[T]) -> &'static [T] {
+    // SAFETY: the caller's contract: the heap buffer stays put and
+    // unchanged for as long as the result is used.
+    unsafe { core::slice::from_raw_parts(v.as_ptr(), v.len()) }
 }
 
 /// A pinned and referenced event file; releases both when dropped.
@@ -304,12 +334,12 @@ impl EventPin {
 
 impl Drop for EventPin {
     fn drop(&mut self) {
-        // SAFETY: made only after pinning the event and taking a reference
-        // on the file, each released exactly once here.
-        unsafe {
-            shim::rhist_unpin_event((*self.0).event_call);
-            bindings::event_file_put(self.0);
-        }
+        // SAFETY: `new()` pinned the event, which is released once, here;
+        // the file, referenced until the next call, is live and points at
+        // its event.
+        unsafe { shim::rhist_unpin_event((*self.0).event_call) };
+        // SAFETY: drops the reference `new()` took on the file.
+        unsafe { bindings::event_file_put(self.0) };
     }
 }
 
@@ -430,7 +460,9 @@ impl Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         // SAFETY: the command was registered by `new()`. Once this returns,
-        // no parse of it runs or can start.
+        // no `parse()` or `unreg_all()` of it runs or can start: the
+        // tracing core reaches them only through its command list, under
+        // the lock this takes.
         unsafe { bindings::unregister_event_command(command()) };
 
         let _guard = EventMutexGuard::lock();
@@ -458,16 +490,23 @@ impl Drop for Registration {
 /// `data` must be a live rhist trigger on its file's list, with
 /// `event_mutex` held.
 unsafe fn detach(data: *mut bindings::event_trigger_data) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        let file = state(data).file;
-        shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list));
-        bindings::trace_event_trigger_enable_disable(file, 0);
-        bindings::update_cond_flag(file);
-        if state(data).hist().data().uses_timestamps() {
-            // Taken in `attach()`.
-            bindings::tracing_set_filter_buffering((*file).tr, false);
-        }
+    // SAFETY: `data` is a live rhist trigger (the caller's contract).
+    let trigger = unsafe { state(data) };
+    // The trigger references its file, so the file is live throughout.
+    let file = trigger.file;
+    // SAFETY: `data` is on its file's list and `event_mutex`, the lock
+    // of that list, is held; readers on the event path are RCU-sched
+    // readers, and `free()` waits for them before freeing `data`.
+    unsafe { shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };
+    // SAFETY: `file` is live, `event_mutex` held; this drops the soft
+    // enable `reg()` took.
+    unsafe { bindings::trace_event_trigger_enable_disable(file, 0) };
+    // SAFETY: `file` is live, `event_mutex` held.
+    unsafe { bindings::update_cond_flag(file) };
+    if trigger.data().uses_timestamps() {
+        // SAFETY: `file` is live, so is its trace array; this drops the
+        // reference `attach()` took for this trigger.
+        unsafe { bindings::tracing_set_filter_buffering((*file).tr, false) };
     }
 }
 
@@ -572,26 +611,41 @@ unsafe extern "C" fn parse(
     let Some(text) = text else {
         return code::EINVAL.to_errno();
     };
-    // SAFETY: `file` is live and `event_mutex` held.
-    let mut trigger = match unsafe { Trigger::new(file, text, remove) } {
-        Ok(trigger) => trigger,
+    // SAFETY: the tracing core's arguments; `event_mutex` is held.
+    match unsafe { run_command(cmd_ops, file, text, remove) } {
+        Ok(()) => 0,
         // SAFETY: `file` is live.
-        Err(BuildError::Hist(err)) => return unsafe { reject(file, text, &err) },
-        Err(BuildError::Kernel(e)) => return e.to_errno(),
-    };
-    let spec = *trigger.hist().data().spec();
+        Err(BuildError::Hist(err)) => unsafe { reject(file, text, &err) },
+        Err(BuildError::Kernel(e)) => e.to_errno(),
+    }
+}
+
+/// Carries out `[!]rhist:<text>` on `file`: creates, removes, pauses,
+/// continues or clears a trigger.
+///
+/// # Safety
+///
+/// Called from `parse()` with its arguments; `event_mutex` held.
+unsafe fn run_command(
+    cmd_ops: *mut bindings::event_command,
+    file: *mut bindings::trace_event_file,
+    text: &[u8],
+    remove: bool,
+) -> Result<(), BuildError> {
+    // SAFETY: `file` is live and `event_mutex` held.
+    let resolved = unsafe { Resolved::new(file, text, remove) }?;
+    let spec = resolved.data().spec();
 
     // SAFETY: `event_mutex` is held by the tracing core.
-    let existing = unsafe { find(file, trigger.info(), spec.filter_expr()) };
+    let existing = unsafe { find(file, resolved.info(), spec.filter_expr()) };
     if remove {
         // Like hist, removing a trigger that is not there is no error.
         if let Some(data) = existing {
             // SAFETY: `data` is a live rhist trigger on `file`.
             unsafe { unregister_one(data) };
         }
-        return 0;
+        return Ok(());
     }
-
     if let Some(data) = existing {
         // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
         unsafe {
@@ -602,48 +656,72 @@ unsafe extern "C" fn parse(
             } else if spec.clear() {
                 clear(data);
             } else {
-                let err = HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST);
-                return reject(file, text, &err);
+                return Err(HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST).into());
             }
         }
-        return 0;
+        return Ok(());
     }
     if spec.cont() || spec.clear() {
-        let err = HistError::with_errno(HistErrorKind::TriggerEnoentClear, 0, ENOENT);
-        // SAFETY: `file` is live.
-        return unsafe { reject(file, text, &err) };
-    }
-    // A named trigger shares the histogram of the first trigger of that
-    // name, on whichever event, if they match.
-    if let Some(name) = trigger.name() {
-        // SAFETY: `event_mutex` is held.
-        if let Some(named) = unsafe { find_named(name) } {
-            if named.info() != trigger.info() {
-                let pos = spec.errpos(name);
-                let err = HistError::new(HistErrorKind::NamedMismatch, pos);
-                // SAFETY: `file` is live.
-                return unsafe { reject(file, text, &err) };
-            }
-            trigger.hist = named.hist.clone();
-            // Resolved against another event, maybe: its offsets say
-            // nothing of this event's records.
-            trigger.record_span = None;
-        }
+        return Err(HistError::with_errno(HistErrorKind::TriggerEnoentClear, 0, ENOENT).into());
     }
 
-    // hist sets the instance's trace clock for a trigger that reads
-    // timestamps.
-    let clock = trigger
-        .hist()
-        .data()
-        .uses_timestamps()
-        .then(|| (spec.clock(), spec.errpos(spec.clock())));
-    // SAFETY: `cmd_ops` and `file` come from the tracing core.
-    match unsafe { attach(cmd_ops, file, trigger, spec.filter(), spec.pause(), clock) } {
-        Ok(()) => 0,
-        // SAFETY: `file` is live.
-        Err(BuildError::Hist(err)) => unsafe { reject(file, text, &err) },
-        Err(BuildError::Kernel(e)) => e.to_errno(),
+    // What attaching needs of the text, copied: a trigger that joins a
+    // named histogram drops its own text before it is attached.
+    let setup = AttachSetup::new(spec)?;
+    // A named trigger shares the histogram of the first trigger of that
+    // name, on whichever event, if they match.
+    // SAFETY: `event_mutex` is held.
+    let named = spec
+        .name_attr()
+        .and_then(|name| unsafe { find_named(name) });
+    let (hist, record_span) = match named {
+        Some(named) => {
+            if named.info() != resolved.info() {
+                let name = spec.name_attr().unwrap_or("");
+                return Err(HistError::new(HistErrorKind::NamedMismatch, spec.errpos(name)).into());
+            }
+            // Resolved against another event, maybe: its offsets say
+            // nothing of this event's records.
+            (named.hist.clone(), None)
+        }
+        None => {
+            let record_span = resolved.data().record_span();
+            (Hist::new(resolved)?, record_span)
+        }
+    };
+    // SAFETY: `file` is live.
+    let trigger = unsafe { Trigger::new(file, hist, record_span) }?;
+    // SAFETY: the tracing core's arguments; `event_mutex` is held.
+    unsafe { attach(cmd_ops, file, trigger, setup) }
+}
+
+/// What attaching a trigger needs of its text, in buffers of its own.
+struct AttachSetup {
+    /// The filter, NUL-terminated; empty for none.
+    filter: KVec<u8>,
+    /// The trace clock (`clock=`, or the instance's), NUL-terminated.
+    clock: KVec<u8>,
+    /// Where an unknown clock's error points.
+    clock_pos: usize,
+    paused: bool,
+}
+
+impl AttachSetup {
+    fn new(spec: &TriggerSpec<'_>) -> Result<Self, BuildError> {
+        let mut filter = KVec::new();
+        if let Some(text) = spec.filter() {
+            filter.extend_from_slice(text.as_bytes(), GFP_KERNEL)?;
+            filter.push(0, GFP_KERNEL)?;
+        }
+        let mut clock = KVec::new();
+        clock.extend_from_slice(spec.clock().as_bytes(), GFP_KERNEL)?;
+        clock.push(0, GFP_KERNEL)?;
+        Ok(AttachSetup {
+            filter,
+            clock,
+            clock_pos: spec.errpos(spec.clock()),
+            paused: spec.pause(),
+        })
     }
 }
 
@@ -654,21 +732,24 @@ unsafe extern "C" fn parse(
 ///
 /// `data` must be a live rhist trigger, `event_mutex` held.
 unsafe fn clear(data: *mut bindings::event_trigger_data) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        let paused = (*data).paused;
-        core::ptr::write_volatile(ptr::addr_of_mut!((*data).paused), true);
-        shim::rhist_tracepoint_synchronize_unregister();
-        state(data).hist().clear();
-        core::ptr::write_volatile(ptr::addr_of_mut!((*data).paused), paused);
-    }
+    // SAFETY: `data` is live; its `paused` is written only under
+    // `event_mutex`, which is held, and read racily by the event path,
+    // hence the volatile accesses.
+    let paused = unsafe { ptr::read_volatile(ptr::addr_of!((*data).paused)) };
+    // SAFETY: as above.
+    unsafe { ptr::write_volatile(ptr::addr_of_mut!((*data).paused), true) };
+    // SAFETY: no precondition; it sleeps, which `parse()` may.
+    unsafe { shim::rhist_tracepoint_synchronize_unregister() };
+    // SAFETY: `data` is a live rhist trigger.
+    unsafe { state(data) }.hist().clear();
+    // SAFETY: as for the first write.
+    unsafe { ptr::write_volatile(ptr::addr_of_mut!((*data).paused), paused) };
 }
 
-/// Filters and attaches a new trigger. With `clock`, sets the instance's
-/// trace clock and has events written straight to the ring buffer while
-/// the trigger lives, as hist does for triggers that read timestamps; a
-/// clock the instance does not know fails with hist's `SET_CLOCK_FAIL` at
-/// the position given with it.
+/// Filters and attaches a new trigger. When its histogram reads
+/// timestamps, sets the instance's trace clock and has events written
+/// straight to the ring buffer while the trigger lives, as hist does; a
+/// clock the instance does not know fails with hist's `SET_CLOCK_FAIL`.
 ///
 /// # Safety
 ///
@@ -677,21 +758,9 @@ unsafe fn attach(
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
     trigger: KBox<Trigger>,
-    filter: Option<&str>,
-    paused: bool,
-    clock: Option<(&str, usize)>,
+    mut setup: AttachSetup,
 ) -> Result<(), BuildError> {
-    // `set_trigger_filter()` cuts its argument up: give it a copy.
-    let mut filter_buf = KVec::new();
-    if let Some(filter) = filter {
-        filter_buf.extend_from_slice(filter.as_bytes(), GFP_KERNEL)?;
-        filter_buf.push(0, GFP_KERNEL)?;
-    }
-    let mut clock_buf = KVec::new();
-    if let Some((clock, _)) = clock {
-        clock_buf.extend_from_slice(clock.as_bytes(), GFP_KERNEL)?;
-        clock_buf.push(0, GFP_KERNEL)?;
-    }
+    let uses_timestamps = trigger.data().uses_timestamps();
     // Room in the registry first: after attaching, nothing may fail.
     // SAFETY: `event_mutex` is held.
     let registry = unsafe { REGISTRY.get() };
@@ -709,19 +778,19 @@ unsafe fn attach(
     // SAFETY: `data` is ours until attached; it owns the trigger from here.
     unsafe {
         (*data).private_data = KBox::into_raw(trigger).cast::<c_void>();
-        (*data).paused = paused;
+        (*data).paused = setup.paused;
     }
     // Hold a reference while setting up, so a failure frees exactly once.
     // SAFETY: `data` is a valid trigger.
     unsafe { init(data) };
 
-    // SAFETY: the filter copy is NUL-terminated and writable; `data` and
-    // `file` are live.
+    // SAFETY: the filter is a NUL-terminated copy of our own, which
+    // `set_trigger_filter()` may cut up; `data` and `file` are live.
     let ret = unsafe {
-        if filter_buf.is_empty() {
+        if setup.filter.is_empty() {
             0
         } else {
-            bindings::set_trigger_filter(filter_buf.as_mut_ptr().cast(), data, file)
+            bindings::set_trigger_filter(setup.filter.as_mut_ptr().cast(), data, file)
         }
     };
     let mut result = if ret < 0 {
@@ -729,12 +798,11 @@ unsafe fn attach(
     } else {
         Ok(())
     };
-    if result.is_ok() && !clock_buf.is_empty() {
+    if result.is_ok() && uses_timestamps {
         // SAFETY: `file` is live; the clock name is NUL-terminated.
-        let ret = unsafe { bindings::tracing_set_clock((*file).tr, clock_buf.as_ptr().cast()) };
+        let ret = unsafe { bindings::tracing_set_clock((*file).tr, setup.clock.as_ptr().cast()) };
         if ret < 0 {
-            let pos = clock.map_or(0, |(_, pos)| pos);
-            let err = HistError::with_errno(HistErrorKind::SetClockFail, pos, -ret);
+            let err = HistError::with_errno(HistErrorKind::SetClockFail, setup.clock_pos, -ret);
             result = Err(BuildError::Hist(err));
         } else {
             // SAFETY: `file` is live; `detach()` (or the failure below)
@@ -746,7 +814,7 @@ unsafe fn attach(
         // SAFETY: `data` is set up; `event_mutex` is held.
         let ret = unsafe { reg(ptr::null_mut(), data, file) };
         if ret < 0 {
-            if !clock_buf.is_empty() {
+            if uses_timestamps {
                 // SAFETY: taken above.
                 unsafe { bindings::tracing_set_filter_buffering((*file).tr, false) };
             }
@@ -764,11 +832,12 @@ unsafe fn attach(
 ///
 /// `data` must be a live rhist trigger on its file, `event_mutex` held.
 unsafe fn unregister_one(data: *mut bindings::event_trigger_data) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        detach(data);
-        free(data);
-    }
+    // SAFETY: `data` is a live rhist trigger on its file, `event_mutex`
+    // held (the caller's contract, which is `detach()`'s).
+    unsafe { detach(data) };
+    // SAFETY: `data` is detached and still holds the reference its
+    // file's list held; `event_mutex` is held.
+    unsafe { free(data) };
 }
 
 /// `reg()`: attaches `data` to `file`.
@@ -778,26 +847,36 @@ unsafe extern "C" fn reg(
     file: *mut bindings::trace_event_file,
 ) -> c_int {
     tracefs::assert_event_mutex_held();
-    // SAFETY: the registry has room (reserved in `create()`); `event_mutex`
-    // is held; `data` and `file` are live.
+    // SAFETY: `data` is a live trigger set up by `attach()`, the only
+    // caller; the list's reference is dropped by `free()` on removal.
+    unsafe { init(data) };
+    // At the tail, as hist does: the files list triggers in that order.
+    // SAFETY: `file` is live and `event_mutex`, the lock of its trigger
+    // list, is held; `data` is on no list.
     unsafe {
-        init(data);
-        // At the tail, as hist does: the files list triggers in that order.
         shim::rhist_list_add_tail_rcu(
             ptr::addr_of_mut!((*data).list),
             ptr::addr_of_mut!((*file).triggers),
-        );
-        bindings::update_cond_flag(file);
-        let ret = bindings::trace_event_trigger_enable_disable(file, 1);
-        if ret < 0 {
-            shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list));
-            bindings::update_cond_flag(file);
-            free(data);
-            return ret;
-        }
-        // Cannot fail: `create()` reserved the slot.
-        let _ = REGISTRY.get().push(data, GFP_KERNEL);
+        )
+    };
+    // SAFETY: `file` is live, `event_mutex` held.
+    unsafe { bindings::update_cond_flag(file) };
+    // SAFETY: as above.
+    let ret = unsafe { bindings::trace_event_trigger_enable_disable(file, 1) };
+    if ret < 0 {
+        // SAFETY: `data` was put on the list above, under the lock held.
+        unsafe { shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };
+        // SAFETY: `file` is live, `event_mutex` held.
+        unsafe { bindings::update_cond_flag(file) };
+        // SAFETY: drops the list's reference taken above; `attach()`
+        // still holds its own, so `data` stays live.
+        unsafe { free(data) };
+        return ret;
     }
+    // SAFETY: `event_mutex` is held.
+    let registry = unsafe { REGISTRY.get() };
+    // Cannot fail: `attach()` reserved the slot.
+    let _ = registry.push(data, GFP_KERNEL);
     0
 }
 
@@ -807,12 +886,16 @@ unsafe extern "C" fn unreg(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) {
-    // SAFETY: `data` is an rhist trigger; `event_mutex` is held.
-    unsafe {
+    // SAFETY: the tracing core passes a live rhist trigger, its live file
+    // and holds `event_mutex`, which keeps the filter string.
+    let found = unsafe {
         let filter = c_bytes((*data).filter_str).and_then(|f| core::str::from_utf8(f).ok());
-        if let Some(found) = find(file, state(data).info(), filter) {
-            unregister_one(found);
-        }
+        find(file, state(data).info(), filter)
+    };
+    if let Some(found) = found {
+        // SAFETY: `find()` returns a live rhist trigger on `file`;
+        // `event_mutex` is held.
+        unsafe { unregister_one(found) };
     }
 }
 
@@ -843,24 +926,29 @@ unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
 /// Called with `event_mutex` held: from our own paths, and from the
 /// tracing core when it clears the triggers of an instance being removed.
 unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is live and holds at least one reference; the caller
-    // holds `event_mutex`.
-    unsafe {
-        if (*data).ref_ <= 0 {
-            pr_warn!("unbalanced trigger reference\n");
-            return;
-        }
-        (*data).ref_ -= 1;
-        if (*data).ref_ > 0 {
-            return;
-        }
-        REGISTRY.remove(data);
-        let state = (*data).private_data.cast::<Trigger>();
-        // Clears the filter and waits for running probes before freeing.
-        bindings::trigger_data_free(data);
-        if !state.is_null() {
-            drop(KBox::from_raw(state));
-        }
+    // SAFETY: `data` is live; its count is changed only under
+    // `event_mutex`, which every caller holds.
+    let refs = unsafe { &mut (*data).ref_ };
+    if *refs <= 0 {
+        pr_warn!("unbalanced trigger reference\n");
+        return;
+    }
+    *refs -= 1;
+    if *refs > 0 {
+        return;
+    }
+    // SAFETY: `event_mutex` is held.
+    unsafe { REGISTRY.remove(data) };
+    // SAFETY: `data` is live; an rhist trigger's private data is null or
+    // the `Trigger` that `attach()` leaked into it.
+    let state = unsafe { (*data).private_data.cast::<Trigger>() };
+    // SAFETY: the last reference is gone and `data` is on no list; this
+    // clears its filter, waits for running probes and frees it.
+    unsafe { bindings::trigger_data_free(data) };
+    if !state.is_null() {
+        // SAFETY: no probe can reach the trigger any more (waited for
+        // above), and `state` came from `KBox::into_raw()`.
+        drop(unsafe { KBox::from_raw(state) });
     }
 }
 
@@ -875,27 +963,27 @@ unsafe extern "C" fn on_event(
     if rec.is_null() || rbe.is_null() {
         return;
     }
-    // SAFETY: the tracing core calls this only for attached triggers, which
-    // stay live until an RCU-sched grace period after detaching; `rec` is
-    // the record of `rbe`, `ring_buffer_event_length()` bytes long, and at
-    // least as long as its event's fixed part.
-    unsafe {
-        let trigger = state(data);
-        // A record holds at least the fixed part of its event, which holds
-        // every field (`record_span` is only set for the trigger's own
-        // event).
-        let len = match trigger.record_span {
-            Some(span) => span,
-            None => bindings::ring_buffer_event_length(rbe) as usize,
-        };
-        let rec = core::slice::from_raw_parts(rec.cast::<u8>(), len);
-        let ctx = ProbeContext {
-            buffer,
-            rbe,
-            tr: (*trigger.file).tr,
-        };
-        trigger.hist().update(rec, &ctx);
-    }
+    // SAFETY: the tracing core calls this only for attached rhist
+    // triggers, which `free()` frees only after the probes that can see
+    // them have finished.
+    let trigger = unsafe { state(data) };
+    // A record holds at least the fixed part of its event, which holds
+    // every field (`record_span` is only set for the trigger's own event).
+    let len = match trigger.record_span {
+        Some(span) => span,
+        // SAFETY: `rbe` is the event being traced, live during the call.
+        None => unsafe { bindings::ring_buffer_event_length(rbe) as usize },
+    };
+    // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
+    // bytes: its fixed part, or the length the ring buffer gives.
+    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
+    let ctx = ProbeContext {
+        buffer,
+        rbe,
+        // SAFETY: the trigger references its file, live with its array.
+        tr: unsafe { (*trigger.file).tr },
+    };
+    trigger.hist().update(rec, &ctx);
 }
 
 /// `print()`: shows the trigger in the event's trigger file.
@@ -915,7 +1003,8 @@ unsafe extern "C" fn print(
 ///
 /// `data` must be a live rhist trigger, with `event_mutex` held.
 pub(crate) unsafe fn write_info(out: &mut SeqWriter, data: *mut bindings::event_trigger_data) {
-    // SAFETY: the caller's contract.
+    // SAFETY: `data` is a live rhist trigger; `event_mutex`, held, keeps
+    // its filter string and state as they are.
     let (state, filter, paused) =
         unsafe { (state(data), c_bytes((*data).filter_str), (*data).paused) };
     out.bytes(state.info());

@@ -170,8 +170,13 @@ pub struct BoundedVec<T: Copy + Default, const N: usize> {
 
 impl<T: Copy + Default, const N: usize> BoundedVec<T, N> {
     fn new() -> Self {
+        Self::filled(T::default())
+    }
+
+    /// An empty vector whose unused items are `fill`; usable in constants.
+    const fn filled(fill: T) -> Self {
         BoundedVec {
-            items: [T::default(); N],
+            items: [fill; N],
             len: 0,
         }
     }
@@ -451,6 +456,33 @@ pub struct TriggerSpec<'a> {
 /// what is left to the stage parsers.
 pub fn parse_trigger(text: &str) -> Result<TriggerSpec<'_>, HistError> {
     parse_trigger_in(HIST_PREFIX, text)
+}
+
+impl TriggerSpec<'static> {
+    /// A spec of nothing, as a constant: what a value is initialised
+    /// with before the real spec is written into it.
+    pub(crate) const BLANK: Self = TriggerSpec {
+        src: Source {
+            prefix: "",
+            text: "",
+            param_start: 0,
+            param_end: 0,
+        },
+        param: "",
+        filter: None,
+        keys: "",
+        vals: None,
+        sort: None,
+        name: None,
+        clock: None,
+        map_bits: None,
+        pause: false,
+        cont: false,
+        clear: false,
+        no_hitcount: false,
+        assignments: BoundedVec::filled(""),
+        actions: BoundedVec::filled(""),
+    };
 }
 
 /// [`parse_trigger`] for a command whose logged form is `prefix` + `text`

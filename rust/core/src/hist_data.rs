@@ -385,19 +385,24 @@ struct HistField<'a> {
     param: u64,
 }
 
+impl HistField<'static> {
+    /// What [`Default`] gives, as a constant.
+    const BLANK: Self = HistField {
+        flags: 0,
+        size: 0,
+        offset: 0,
+        operands: [NONE; 2],
+        ty: TypeName::Field,
+        signed: false,
+        fetch: Fetch::Nop,
+        field: None,
+        param: 0,
+    };
+}
+
 impl Default for HistField<'_> {
     fn default() -> Self {
-        HistField {
-            flags: 0,
-            size: 0,
-            offset: 0,
-            operands: [NONE; 2],
-            ty: TypeName::Field,
-            signed: false,
-            fetch: Fetch::Nop,
-            field: None,
-            param: 0,
-        }
+        HistField::BLANK
     }
 }
 
@@ -633,35 +638,60 @@ const HITCOUNT_SORT: SortKey = SortKey {
 impl<'a> HistData<'a> {
     /// Builds the hist data of `spec` on `event`, as `create_hist_data()`
     /// does; the error is the first one C reports (or [`not_supported`]).
+    /// Not in the kernel, where the value is too large for the stack: it
+    /// uses [`empty_in`](Self::empty_in) and [`build_into`](Self::build_into).
+    #[cfg(not(MODULE))]
     pub fn build(spec: &TriggerSpec<'a>, event: &EventDesc<'a>) -> Result<Self, HistError> {
         let mut hd = Self::empty(spec);
         Self::build_into(&mut hd, spec, event)?;
         Ok(hd)
     }
 
+    /// [`empty`](Self::empty) written into `slot`, for callers that keep
+    /// the (large) value on the heap and have little stack: the slot is
+    /// filled from a constant, then given the spec, with no copy of the
+    /// value on the stack (`tools/testing/lint/frames.py` checks).
+    pub fn empty_in<'s>(
+        slot: &'s mut core::mem::MaybeUninit<Self>,
+        spec: &TriggerSpec<'a>,
+    ) -> &'s mut Self {
+        let hd = slot.write(HistData::BLANK);
+        hd.spec = *spec;
+        hd
+    }
+
     /// A histogram of nothing for `spec`: what [`build_into`](Self::build_into)
     /// starts from.
     pub fn empty(spec: &TriggerSpec<'a>) -> Self {
-        HistData {
-            spec: *spec,
-            nodes: [HistField::default(); NODES_MAX],
-            n_nodes: 0,
-            vals: [0; TRACING_MAP_VALS_MAX],
-            n_vals: 0,
-            vars: [0; TRACING_MAP_VARS_MAX],
-            var_names: [""; TRACING_MAP_VARS_MAX],
-            n_vars: 0,
-            keys: [0; TRACING_MAP_KEYS_MAX],
-            n_keys: 0,
-            key_size: 0,
-            sort_keys: [HITCOUNT_SORT; TRACING_MAP_SORT_KEYS_MAX],
-            sort_fields: [None; TRACING_MAP_SORT_KEYS_MAX],
-            n_sort_keys: 1,
-            enable_timestamps: false,
-            ts_in_usecs: false,
-        }
+        let mut hd = HistData::BLANK;
+        hd.spec = *spec;
+        hd
     }
+}
 
+impl HistData<'static> {
+    /// A histogram of nothing, as a constant.
+    const BLANK: Self = HistData {
+        spec: TriggerSpec::BLANK,
+        nodes: [HistField::BLANK; NODES_MAX],
+        n_nodes: 0,
+        vals: [0; TRACING_MAP_VALS_MAX],
+        n_vals: 0,
+        vars: [0; TRACING_MAP_VARS_MAX],
+        var_names: [""; TRACING_MAP_VARS_MAX],
+        n_vars: 0,
+        keys: [0; TRACING_MAP_KEYS_MAX],
+        n_keys: 0,
+        key_size: 0,
+        sort_keys: [HITCOUNT_SORT; TRACING_MAP_SORT_KEYS_MAX],
+        sort_fields: [None; TRACING_MAP_SORT_KEYS_MAX],
+        n_sort_keys: 1,
+        enable_timestamps: false,
+        ts_in_usecs: false,
+    };
+}
+
+impl<'a> HistData<'a> {
     /// [`build`](Self::build) into `hd`, which must be [`empty`](Self::empty)
     /// for `spec`: for callers that keep the (large) result on the heap
     /// and have little stack, like the kernel's.

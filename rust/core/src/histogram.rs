@@ -41,6 +41,14 @@ pub struct Histogram<'a> {
     needs_comm: bool,
 }
 
+/// `Histogram<'a>` is covariant in `'a`: a `&'s Histogram<'static>`
+/// shortens to `&'s Histogram<'s>`. Owners rely on that to tie every
+/// borrow they hand out to themselves; this fails to compile otherwise.
+#[allow(dead_code)]
+fn histogram_is_covariant<'s>(h: &'s Histogram<'static>) -> &'s Histogram<'s> {
+    h
+}
+
 /// What the event path needs from the task and the event that the core
 /// cannot see, beyond [`EventContext`].
 pub trait TaskContext: EventContext {
@@ -62,8 +70,11 @@ impl<'a> Histogram<'a> {
         })
     }
 
-    /// The resolved trigger.
-    pub fn data(&self) -> &'a HistData<'a> {
+    /// The resolved trigger, borrowed no longer than the histogram: an
+    /// owner that keeps a `Histogram<'static>` over memory of its own
+    /// can then hand out `&Histogram<'_>` (see the variance check below)
+    /// without any borrow outliving it.
+    pub fn data(&self) -> &HistData<'a> {
         self.data
     }
 
