@@ -3,6 +3,8 @@
  * Wrappers for kernel inline functions used by the Rust side of rhist.
  * See rhist_shim.h.
  */
+#include <linux/completion.h>
+#include <linux/cpumask.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/sched.h>
@@ -76,4 +78,26 @@ void rhist_current_comm(char comm[16])
 {
 	BUILD_BUG_ON(TASK_COMM_LEN != 16);
 	memcpy(comm, current->comm, TASK_COMM_LEN);
+}
+
+/* For the KUnit suite's kthreads on every online CPU (rust/kunit.rs). */
+
+unsigned int rhist_nr_cpu_ids(void)
+{
+	return nr_cpu_ids;
+}
+
+bool rhist_cpu_online(unsigned int cpu)
+{
+	return cpu_online(cpu);
+}
+
+void rhist_cond_resched(void)
+{
+	cond_resched();
+}
+
+void rhist_init_completion(struct completion *x)
+{
+	init_completion(x);
 }

@@ -9,6 +9,7 @@
 
 #include <linux/types.h>
 
+struct completion;
 struct file;
 struct list_head;
 struct trace_event_call;
@@ -25,5 +26,11 @@ void rhist_tracepoint_synchronize_unregister(void);
 struct list_head *rhist_trace_get_fields(struct trace_event_call *call);
 unsigned int rhist_smp_processor_id(void);
 void rhist_current_comm(char comm[16]);
+
+/* For the KUnit suite's kthreads on every online CPU (rust/kunit.rs). */
+unsigned int rhist_nr_cpu_ids(void);
+bool rhist_cpu_online(unsigned int cpu);
+void rhist_cond_resched(void);
+void rhist_init_completion(struct completion *x);
 
 #endif /* _RHIST_SHIM_H */

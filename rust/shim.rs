@@ -43,4 +43,13 @@ extern "C" {
     /// Copies `current->comm` (16 bytes) to `comm`.
     pub(crate) fn rhist_current_comm(comm: *mut kernel::ffi::c_char);
 
+    // For the KUnit suite's kthreads on every online CPU (`rust/kunit.rs`).
+    /// `nr_cpu_ids`: one more than the highest possible CPU number.
+    pub(crate) fn rhist_nr_cpu_ids() -> kernel::ffi::c_uint;
+    /// `cpu_online()`; `cpu` must be below `nr_cpu_ids`.
+    pub(crate) fn rhist_cpu_online(cpu: kernel::ffi::c_uint) -> bool;
+    /// `cond_resched()`: may sleep.
+    pub(crate) fn rhist_cond_resched();
+    /// `init_completion()`.
+    pub(crate) fn rhist_init_completion(x: *mut bindings::completion);
 }
