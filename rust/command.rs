@@ -195,9 +195,9 @@ impl Resolved {
         let spec = hist::trigger::parse(text_str)?;
 
         // SAFETY: `file` is live and its event pinned by `origin`, which
-        // the result keeps.
+        // the result keeps and drops last (invariants of `Self`).
         let fields = unsafe { event::fields(file) }?;
-        // SAFETY: `file` is live.
+        // SAFETY: as above.
         let (system, name) = unsafe { tracefs::event_names(file) };
         let desc = EventDesc {
             system: core::str::from_utf8(system).unwrap_or(""),
@@ -533,7 +533,8 @@ unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistE
         return -err.errno();
     };
     let prefix = hist::trigger::PREFIX.as_bytes();
-    // SAFETY: `file` is live.
+    // SAFETY: `file` is live, and its event registered until `parse()`,
+    // which holds `event_mutex`, returns; the names are used before that.
     let (system, event) = unsafe { tracefs::event_names(file) };
     let mut loc = KVec::new();
     let mut cmd = KVec::new();

@@ -22,13 +22,12 @@ use crate::shim;
 ///
 /// # Safety
 ///
-/// `p` must be null or NUL-terminated and outlive every use of the result;
-/// rhist pins an event (and so its strings) while a trigger uses it.
-unsafe fn event_str(p: *const c_char) -> &'static str {
+/// `p` must be null or a NUL-terminated string that lives for `'a`.
+unsafe fn event_str<'a>(p: *const c_char) -> &'a str {
     if p.is_null() {
         return "";
     }
-    // SAFETY: the caller's contract.
+    // SAFETY: `p` is a NUL-terminated string that lives for `'a`.
     let bytes = unsafe { CStr::from_char_ptr(p) }.as_bytes();
     core::str::from_utf8(bytes).unwrap_or("")
 }
@@ -39,11 +38,11 @@ unsafe fn event_str(p: *const c_char) -> &'static str {
 ///
 /// # Safety
 ///
-/// `file` must be a live event file whose event stays pinned for as long
-/// as the result is used.
-pub(crate) unsafe fn fields(
+/// `file` must be a live event file whose event stays pinned for `'a`:
+/// the names and types borrow its strings.
+pub(crate) unsafe fn fields<'a>(
     file: *mut bindings::trace_event_file,
-) -> Result<KVec<EventField<'static>>> {
+) -> Result<KVec<EventField<'a>>> {
     let mut out = KVec::new();
     // SAFETY: a live event file points at its live event call.
     let head = unsafe { shim::rhist_trace_get_fields((*file).event_call) };
@@ -60,7 +59,8 @@ pub(crate) unsafe fn fields(
         };
         out.push(
             EventField {
-                // SAFETY: the field's strings live as long as the event.
+                // SAFETY: the field's strings live as long as the event,
+                // which is pinned for `'a`.
                 name: unsafe { event_str(field.name) },
                 // SAFETY: as above.
                 type_name: unsafe { event_str(field.type_) },

@@ -153,82 +153,77 @@ unsafe extern "C" fn open_debug(inode: *mut bindings::inode, filp: *mut bindings
     unsafe { open(inode, filp, show_debug) }
 }
 
-/// Runs `each` for every rhist trigger of the event behind `m`, with
-/// `event_mutex` held, numbering them from 0.
+/// Writes, for every rhist trigger of the event behind `m`, the header
+/// C's hist file starts each histogram with, then what `each` writes.
+/// Stops at the first error, which becomes the read's.
 ///
 /// # Safety
 ///
 /// `m` must be a seq_file opened by [`open`].
 unsafe fn for_each_trigger(
     m: *mut bindings::seq_file,
-    mut each: impl FnMut(&mut SeqWriter, *mut bindings::event_trigger_data, usize),
+    mut each: impl FnMut(&mut SeqWriter, &command::Trigger) -> Result,
 ) -> c_int {
     let _guard = EventMutexGuard::lock();
-    // SAFETY: `open()` stored the `struct file` as the seq_file's private.
+    // SAFETY: `open()` stored the `struct file` as the seq_file's private;
+    // `event_mutex` is held.
     let file = unsafe { shim::rhist_event_file_file((*m).private.cast()) };
     if file.is_null() {
         return code::ENODEV.to_errno();
     }
-    // SAFETY: `m` is being shown.
+    // SAFETY: `m` is being shown, for as long as this call.
     let mut out = unsafe { SeqWriter::new(m) };
     let mut n = 0;
-    // SAFETY: `file` is live and `event_mutex` is held.
+    // SAFETY: `file` is live and `event_mutex` is held while we iterate;
+    // nothing is unlinked meanwhile.
     for data in unsafe { tracefs::triggers(file) } {
-        // SAFETY: `data` is live under `event_mutex`.
-        if unsafe { command::is_ours(data) } {
-            each(&mut out, data, n);
-            n += 1;
+        // SAFETY: `data` is on the list, so live, under `event_mutex`.
+        if !unsafe { command::is_ours(data) } {
+            continue;
         }
+        if n > 0 {
+            out.bytes(b"\n\n");
+        }
+        out.bytes(b"# event histogram\n#\n# trigger info: ");
+        // SAFETY: `data` is a live rhist trigger, `event_mutex` held.
+        unsafe { command::write_info(&mut out, data) };
+        out.bytes(b"#\n\n");
+        // SAFETY: as above; the borrow ends with this iteration, under
+        // `event_mutex`.
+        if let Err(e) = each(&mut out, unsafe { command::state(data) }) {
+            return e.to_errno();
+        }
+        n += 1;
     }
     0
 }
 
-/// Writes the header C's hist file starts each histogram with.
-///
-/// # Safety
-///
-/// `data` must be a live rhist trigger, with `event_mutex` held.
-unsafe fn write_header(out: &mut SeqWriter, data: *mut bindings::event_trigger_data, n: usize) {
-    if n > 0 {
-        out.bytes(b"\n\n");
-    }
-    out.bytes(b"# event histogram\n#\n# trigger info: ");
-    // SAFETY: the caller's contract.
-    unsafe { command::write_info(out, data) };
-    out.bytes(b"#\n\n");
-}
-
 unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    // SAFETY: `m` was opened by `open()`; the closure runs under
-    // `event_mutex` with a live rhist trigger.
-    unsafe {
-        for_each_trigger(m, |out, data, n| {
-            write_header(out, data, n);
-            let hist = command::state(data).hist();
-            // Scratch for sorting: every element's index.
-            let mut order = KVVec::<u32>::new();
-            if order.reserve(hist.map().max_elts(), GFP_KERNEL).is_err() {
-                return;
-            }
-            for _ in 0..hist.map().max_elts() {
-                // Cannot fail: reserved above.
-                let _ = order.push(0, GFP_KERNEL);
-            }
-            let _ = hist.print(out, &KernelSymbols, order.as_mut_slice());
-        })
-    }
+    let each = |out: &mut SeqWriter, trigger: &command::Trigger| -> Result {
+        let hist = trigger.hist();
+        // Scratch for sorting: every element's index.
+        let mut order = KVVec::<u32>::new();
+        order.reserve(hist.map().max_elts(), GFP_KERNEL)?;
+        for _ in 0..hist.map().max_elts() {
+            // Cannot fail: reserved above.
+            let _ = order.push(0, GFP_KERNEL);
+        }
+        let _ = hist.print(out, &KernelSymbols, order.as_mut_slice());
+        Ok(())
+    };
+    // SAFETY: the seq_file core calls this with a file `open()` opened.
+    unsafe { for_each_trigger(m, each) }
 }
 
 unsafe extern "C" fn show_debug(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    // SAFETY: as in `show_hist()`.
-    unsafe {
-        for_each_trigger(m, |out, data, n| {
-            write_header(out, data, n);
-            let hist_data = command::state(data).hist().data();
-            let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
-            let _ = hist_data.write_debug(out, &ptr);
-        })
-    }
+    let each = |out: &mut SeqWriter, trigger: &command::Trigger| -> Result {
+        let hist_data = trigger.data();
+        let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
+        let _ = hist_data.write_debug(out, &ptr);
+        Ok(())
+    };
+    // SAFETY: the seq_file core calls this with a file `open()` opened.
+    unsafe { for_each_trigger(m, each) }
 }
 
 /// An address shown as `%p` shows it: hashed, so that reading the file

@@ -72,21 +72,22 @@ pub(crate) unsafe fn triggers(
 ///
 /// # Safety
 ///
-/// `file` must be a live event file.
-pub(crate) unsafe fn event_names(
+/// `file` must be a live event file whose event stays registered for
+/// `'a`: the names belong to it.
+pub(crate) unsafe fn event_names<'a>(
     file: *mut bindings::trace_event_file,
-) -> (&'static [u8], &'static [u8]) {
+) -> (&'a [u8], &'a [u8]) {
     // SAFETY: a live event file points at its live event call and class.
     let (system, name) = unsafe {
         let call = (*file).event_call;
         ((*(*call).class).system, shim::rhist_trace_event_name(call))
     };
-    let text = |p: *const c_char| -> &'static [u8] {
+    let text = |p: *const c_char| -> &'a [u8] {
         if p.is_null() {
             return b"";
         }
-        // SAFETY: event names are NUL-terminated strings that live as long as
-        // the event, which outlives every use the caller makes of them.
+        // SAFETY: event names are NUL-terminated strings that live as long
+        // as the event, which lives for `'a` (the caller's contract).
         unsafe { CStr::from_char_ptr(p) }.as_bytes()
     };
     (text(system), text(name))
@@ -123,8 +124,8 @@ impl fmt::Write for SeqWriter {
 
 /// Appends an entry to tracing/error_log, as the built-in commands do.
 ///
-/// `errs` is a static table of messages and `kind` the index of this one;
-/// the log keeps the table pointer, so it must live forever.
+/// `errs` is a table of messages and `kind` the index of this one; the
+/// log copies the message (patch 0001), so nothing of ours is kept.
 ///
 /// # Safety
 ///
@@ -133,13 +134,14 @@ pub(crate) unsafe fn log_error(
     file: *mut bindings::trace_event_file,
     loc: &[u8],
     cmd: &[u8],
-    errs: &'static [ErrText],
+    errs: &[ErrText],
     kind: usize,
     pos: usize,
 ) {
     debug_assert!(loc.ends_with(&[0]) && cmd.ends_with(&[0]));
-    // SAFETY: `file` is live; `loc` and `cmd` are NUL-terminated and copied
-    // by the callee; `errs` is static and `kind` indexes it.
+    // SAFETY: `file` is live, and so is its trace array; `loc` and `cmd`
+    // are NUL-terminated; the callee copies them and `errs[kind]`, which
+    // is a NUL-terminated message (see `ErrText`).
     unsafe {
         bindings::tracing_log_err(
             (*file).tr,
