@@ -9,13 +9,18 @@
 #                run one guest script in the test VM
 #   make bench   rhist against the C hist trigger, in one boot of the
 #                benchmark kernel; a table on stdout, files in results/
+#   make soak    the soak test (tools/testing/soak/) for SOAK_SECONDS,
+#                600 by default, instead of check's 60
+#   make check-kasan
+#                the VM suites (KUnit, end to end, soak, fault) on a
+#                kernel with KASAN
 #
 # Kbuild builds the module itself (see Kbuild); this Makefile drives the
 # scripts in tools/testing/vm/.
 
 VM := tools/testing/vm
 
-.PHONY: all setup kernel modules vm run check bench host clean
+.PHONY: all setup kernel modules vm run check check-kasan bench soak host clean
 
 all: modules
 
@@ -39,8 +44,22 @@ run: modules
 check:
 	@tools/testing/check.sh
 
+check-kasan:
+	@RHIST_FLAVOUR=kasan RHIST_SUITES="kunit e2e soak fault" tools/testing/check.sh
+
 bench:
 	@tools/testing/bench/run.sh
+
+# The soak's logic, sourced by a wrapper that sets its length; the VM
+# gets the soak's time and 300 s for the boot, the unload, the final
+# count and the kmemleak scan.
+SOAK_SECONDS ?= 600
+soak: modules
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	cp tools/testing/soak/soak.sh.inc "$$d/" && \
+	printf '#!/bin/sh\n# make soak\nSOAK_SECONDS=%s\n. /test/soak.sh.inc\n' \
+		'$(SOAK_SECONDS)' > "$$d/soak.sh" && \
+	$(VM)/run.sh --timeout $$(($(SOAK_SECONDS) + 300)) "$$d/soak.sh"
 
 host:
 	@cd rust/core && cargo test

@@ -2,15 +2,26 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: installs what is missing, builds the kernel and modules,
 # and runs every suite: host (cargo test of the core), lint (rustfmt,
-# clippy, checkpatch), KUnit (in the VM), the VM runner's own tests and the
-# tracefs end-to-end tests. Ends with the line "N passed, N failed" that
-# counts every test of every suite; exits non-zero on any failure.
+# clippy, checkpatch), KUnit (in the VM), the VM runner's own tests, the
+# tracefs end-to-end tests, the soak and fault injection. Ends with the
+# line "N passed, N failed" that counts every test of every suite; exits
+# non-zero on any failure.
+#
+# RHIST_FLAVOUR: the kernel to build and boot, test by default (`make
+# check-kasan`: kasan). RHIST_SUITES: the suites to run besides setup and
+# build, all by default (e.g. "kunit e2e").
 set -uo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 cd "$RHIST_TOP"
 
+flavour=${RHIST_FLAVOUR:-test}
+export RHIST_FLAVOUR=$flavour # for the scripts that boot the VM themselves
+want() { [ -z "${RHIST_SUITES:-}" ] || [[ " $RHIST_SUITES " == *" $1 "* ]]; }
+# (Below, the body of each `if want SUITE` is not indented.)
+
 VM=tools/testing/vm
 logs=$RHIST_BUILD/check
+[ "$flavour" = test ] || logs=$logs-$flavour
 rm -rf "$logs"
 mkdir -p "$logs"
 passed=0
@@ -47,6 +58,7 @@ suite_end() {
 step "setup" "$VM/setup.sh" || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 
 # --- host: the portable core's own tests -------------------------------
+if want host; then
 echo "==> suite host (cargo test in rust/core)"
 t0=$SECONDS
 (cd rust/core && cargo test --all-targets 2>&1) > "$logs/host.log"
@@ -60,15 +72,17 @@ fi
 grep -E '^test .* FAILED$' "$logs/host.log" | sed 's/^/    /'
 record host "$hp" "$hf"
 echo "==> suite host: $hp passed, $hf failed ($((SECONDS - t0)) s)"
+fi
 
 # --- build -----------------------------------------------------------------
 suite_start build
-one kernel "$VM/kernel.sh" test
-one modules "$VM/modules.sh" test
+one kernel "$VM/kernel.sh" "$flavour"
+one modules "$VM/modules.sh" "$flavour"
 suite_end build
 built=$one_failed
 
 # --- lint ------------------------------------------------------------------
+if want lint; then
 suite_start lint
 one rustfmt-core sh -c 'cd rust/core && cargo fmt --check'
 # The module's files, with the kernel's rustfmt settings (rustfmt follows
@@ -76,10 +90,13 @@ one rustfmt-core sh -c 'cd rust/core && cargo fmt --check'
 one rustfmt-module rustfmt --edition 2021 --check rust/rhist_main.rs
 one rustfmt-fuzz rustfmt --edition 2021 --check tools/testing/fuzz/fuzz_targets/parse_build.rs
 one clippy-core sh -c 'cd rust/core && cargo clippy --all-targets -- -D warnings'
+# No stack frame of the module over 3 KB (a large value built on the
+# stack before it is moved to the heap, say).
+one stack-frames python3 tools/testing/lint/frames.py rhist.ko
 # checkpatch runs from outside this git repository: inside one, it reads
 # the patch files as files added by the repository's own history.
 checkpatch() {
-	(cd /tmp && "$(kernel_tree test)/scripts/checkpatch.pl" --strict "$@")
+	(cd /tmp && "$(kernel_tree "$flavour")/scripts/checkpatch.pl" --strict "$@")
 }
 for p in patches/*.patch; do
 	one "checkpatch-$(basename "$p" .patch | cut -c1-4)" checkpatch "$RHIST_TOP/$p"
@@ -88,10 +105,12 @@ for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_even
 	one "checkpatch-$(basename "$f")" checkpatch --no-tree -f "$RHIST_TOP/$f"
 done
 suite_end lint
+fi
 
-vm() { "$VM/run.sh" --timeout "${2:-300}" --log "$logs/$(basename "$1" .sh).console" "$1"; }
+vm() { "$VM/run.sh" --flavour "$flavour" --timeout "${2:-300}" --log "$logs/$(basename "$1" .sh).console" "$1"; }
 
 # --- KUnit: the suites rhist.ko runs when it loads --------------------------
+if want kunit; then
 echo "==> suite kunit"
 t0=$SECONDS
 kp=0 kf=0
@@ -110,6 +129,7 @@ else
 fi
 record kunit "$kp" "$kf"
 echo "==> suite kunit: $kp passed, $kf failed ($((SECONDS - t0)) s)"
+fi
 
 # --- the VM runner's own behaviour ---------------------------------------------
 expect_status() { # expect_status WANT SCRIPT [TIMEOUT]
@@ -120,6 +140,7 @@ expect_status() { # expect_status WANT SCRIPT [TIMEOUT]
 	echo "runner exited $rc, expected $want"
 	[ "$rc" = "$want" ]
 }
+if want runner; then
 suite_start runner
 if [ "$built" = 0 ]; then
 	one passes-script-status expect_status 0 tools/testing/runner/exit-0.sh
@@ -133,8 +154,10 @@ else
 	one_failed=5
 fi
 suite_end runner
+fi
 
 # --- tracefs end to end ----------------------------------------------------
+if want e2e; then
 suite_start e2e
 for t in tools/testing/tests/*.sh; do
 	if [ "$built" = 0 ]; then
@@ -144,8 +167,69 @@ for t in tools/testing/tests/*.sh; do
 	fi
 done
 suite_end e2e
+fi
+
+# --- soak: concurrent trigger changes under load, unload, exact counts ------
+# One boot of tools/testing/soak/soak.sh (a minute of jobs): each job that
+# reports "soak: JOB ops=N errors=0" with N > 0 passes, as do the unload
+# under load and the final count against hist; "run" passes when the
+# script finished and the kernel reported no problem.
+# soak_line LOG NAME: the line of NAME passes.
+soak_line() {
+	local line
+	line=$(grep "^soak: $2 ops=" "$1" | tail -1)
+	echo "${line:-no line for $2}"
+	[[ "$line" =~ \ ops=([0-9]+)\ errors=0( |$) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]
+}
+# vm_finished LOG WORD: the script printed "WORD: done" and the runner
+# found nothing wrong with the kernel.
+vm_finished() {
+	grep -q "^$2: done$" "$1" || { echo "the run did not finish"; tail -20 "$1"; return 1; }
+	! grep -A20 'rhist-vm: ' "$1"
+}
+if want soak; then
+suite_start soak
+if [ "$built" = 0 ]; then
+	vm tools/testing/soak/soak.sh > "$logs/soak.log" 2>&1
+	jobs=$(sed -n 's/^soak: jobs //p' "$logs/soak.log" | tail -1)
+	for j in ${jobs:-fire add-remove named readers pause-cont-clear instances truncate} \
+		unload final-count; do
+		one "soak-$j" soak_line "$logs/soak.log" "$j"
+	done
+	one soak-run vm_finished "$logs/soak.log" soak
+else
+	one_failed=1
+fi
+suite_end soak
+fi
+
+# --- fault injection: rhist's allocations failed one by one ----------------
+# One boot of tools/testing/fault/fault.sh: a path passes when it printed
+# "fault: PATH injected=K ok=A clean_errno=B bad=0" with K > 0.
+fault_line() {
+	local line
+	line=$(grep "^fault: $2 injected=" "$1" | tail -1)
+	echo "${line:-no line for $2}"
+	[[ "$line" =~ \ injected=([0-9]+)\ .*\ bad=0( |$) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]
+}
+if want fault; then
+suite_start fault
+if [ "$built" = 0 ]; then
+	vm tools/testing/fault/fault.sh 900 > "$logs/fault.log" 2>&1
+	paths=$(sed -n 's/^fault: paths //p' "$logs/fault.log" | tail -1)
+	for p in ${paths:-create named share share_filter remove clear read_rhist read_debug instance_trigger rmdir truncate unload}; do
+		one "fault-$p" fault_line "$logs/fault.log" "$p"
+	done
+	grep '^fault: total ' "$logs/fault.log" | tail -1 | sed 's/^/    /'
+	one fault-run vm_finished "$logs/fault.log" fault
+else
+	one_failed=1
+fi
+suite_end fault
+fi
 
 # --- the kernel's ftrace selftests, translated to rhist -------------------
+if want selftests; then
 echo "==> suite selftests (ftracetest, hist tests translated to rhist)"
 t0=$SECONDS
 sp=0 sf=0
@@ -167,8 +251,10 @@ else
 fi
 record selftests "$sp" "$sf"
 echo "==> suite selftests: $sp passed, $sf failed ($((SECONDS - t0)) s)"
+fi
 
 # --- a smoke run of the benchmark: one round, tiny counts ----------------
+if want bench-smoke; then
 suite_start bench-smoke
 if [ "$built" = 0 ]; then
 	one bench-smoke tools/testing/bench/run.sh --smoke
@@ -176,9 +262,10 @@ else
 	one_failed=1
 fi
 suite_end bench-smoke
+fi
 
 echo
-echo "Summary:"
+if [ "$flavour" = test ]; then echo "Summary:"; else echo "Summary ($flavour kernel):"; fi
 printf '  %s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

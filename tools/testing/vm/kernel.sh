@@ -4,16 +4,20 @@
 # patches/*.patch, configures tinyconfig plus our fragments, builds
 # bzImage. Each stage is skipped when its inputs have not changed.
 #
-# Usage: kernel.sh [test|bench]
+# Usage: kernel.sh [test|bench|kasan]   (default: $RHIST_FLAVOUR, or test)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:-test}
+flavour=${1:-${RHIST_FLAVOUR:-test}}
 tree=$(kernel_tree "$flavour")
 tarball=/usr/src/linux-source-6.12.tar.xz
 config_dir=$RHIST_TOP/tools/testing/config
 fragments=("$config_dir/rhist.config")
-[ "$flavour" = bench ] && fragments+=("$config_dir/bench.config")
+case "$flavour" in
+test) ;;
+bench|kasan) fragments+=("$config_dir/$flavour.config") ;;
+*) echo "kernel.sh: unknown flavour $flavour" >&2; exit 2 ;;
+esac
 
 hash() { cat "$@" | sha256sum | cut -c1-16; }
 

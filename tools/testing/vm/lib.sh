@@ -25,7 +25,7 @@ step() {
 	echo "==> $name: done in $((SECONDS - start)) s"
 }
 
-# The kernel tree for a flavour: "test" (debug options) or "bench".
+# The kernel tree for a flavour: "test" (debug options), "bench" or "kasan".
 kernel_tree() {
 	echo "$RHIST_KCACHE/linux-${1:-test}"
 }

@@ -1,21 +1,35 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Builds rhist.ko and rhist_test_events.ko against the test kernel and
-# copies them to build/modules/. Kbuild rebuilds only what changed.
+# Builds rhist.ko and rhist_test_events.ko against a flavour's kernel and
+# copies them to build/modules-FLAVOUR/. Kbuild rebuilds only what changed.
 #
-# Usage: modules.sh [test|bench]
+# Usage: modules.sh [test|bench|kasan]   (default: $RHIST_FLAVOUR, or test)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-tree=$(kernel_tree "${1:-test}")
-out=$RHIST_BUILD/modules-${1:-test}
+flavour=${1:-${RHIST_FLAVOUR:-test}}
+tree=$(kernel_tree "$flavour")
+out=$RHIST_BUILD/modules-$flavour
 mkdir -p "$out"
+
+# The test flavour builds in the clone. The others build in a copy of the
+# modules' sources (mtimes kept) under build/src-FLAVOUR, so that objects
+# built for one kernel neither overwrite nor race with another's.
+src=$RHIST_TOP
+if [ "$flavour" != test ]; then
+	src=$RHIST_BUILD/src-$flavour
+	mkdir -p "$src"
+	(cd "$RHIST_TOP" &&
+	 find Kbuild rust include tools/testing/rhist_test_events -path rust/core/target -prune -o \
+		-type f \( -name Kbuild -o -name '*.rs' -o -name '*.[ch]' \) -print |
+	 tar -cf - -T -) | tar -xf - -C "$src"
+fi
 
 build_module() {
 	local dir=$1
 	"${RHIST_KMAKE[@]}" -s -C "$tree" M="$dir" -j"$RHIST_JOBS" modules
 }
 
-step "modules: rhist.ko" build_module "$RHIST_TOP"
-step "modules: rhist_test_events.ko" build_module "$RHIST_TOP/tools/testing/rhist_test_events"
-cp "$RHIST_TOP/rhist.ko" "$RHIST_TOP/tools/testing/rhist_test_events/rhist_test_events.ko" "$out/"
+step "modules: rhist.ko ($flavour)" build_module "$src"
+step "modules: rhist_test_events.ko ($flavour)" build_module "$src/tools/testing/rhist_test_events"
+cp "$src/rhist.ko" "$src/tools/testing/rhist_test_events/rhist_test_events.ko" "$out/"

@@ -3,17 +3,21 @@
 # Boots the test kernel in QEMU (TCG, 2 vCPUs) with rhist.ko and
 # rhist_test_events.ko loaded and runs a guest script, or a shell.
 #
-# Usage: run.sh [--flavour test|bench] [--timeout SECONDS] [--log FILE]
+# Usage: run.sh [--flavour test|bench|kasan] [--timeout SECONDS] [--log FILE]
 #               (SCRIPT | --shell)
 #
 # With a script, prints everything the guest writes and exits with the
 # script's exit status; exits non-zero as well when the guest kernel
-# reports a problem (oops, BUG, WARNING, lockdep, KASAN, kmemleak), when a
-# module fails to load, or when the guest does not finish in time.
+# reports a problem (oops, BUG, WARNING, lockdep, KASAN, KFENCE, kmemleak),
+# when a module fails to load, or when the guest does not finish in time.
+#
+# The flavour defaults to $RHIST_FLAVOUR, or test. The kasan kernel gets
+# more memory (KASAN's shadow and quarantine) and, being about three times
+# slower, three times the timeout ($RHIST_TIMEOUT_SCALE overrides).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=test timeout=300 log= script= mode=script
+flavour=${RHIST_FLAVOUR:-test} timeout=300 log= script= mode=script
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--flavour) flavour=$2; shift ;;
@@ -26,6 +30,17 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ "$mode" = shell ] || [ -f "$script" ] || { echo "usage: $0 [options] (SCRIPT | --shell)" >&2; exit 2; }
+
+mem=512 scale=1 append=
+if [ "$flavour" = kasan ]; then
+	# Report every KASAN problem of the boot, not only the first. And no
+	# 5-level paging (-cpu max offers it): on 6.12, identify_cpu() clears
+	# the LA57 feature bit for a moment, and an interrupt that comes then
+	# sees KASAN's shadow bounds of 4-level paging and reports its own
+	# accesses as wild (a flood of reports, and a boot that never ends).
+	mem=1024 scale=3 append=" kasan_multi_shot no5lvl"
+fi
+timeout=$((timeout * ${RHIST_TIMEOUT_SCALE:-$scale}))
 
 tree=$(kernel_tree "$flavour")
 mods=$RHIST_BUILD/modules-$flavour
@@ -48,9 +63,9 @@ cp -r "$tree/tools/testing/selftests/ftrace" "$root/test/ftrace"
 [ -z "$script" ] || cp "$(dirname "$script")"/*.sh.inc "$root/test/" 2>/dev/null || true
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$vmdir/initramfs.gz"
 
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 512
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m $mem
 	-kernel "$tree/arch/x86/boot/bzImage" -initrd "$vmdir/initramfs.gz"
-	-append "console=ttyS0 panic=-1 oops=panic rhist.mode=$mode"
+	-append "console=ttyS0 panic=-1 oops=panic rhist.mode=$mode$append"
 	-nographic -no-reboot)
 
 if [ "$mode" = shell ]; then
@@ -67,7 +82,7 @@ status=${PIPESTATUS[0]}
 set -e
 
 rc=$(sed -n 's/^RHIST-EXIT: \([0-9]*\)$/\1/p' "$log" | tail -1)
-problems=$(grep -E 'RHIST-PROBLEM|BUG:|WARNING:|Oops|Kernel panic|KASAN|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called|hung_task|soft lockup' "$log" | grep -v '^RHIST-EXIT' || true)
+problems=$(grep -E 'RHIST-PROBLEM|BUG:|WARNING:|Oops|Kernel panic|KASAN|KFENCE|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called|hung_task|soft lockup' "$log" | grep -v '^RHIST-EXIT' || true)
 
 if [ -z "$rc" ]; then
 	if [ "$status" = 124 ]; then
@@ -80,6 +95,9 @@ fi
 if [ -n "$problems" ]; then
 	echo "rhist-vm: the guest kernel reported a problem:" >&2
 	echo "$problems" | head -20 >&2
+	# KASAN and KFENCE frame each report with a line of '=': show them.
+	awk '/^=+$/ && length($0) > 40 { inr = !inr; if (inr) print "---"; next }
+	     inr && n < 200 { print; n++ }' "$log" >&2
 	[ "$rc" != 0 ] || rc=3
 fi
 exit "$rc"
