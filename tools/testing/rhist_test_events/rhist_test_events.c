@@ -121,10 +121,13 @@ static struct rhist_test_str *rhist_test_build(u32 ntab);
  * sprint_symbol() writes more than 512 bytes for it, as it may for a
  * long (Rust-mangled) name.
  */
-#define RHIST_TEST_CAT(a, b)	a##b
-#define RHIST_TEST_X2(a)	RHIST_TEST_CAT(a, a)
-#define RHIST_TEST_X16(a)	RHIST_TEST_X2(RHIST_TEST_X2(RHIST_TEST_X2(RHIST_TEST_X2(a))))
-#define RHIST_TEST_LONG_NAME	RHIST_TEST_X16(rhist_test_a_long_symbol_name__)
+#define RHIST_TEST_CAT4_(a, b, c, d)	a##b##c##d
+#define RHIST_TEST_CAT4(a, b, c, d)	RHIST_TEST_CAT4_(a, b, c, d)
+#define RHIST_TEST_PART			rhist_test_a_long_symbol_name__
+#define RHIST_TEST_PART4		RHIST_TEST_CAT4(RHIST_TEST_PART, \
+					RHIST_TEST_PART, RHIST_TEST_PART, RHIST_TEST_PART)
+#define RHIST_TEST_LONG_NAME		RHIST_TEST_CAT4(RHIST_TEST_PART4, \
+					RHIST_TEST_PART4, RHIST_TEST_PART4, RHIST_TEST_PART4)
 
 static noinline int RHIST_TEST_LONG_NAME(void)
 {
