@@ -12,7 +12,7 @@
 # when a module fails to load, or when the guest does not finish in time.
 #
 # The flavour defaults to $RHIST_FLAVOUR, or test. The kasan kernel gets
-# more memory (KASAN's shadow and quarantine) and, being about three times
+# more memory (KASAN's shadow and quarantine) and, being several times
 # slower, three times the timeout ($RHIST_TIMEOUT_SCALE overrides).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
