@@ -279,6 +279,17 @@ fault_setup
 # each instance below; with them, their enable file must read "1" again
 # after every failure.
 echo 1 > $EV/enable
+# Two probes held on each tracepoint whose probes the paths toggle keep
+# their static calls from being patched while the other CPU runs them:
+# QEMU's multi-threaded TCG sometimes mistakes such a call site (see
+# tools/testing/soak/soak.sh.inc).
+HOLD='instances/hold1 instances/hold2'
+for h in $HOLD; do
+	mkdir $h || fail "mkdir $h"
+	for e in $EV $SW; do
+		echo rhist_noop >> $h/$e/trigger || fail "rhist_noop on $h/$e"
+	done
+done
 : > /tmp/fault.progress
 watchdog &
 dog=$!
@@ -319,6 +330,9 @@ run unload
 kill $dog
 wait $dog 2> /dev/null
 echo 0 > $EV/enable
+for h in $HOLD; do
+	rmdir $h || fail "rmdir $h"
+done
 echo "fault: total injected=$total_injected"
 echo "fault: done"
 [ -z "$failed_paths" ] || fail "paths failed:$failed_paths"
