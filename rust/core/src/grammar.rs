@@ -502,18 +502,7 @@ pub fn parse_trigger_in<'a>(prefix: &'a str, text: &'a str) -> Result<TriggerSpe
         },
         param,
         filter,
-        keys: "",
-        vals: None,
-        sort: None,
-        name: None,
-        clock: None,
-        map_bits: None,
-        pause: false,
-        cont: false,
-        clear: false,
-        no_hitcount: false,
-        assignments: BoundedVec::new(),
-        actions: BoundedVec::new(),
+        ..TriggerSpec::BLANK
     };
     let mut keys = None;
     for piece in param.split(':') {
