@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Builds rhist.ko and rhist_test_events.ko against a flavour's kernel and
+# Builds rhist.ko and the test modules (rhist_test_events.ko,
+# rhist_test_race.ko) against a flavour's kernel and
 # copies them to build/modules-FLAVOUR/. Kbuild rebuilds only what changed.
 #
 # Usage: modules.sh [test|bench|kasan]   (default: $RHIST_FLAVOUR, or test)
@@ -31,5 +32,5 @@ build_module() {
 }
 
 step "modules: rhist.ko ($flavour)" build_module "$src"
-step "modules: rhist_test_events.ko ($flavour)" build_module "$src/tools/testing/rhist_test_events"
-cp "$src/rhist.ko" "$src/tools/testing/rhist_test_events/rhist_test_events.ko" "$out/"
+step "modules: test modules ($flavour)" build_module "$src/tools/testing/rhist_test_events"
+cp "$src/rhist.ko" "$src"/tools/testing/rhist_test_events/rhist_test_{events,race}.ko "$out/"
