@@ -80,6 +80,11 @@ void rhist_current_comm(char comm[16])
 	memcpy(comm, current->comm, TASK_COMM_LEN);
 }
 
+int rhist_current_pid(void)
+{
+	return current->pid;
+}
+
 /* For the KUnit suite's kthreads on every online CPU (rust/kunit.rs). */
 
 unsigned int rhist_nr_cpu_ids(void)

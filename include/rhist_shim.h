@@ -26,6 +26,7 @@ void rhist_tracepoint_synchronize_unregister(void);
 struct list_head *rhist_trace_get_fields(struct trace_event_call *call);
 unsigned int rhist_smp_processor_id(void);
 void rhist_current_comm(char comm[16]);
+int rhist_current_pid(void);
 
 /* For the KUnit suite's kthreads on every online CPU (rust/kunit.rs). */
 unsigned int rhist_nr_cpu_ids(void);

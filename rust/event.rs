@@ -114,6 +114,11 @@ impl EventContext for ProbeContext {
 }
 
 impl TaskContext for ProbeContext {
+    fn pid(&self) -> i32 {
+        // SAFETY: reads a field of `current`, which is always valid.
+        unsafe { shim::rhist_current_pid() }
+    }
+
     fn comm(&self) -> [u8; 16] {
         let mut comm = [0u8; 16];
         // SAFETY: `comm` has room for the 16 bytes copied.

@@ -42,6 +42,8 @@ extern "C" {
     pub(crate) fn rhist_smp_processor_id() -> kernel::ffi::c_uint;
     /// Copies `current->comm` (16 bytes) to `comm`.
     pub(crate) fn rhist_current_comm(comm: *mut kernel::ffi::c_char);
+    /// `current->pid`.
+    pub(crate) fn rhist_current_pid() -> kernel::ffi::c_int;
 
     // For the KUnit suite's kthreads on every online CPU (`rust/kunit.rs`).
     /// `nr_cpu_ids`: one more than the highest possible CPU number.

@@ -52,8 +52,24 @@ fn histogram_is_covariant<'s>(h: &'s Histogram<'static>) -> &'s Histogram<'s> {
 /// What the event path needs from the task and the event that the core
 /// cannot see, beyond [`EventContext`].
 pub trait TaskContext: EventContext {
+    /// The current task's pid (`current->pid`).
+    fn pid(&self) -> i32;
     /// The current task's command name (`current->comm`).
     fn comm(&self) -> [u8; 16];
+}
+
+/// The task name hist keeps with a new entry (its `save_comm()`): the
+/// idle task (pid 0) is `<idle>`, whatever its comm says, and a
+/// negative pid is `<XXX>`.
+fn saved_comm(ctx: &dyn TaskContext) -> [u8; 16] {
+    let name: &[u8] = match ctx.pid() {
+        0 => b"<idle>",
+        pid if pid < 0 => b"<XXX>",
+        _ => return ctx.comm(),
+    };
+    let mut comm = [0u8; 16];
+    comm[..name.len()].copy_from_slice(name);
+    comm
 }
 
 impl<'a> Histogram<'a> {
@@ -105,7 +121,7 @@ impl<'a> Histogram<'a> {
         let key = &*key;
         let elt = if self.needs_comm {
             self.map.insert_with(key, |elt| {
-                let comm = ctx.comm();
+                let comm = saved_comm(ctx);
                 for (word, chunk) in elt.private_words().iter().zip(comm.chunks_exact(8)) {
                     let mut b = [0u8; 8];
                     b.copy_from_slice(chunk);
@@ -252,7 +268,10 @@ mod tests {
         common_fields: &COMMON_FIELDS,
     };
 
-    struct Ctx;
+    /// A task of the given pid, named `bash`.
+    struct Ctx {
+        pid: i32,
+    }
 
     impl EventContext for Ctx {
         fn cpu(&self) -> u32 {
@@ -270,6 +289,9 @@ mod tests {
     }
 
     impl TaskContext for Ctx {
+        fn pid(&self) -> i32 {
+            self.pid
+        }
         fn comm(&self) -> [u8; 16] {
             *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
         }
@@ -286,6 +308,11 @@ mod tests {
 
     /// Runs `text` over `records` and returns the entries and Totals.
     fn run(text: &str, records: &[[u8; 24]]) -> String {
+        run_as(&Ctx { pid: 42 }, text, records)
+    }
+
+    /// Runs `text` over `records` fired by the task `ctx`.
+    fn run_as(ctx: &Ctx, text: &str, records: &[[u8; 24]]) -> String {
         let spec = trigger::parse(text).unwrap();
         let data = HistData::build(&spec, &EVENT).unwrap();
         let params = map_params(&data);
@@ -295,13 +322,26 @@ mod tests {
         let map = TracingMap::new(params, &storage).unwrap();
         let hist = Histogram::new(&data, map).unwrap();
         for r in records {
-            hist.update(r, &Ctx);
+            hist.update(r, ctx);
         }
         let mut order = std::vec![0u32; hist.map().max_elts()];
         let mut out = String::new();
         hist.print(&mut out, &output::NoSymbols, &mut order)
             .unwrap();
         out
+    }
+
+    #[test]
+    fn execname_of_idle_and_negative_pids_like_hist() {
+        let records = [record(1, 10, -1)];
+        for (pid, name) in [(42, "bash"), (0, "<idle>"), (-1, "<XXX>")] {
+            let out = run_as(&Ctx { pid }, "keys=common_pid.execname", &records);
+            let line = out.lines().find(|l| l.starts_with("{ ")).unwrap();
+            assert!(
+                line.starts_with(&std::format!("{{ common_pid: {name:<16}[")),
+                "pid {pid}: {line}"
+            );
+        }
     }
 
     #[test]
@@ -360,7 +400,10 @@ mod tests {
         let spec = trigger::parse("keys=a:vals=b/2,c:x=c-1").unwrap();
         let data = HistData::build(&spec, &EVENT).unwrap();
         assert_eq!(map_params(&data).n_sums, 3);
-        assert_eq!(data.var_value(0, &record(1, 10, -1), &Ctx), (-2i64) as u64);
+        assert_eq!(
+            data.var_value(0, &record(1, 10, -1), &Ctx { pid: 42 }),
+            (-2i64) as u64
+        );
         assert_eq!(
             run("keys=a:vals=b-a,c:sort=b-a", &records),
             "{ a:          2 } hitcount:          1  c:          3\n\

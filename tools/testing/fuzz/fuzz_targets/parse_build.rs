@@ -159,6 +159,11 @@ impl EventContext for Ctx {
 }
 
 impl TaskContext for Ctx {
+    fn pid(&self) -> i32 {
+        // The idle task and a negative pid have names of their own.
+        (self.seed % 5) as i32 - 1
+    }
+
     fn comm(&self) -> [u8; 16] {
         let mut comm = [0u8; 16];
         let name = b"rhist-fuzz";
