@@ -640,6 +640,10 @@ unsafe fn run_command(
     // SAFETY: `event_mutex` is held by the tracing core.
     let existing = unsafe { find(file, resolved.info(), spec.filter_expr()) };
     if remove {
+        // hist parses a removal's filter too: a bad one fails it.
+        let mut setup = AttachSetup::new(spec)?;
+        // SAFETY: the tracing core's arguments; `event_mutex` is held.
+        unsafe { check_filter(cmd_ops, file, &mut setup.filter) }?;
         // Like hist, removing a trigger that is not there is no error.
         if let Some(data) = existing {
             // SAFETY: `data` is a live rhist trigger on `file`.
@@ -825,6 +829,40 @@ unsafe fn attach(
     // SAFETY: drops the setup reference; on failure this frees everything.
     unsafe { free(data) };
     result
+}
+
+/// Parses `filter` (as [`AttachSetup`] holds it) for `file` as attaching
+/// would, with its error_log entry, and drops the result.
+///
+/// # Safety
+///
+/// `cmd_ops` is our command and `file` a live event file; `event_mutex`
+/// is held.
+unsafe fn check_filter(
+    cmd_ops: *mut bindings::event_command,
+    file: *mut bindings::trace_event_file,
+    filter: &mut KVec<u8>,
+) -> Result<(), BuildError> {
+    if filter.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: `cmd_ops` is our command; no count parameter.
+    let data = unsafe {
+        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
+    };
+    if data.is_null() {
+        return Err(code::ENOMEM.into());
+    }
+    // SAFETY: `filter` is NUL-terminated and ours to cut up; `data` is
+    // ours and on no list, and `file` is live.
+    let ret = unsafe { bindings::set_trigger_filter(filter.as_mut_ptr().cast(), data, file) };
+    // SAFETY: `data` was never published; this frees its filter, set
+    // even when parsing failed, and then `data`.
+    unsafe { bindings::trigger_data_free(data) };
+    if ret < 0 {
+        return Err(BuildError::Kernel(Error::from_errno(ret)));
+    }
+    Ok(())
 }
 
 /// Detaches and drops one trigger.
