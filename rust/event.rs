@@ -5,6 +5,7 @@
 //! stack, task), and symbol names for output.
 
 use core::fmt::{self, Write};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
@@ -103,15 +104,74 @@ impl EventContext for ProbeContext {
 
     fn stacktrace(&self, out: &mut [u64]) {
         out.fill(0);
-        // Skip the frames of the trigger machinery, as hist does.
-        const SKIP: u32 = 5;
-        // SAFETY: `out` is valid for `out.len()` entries of unsigned long
+        let mut raw = [0u64; RAW_FRAMES];
+        // SAFETY: `raw` is valid for `RAW_FRAMES` entries of unsigned long
         // (u64 on 64-bit kernels).
-        unsafe {
-            bindings::stack_trace_save(out.as_mut_ptr().cast::<c_ulong>(), out.len() as u32, SKIP)
-        };
+        let n = unsafe {
+            bindings::stack_trace_save(raw.as_mut_ptr().cast::<c_ulong>(), RAW_FRAMES as u32, 0)
+        } as usize;
+        let raw = &raw[..n.min(RAW_FRAMES)];
+        let first = first_frame_shown(raw);
+        let shown = raw.get(first..).unwrap_or(&[]);
+        let len = shown.len().min(out.len());
+        out[..len].copy_from_slice(&shown[..len]);
     }
 }
+
+/// Frames saved before picking what hist shows: hist's 16, and room for
+/// the tracing core's and rhist's own frames above them.
+const RAW_FRAMES: usize = 32;
+
+/// How many frames hist leaves out after the return into
+/// `event_triggers_call()`: that one, then `trace_event_buffer_commit()`,
+/// the event's `trace_event_raw_event_*()` probe and the tracepoint's
+/// caller (hist skips a fixed count from its own frame, which is called
+/// by `event_triggers_call()`).
+const FRAMES_HIDDEN_FROM_TRIGGERS_CALL: usize = 4;
+
+/// The size of `event_triggers_call()`'s code, from kallsyms at load;
+/// 0 if unknown.
+static TRIGGERS_CALL_SIZE: AtomicUsize = AtomicUsize::new(0);
+
+/// Looks up the size of `event_triggers_call()`, which anchors the frames
+/// a stack trace key shows (see [`first_frame_shown`]).
+pub(crate) fn find_stack_anchor() {
+    let start = bindings::event_triggers_call as usize;
+    let mut buf = [0u8; SYMBOL_BUF];
+    // SAFETY: `sprint_symbol()` writes at most KSYM_SYMBOL_LEN bytes, NUL
+    // included, and `buf` is that long (`SYMBOL_BUF`).
+    let len = unsafe { bindings::sprint_symbol(buf.as_mut_ptr().cast(), start as c_ulong) };
+    let text = core::str::from_utf8(&buf[..(len.max(0) as usize).min(SYMBOL_BUF)]).unwrap_or("");
+    // "event_triggers_call+0x0/0x1a0": the size follows the slash.
+    let size = text
+        .split_once('/')
+        .and_then(|(_, size)| size.split(' ').next())
+        .and_then(|size| size.strip_prefix("0x"))
+        .and_then(|size| usize::from_str_radix(size, 16).ok())
+        .unwrap_or(0);
+    if size == 0 {
+        pr_warn!("stack trace keys: cannot find event_triggers_call in kallsyms\n");
+    }
+    TRIGGERS_CALL_SIZE.store(size, Ordering::Relaxed);
+}
+
+/// The index of the first frame of `raw` that hist shows. hist skips a
+/// count fixed for its own call depth; rhist's depth differs (and moves
+/// with inlining), so it finds the return into `event_triggers_call()`,
+/// which calls both, and skips what hist skips from there.
+fn first_frame_shown(raw: &[u64]) -> usize {
+    let start = bindings::event_triggers_call as usize as u64;
+    let size = TRIGGERS_CALL_SIZE.load(Ordering::Relaxed) as u64;
+    raw.iter()
+        .position(|&addr| addr.wrapping_sub(start) < size)
+        .map_or(HIST_STACKTRACE_SKIP, |i| {
+            i + FRAMES_HIDDEN_FROM_TRIGGERS_CALL
+        })
+}
+
+/// hist's own skip count (`HIST_STACKTRACE_SKIP`): the fallback when the
+/// anchor is unknown.
+const HIST_STACKTRACE_SKIP: usize = 5;
 
 impl TaskContext for ProbeContext {
     fn pid(&self) -> i32 {

@@ -38,6 +38,7 @@ struct Rhist {
 
 impl kernel::Module for Rhist {
     fn init(module: &'static ThisModule) -> Result<Self> {
+        event::find_stack_anchor();
         let command = command::Registration::new()?;
         let files = files::Registration::new(module)?;
         pr_info!("loaded: trigger command 'rhist', files 'rhist' and 'rhist_debug'\n");

@@ -34,6 +34,9 @@ keys=a.buckets=3
 keys=c.buckets=1000
 keys=ip.sym
 keys=ip.sym-offset
+keys=stacktrace
+keys=common_stacktrace
+keys=a,common_stacktrace:vals=b
 keys=common_pid.execname
 keys=a:vals=b
 keys=a:vals=c
