@@ -122,11 +122,14 @@ impl EventContext for ProbeContext {
 /// the tracing core's and rhist's own frames above them.
 const RAW_FRAMES: usize = 32;
 
-/// How many frames hist leaves out after the return into
-/// `event_triggers_call()`: that one, then `trace_event_buffer_commit()`,
-/// the event's `trace_event_raw_event_*()` probe and the tracepoint's
-/// caller (hist skips a fixed count from its own frame, which is called
-/// by `event_triggers_call()`).
+/// How many frames hist leaves out from the return into
+/// `event_triggers_call()` on: hist skips a fixed count from its own
+/// frame, which `event_triggers_call()` calls, so the same frames as
+/// rhist's, whatever they are. For a tracepoint they are that return,
+/// `trace_event_buffer_commit()`, the event's `trace_event_raw_event_*()`
+/// probe, and `__traceiter_*()` or, when the probe is the tracepoint's
+/// only one and its static call goes straight to it, the code that
+/// traced the event.
 const FRAMES_HIDDEN_FROM_TRIGGERS_CALL: usize = 4;
 
 /// The size of `event_triggers_call()`'s code, from kallsyms at load;
