@@ -16,6 +16,7 @@ use kernel::alloc::flags::GFP_KERNEL;
 use kernel::alloc::VVec;
 use kernel::bindings;
 use kernel::error::{code, Error};
+use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::sync::Arc;
@@ -991,6 +992,27 @@ unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
     }
 }
 
+/// The bytes the event path may read of a record at `rec` for which
+/// `ring_buffer_event_length()` says `reported`.
+///
+/// That is 4 bytes short for a record over 116 bytes built in the CPU's
+/// `trace_buffered_event` page (the usual case for an event that only has
+/// triggers): its length word, unlike a ring buffer's, does not count
+/// itself, yet the same 4 are taken off. hist reads what the record's
+/// `__data_loc` words say, so rhist must not cut those 4 bytes off the
+/// end of a string. They are read only while in the page where the
+/// reported bytes end: a buffered record ends in its page, 4 bytes after
+/// the reported end; in the ring buffer they are the next record's bytes
+/// or unused space of the same sub-buffer, never a page that could be
+/// unmapped or another owner's.
+fn record_len(rec: *const c_void, reported: usize) -> usize {
+    /// What `ring_buffer_event_length()` may take off a buffered record.
+    const SHORTFALL: usize = core::mem::size_of::<u32>();
+    let end = (rec as usize).wrapping_add(reported);
+    let left_in_page = (PAGE_SIZE - end % PAGE_SIZE) % PAGE_SIZE;
+    reported + SHORTFALL.min(left_in_page)
+}
+
 /// `trigger()`: the probe path, run for every event the trigger sees.
 /// It must not allocate, lock or sleep.
 unsafe extern "C" fn on_event(
@@ -1011,10 +1033,12 @@ unsafe extern "C" fn on_event(
     let len = match trigger.record_span {
         Some(span) => span,
         // SAFETY: `rbe` is the event being traced, live during the call.
-        None => unsafe { bindings::ring_buffer_event_length(rbe) as usize },
+        None => record_len(rec, unsafe {
+            bindings::ring_buffer_event_length(rbe) as usize
+        }),
     };
     // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
-    // bytes: its fixed part, or the length the ring buffer gives.
+    // bytes: its fixed part, or what `record_len()` allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
     let ctx = ProbeContext {
         buffer,
