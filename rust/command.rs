@@ -565,22 +565,36 @@ unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
     (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
 }
 
-/// Finds the rhist trigger on `file` that hist would take for the same
-/// one: same canonical info, same filter.
+/// Finds the rhist trigger on `file` that hist would take for the one
+/// resolved as `data` with `filter` (`hist_trigger_match()`): with a
+/// `named` histogram, one of the triggers sharing it, else one that
+/// shares none; the same histogram ([`HistData::matches`]) and the same
+/// filter, or none on both.
 ///
 /// # Safety
 ///
 /// `file` must be live and `event_mutex` held.
 unsafe fn find(
     file: *mut bindings::trace_event_file,
-    info: &[u8],
+    data: &HistData<'_>,
     filter: Option<&str>,
+    named: Option<&Trigger>,
 ) -> Option<*mut bindings::event_trigger_data> {
     let filter = filter.map(str::as_bytes);
     // SAFETY: the caller's contract; we only look.
     unsafe { tracefs::triggers(file) }.find(|&d| {
         // SAFETY: the triggers are live under `event_mutex`.
-        unsafe { is_ours(d) && state(d).info() == info && c_bytes((*d).filter_str) == filter }
+        if !unsafe { is_ours(d) } {
+            return false;
+        }
+        // SAFETY: as above; `d` is an rhist trigger.
+        let test = unsafe { state(d) };
+        let same_name = match named {
+            Some(named) => Arc::ptr_eq(&named.hist, &test.hist),
+            None => test.name().is_none(),
+        };
+        // SAFETY: as above; the filter string is the trigger's own.
+        same_name && test.data().matches(data) && unsafe { c_bytes((*d).filter_str) } == filter
     })
 }
 
@@ -638,13 +652,19 @@ unsafe fn run_command(
     let resolved = unsafe { Resolved::new(file, text, remove) }?;
     let spec = resolved.data().spec();
 
-    // SAFETY: `event_mutex` is held by the tracing core.
-    let existing = unsafe { find(file, resolved.info(), spec.filter_expr()) };
+    // hist sets the trigger's filter before anything else, removal
+    // included: a filter that does not parse fails the command.
+    // SAFETY: the tracing core's arguments; `event_mutex` is held.
+    unsafe { check_filter(cmd_ops, file, spec) }?;
+    // A named trigger shares the histogram of the first trigger of that
+    // name, on whichever event.
+    // SAFETY: `event_mutex` is held.
+    let named = spec
+        .name_attr()
+        .and_then(|name| unsafe { find_named(name) });
     if remove {
-        // hist parses a removal's filter too: a bad one fails it.
-        let mut setup = AttachSetup::new(spec)?;
-        // SAFETY: the tracing core's arguments; `event_mutex` is held.
-        unsafe { check_filter(cmd_ops, file, &mut setup.filter) }?;
+        // SAFETY: `event_mutex` is held by the tracing core.
+        let existing = unsafe { find(file, resolved.data(), spec.filter_expr(), named) };
         // Like hist, removing a trigger that is not there is no error.
         if let Some(data) = existing {
             // SAFETY: `data` is a live rhist trigger on `file`.
@@ -652,6 +672,19 @@ unsafe fn run_command(
         }
         return Ok(());
     }
+    if let Some(named) = named {
+        if !named.data().matches(resolved.data()) {
+            let name = spec.name_attr().unwrap_or("");
+            return Err(HistError::new(HistErrorKind::NamedMismatch, spec.errpos(name)).into());
+        }
+    }
+    // A name no trigger has yet makes a new histogram, as in hist.
+    let existing = if spec.name_attr().is_some() && named.is_none() {
+        None
+    } else {
+        // SAFETY: `event_mutex` is held by the tracing core.
+        unsafe { find(file, resolved.data(), spec.filter_expr(), named) }
+    };
     if let Some(data) = existing {
         // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
         unsafe {
@@ -674,18 +707,8 @@ unsafe fn run_command(
     // What attaching needs of the text, copied: a trigger that joins a
     // named histogram drops its own text before it is attached.
     let setup = AttachSetup::new(spec)?;
-    // A named trigger shares the histogram of the first trigger of that
-    // name, on whichever event, if they match.
-    // SAFETY: `event_mutex` is held.
-    let named = spec
-        .name_attr()
-        .and_then(|name| unsafe { find_named(name) });
     let (hist, record_span) = match named {
         Some(named) => {
-            if named.info() != resolved.info() {
-                let name = spec.name_attr().unwrap_or("");
-                return Err(HistError::new(HistErrorKind::NamedMismatch, spec.errpos(name)).into());
-            }
             // Resolved against another event, maybe: its offsets say
             // nothing of this event's records.
             (named.hist.clone(), None)
@@ -738,18 +761,34 @@ impl AttachSetup {
 ///
 /// `data` must be a live rhist trigger, `event_mutex` held.
 unsafe fn clear(data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is live; its `paused` is written only under
-    // `event_mutex`, which is held, and read racily by the event path,
-    // hence the volatile accesses.
-    let paused = unsafe { ptr::read_volatile(ptr::addr_of!((*data).paused)) };
-    // SAFETY: as above.
-    unsafe { ptr::write_volatile(ptr::addr_of_mut!((*data).paused), true) };
+    // SAFETY: `data` is a live rhist trigger.
+    let trigger = unsafe { state(data) };
+    // Every trigger that feeds the histogram holds still meanwhile: with
+    // a name, all that share it, as hist's pause_named_trigger() does.
+    let feeds = |d: *mut bindings::event_trigger_data| {
+        // SAFETY: registered triggers are live under `event_mutex`.
+        d == data
+            || (trigger.name().is_some() && Arc::ptr_eq(&unsafe { state(d) }.hist, &trigger.hist))
+    };
+    // SAFETY: `event_mutex` is held.
+    let registry = unsafe { REGISTRY.get() };
+    for &d in registry.iter().filter(|&&d| feeds(d)) {
+        // SAFETY: `d` is live; `paused` and `paused_tmp` are written only
+        // under `event_mutex`, which is held, and `paused` is read racily
+        // by the event path, hence the volatile accesses.
+        unsafe {
+            let paused = ptr::read_volatile(ptr::addr_of!((*d).paused));
+            (*d).paused_tmp = paused;
+            ptr::write_volatile(ptr::addr_of_mut!((*d).paused), true);
+        }
+    }
     // SAFETY: no precondition; it sleeps, which `parse()` may.
     unsafe { shim::rhist_tracepoint_synchronize_unregister() };
-    // SAFETY: `data` is a live rhist trigger.
-    unsafe { state(data) }.hist().clear();
-    // SAFETY: as for the first write.
-    unsafe { ptr::write_volatile(ptr::addr_of_mut!((*data).paused), paused) };
+    trigger.hist().clear();
+    for &d in registry.iter().filter(|&&d| feeds(d)) {
+        // SAFETY: as above.
+        unsafe { ptr::write_volatile(ptr::addr_of_mut!((*d).paused), (*d).paused_tmp) };
+    }
 }
 
 /// Filters and attaches a new trigger. When its histogram reads
@@ -832,8 +871,8 @@ unsafe fn attach(
     result
 }
 
-/// Parses `filter` (as [`AttachSetup`] holds it) for `file` as attaching
-/// would, with its error_log entry, and drops the result.
+/// Parses the filter of `spec` for `file` as attaching does, with its
+/// error_log entry, and drops the result.
 ///
 /// # Safety
 ///
@@ -842,11 +881,14 @@ unsafe fn attach(
 unsafe fn check_filter(
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
-    filter: &mut KVec<u8>,
+    spec: &TriggerSpec<'_>,
 ) -> Result<(), BuildError> {
-    if filter.is_empty() {
+    let Some(text) = spec.filter() else {
         return Ok(());
-    }
+    };
+    let mut filter = KVec::with_capacity(text.len() + 1, GFP_KERNEL)?;
+    filter.extend_from_slice(text.as_bytes(), GFP_KERNEL)?;
+    filter.push(0, GFP_KERNEL)?;
     // SAFETY: `cmd_ops` is our command; no count parameter.
     let data = unsafe {
         bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
@@ -930,7 +972,9 @@ unsafe extern "C" fn unreg(
     // and holds `event_mutex`, which keeps the filter string.
     let found = unsafe {
         let filter = c_bytes((*data).filter_str).and_then(|f| core::str::from_utf8(f).ok());
-        find(file, state(data).info(), filter)
+        let trigger = state(data);
+        let named = trigger.name().is_some().then_some(trigger);
+        find(file, trigger.data(), filter, named)
     };
     if let Some(found) = found {
         // SAFETY: `find()` returns a live rhist trigger on `file`;

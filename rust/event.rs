@@ -139,7 +139,7 @@ static TRIGGERS_CALL_SIZE: AtomicUsize = AtomicUsize::new(0);
 /// Looks up the size of `event_triggers_call()`, which anchors the frames
 /// a stack trace key shows (see [`first_frame_shown`]).
 pub(crate) fn find_stack_anchor() {
-    let start = bindings::event_triggers_call as usize;
+    let start = bindings::event_triggers_call as *const () as usize;
     let mut buf = [0u8; SYMBOL_BUF];
     // SAFETY: `sprint_symbol()` writes at most KSYM_SYMBOL_LEN bytes, NUL
     // included, and `buf` is that long (`SYMBOL_BUF`).
@@ -163,7 +163,7 @@ pub(crate) fn find_stack_anchor() {
 /// with inlining), so it finds the return into `event_triggers_call()`,
 /// which calls both, and skips what hist skips from there.
 fn first_frame_shown(raw: &[u64]) -> usize {
-    let start = bindings::event_triggers_call as usize as u64;
+    let start = bindings::event_triggers_call as *const () as usize as u64;
     let size = TRIGGERS_CALL_SIZE.load(Ordering::Relaxed) as u64;
     raw.iter()
         .position(|&addr| addr.wrapping_sub(start) < size)

@@ -957,6 +957,45 @@ impl<'a> HistData<'a> {
         self.sort_keys.get(..self.n_sort_keys).unwrap_or(&[])
     }
 
+    /// Whether this and `other` are the same histogram, as C's
+    /// `hist_trigger_match()` decides it (the filter and the named
+    /// trigger checks are the caller's): the same fields in the same
+    /// order with the same flags, event field (`compatible_field()`:
+    /// name, type, size and sign), place and size, the same variable
+    /// names and the same sort keys. As in C, the operands of an
+    /// expression are not compared, nor `size=` or `clock=`.
+    pub fn matches(&self, other: &HistData<'_>) -> bool {
+        fn compatible_field(a: Option<&EventField<'_>>, b: Option<&EventField<'_>>) -> bool {
+            match (a, b) {
+                (None, None) => true,
+                (Some(a), Some(b)) => {
+                    a.name == b.name
+                        && a.type_name == b.type_name
+                        && a.size == b.size
+                        && a.signed == b.signed
+                }
+                _ => false,
+            }
+        }
+        if self.n_vals != other.n_vals
+            || self.n_vars != other.n_vars
+            || self.n_keys != other.n_keys
+            || self.sort_keys() != other.sort_keys()
+        {
+            return false;
+        }
+        let same_fields = self.field_ids().zip(other.field_ids()).all(|(a, b)| {
+            let (f, g) = (self.node(a), other.node(b));
+            f.flags == g.flags
+                && compatible_field(f.field, g.field)
+                && f.offset == g.offset
+                && f.size == g.size
+                && f.signed == g.signed
+        });
+        let n = self.n_vars;
+        same_fields && self.var_names.get(..n) == other.var_names.get(..n)
+    }
+
     /// The trigger info line without its filter/state suffix: `hist:keys=...:vals=...[:var=...]:sort=...:size=N[:clock=..][:nohitcount]`
     /// with `prefix` replacing `hist:` (rhist passes "rhist:"), and `name:` after the prefix for named triggers, exactly as event_hist_trigger_print().
     pub fn write_info(&self, out: &mut dyn Write, prefix: &str) -> fmt::Result {
@@ -4604,5 +4643,30 @@ mod tests {
                 let _ = hd.key_parts(&short).count();
             }
         }
+    }
+
+    #[test]
+    fn matches_like_hist_trigger_match() {
+        let (ev, odd) = (sample(), odd());
+        let same = |a: &str, ea: &EventDesc<'_>, b: &str, eb: &EventDesc<'_>| {
+            build(a, ea).matches(&build(b, eb))
+        };
+        // size= and clock= do not count; the order of vals does.
+        assert!(same("keys=a:vals=b", &ev, "keys=a:vals=b:size=4096", &ev));
+        assert!(same("keys=a", &ev, "keys=a:clock=global", &ev));
+        assert!(!same("keys=a:vals=b,c", &ev, "keys=a:vals=c,b", &ev));
+        // Keys of the same name must have the same type, size and sign.
+        assert!(same("keys=cpu", &odd, "keys=cpu", &odd));
+        assert!(!same("keys=s8", &odd, "keys=s16", &odd));
+        static OTHER: [EventField<'static>; 1] =
+            [EventField::new("a", "s64", 8, 8, true, FieldStorage::Other)];
+        let other = event("rhist_test", "other", &OTHER);
+        assert!(!same("keys=a", &ev, "keys=a", &other));
+        // Modifiers are flags; sort keys and variable names count.
+        assert!(!same("keys=a", &ev, "keys=a.hex", &ev));
+        assert!(!same("keys=a:sort=a", &ev, "keys=a:sort=hitcount", &ev));
+        assert!(!same("keys=a:x=b", &ev, "keys=a:y=b", &ev));
+        // As in C, an expression's operands are not compared.
+        assert!(same("keys=a:vals=b+c", &ev, "keys=a:vals=b-c", &ev));
     }
 }
