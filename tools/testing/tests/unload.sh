@@ -28,8 +28,18 @@ fire count=10 seed=1 keys=2
 expect_grep 'Hits: 10$' $EV/rhist
 
 # An open rhist file pins the module.
+cat $EV/rhist_debug > /dev/null
 exec 3< $EV/rhist
 ! rmmod rhist 2>/dev/null || fail "rmmod succeeded with an rhist file open"
 exec 3<&-
 rmmod rhist || fail "rmmod failed after the file was closed"
+# Files opened before are gone for path lookups too, and come back, at
+# the same paths, with the module.
+[ ! -e $EV/rhist ] || fail "rhist still resolves after rmmod"
+[ ! -e $EV/rhist_debug ] || fail "rhist_debug still resolves after rmmod"
+! ls $EV | grep -q rhist || fail "rhist still listed after rmmod"
+insmod /lib/rhist/rhist.ko || fail "reloading rhist failed"
+expect_write 'rhist:keys=a' $EV/trigger
+fire count=10 seed=1 keys=2
+expect_grep 'Hits: 10$' $EV/rhist
 echo PASS
