@@ -14,13 +14,17 @@
 #   make check-kasan
 #                the VM suites (KUnit, end to end, soak, fault) on a
 #                kernel with KASAN
+#   make fuzz-guest [N=2000] [SEED=1]
+#                N mutated trigger texts from SEED, each written as hist:
+#                and as rhist: in one VM boot; prints every difference
+#                (tools/testing/fuzz-guest/). Not part of make check yet.
 #
 # Kbuild builds the module itself (see Kbuild); this Makefile drives the
 # scripts in tools/testing/vm/.
 
 VM := tools/testing/vm
 
-.PHONY: all setup kernel modules vm run check check-kasan bench soak host clean
+.PHONY: all setup kernel modules vm run check check-kasan bench soak fuzz-guest host clean
 
 all: modules
 
@@ -60,6 +64,11 @@ soak: modules
 	printf '#!/bin/sh\n# make soak\nSOAK_SECONDS=%s\n. /test/soak.sh.inc\n' \
 		'$(SOAK_SECONDS)' > "$$d/soak.sh" && \
 	$(VM)/run.sh --timeout $$(($(SOAK_SECONDS) + 300)) "$$d/soak.sh"
+
+N ?= 2000
+SEED ?= 1
+fuzz-guest: modules
+	@tools/testing/fuzz-guest/run.sh '$(N)' '$(SEED)'
 
 host:
 	@cd rust/core && cargo test

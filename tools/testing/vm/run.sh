@@ -4,7 +4,9 @@
 # rhist_test_events.ko loaded and runs a guest script, or a shell.
 #
 # Usage: run.sh [--flavour test|bench|kasan] [--timeout SECONDS] [--log FILE]
-#               (SCRIPT | --shell)
+#               [--file FILE]... (SCRIPT | --shell)
+#
+# --file copies FILE into the guest's /test/ (data for the script).
 #
 # With a script, prints everything the guest writes and exits with the
 # script's exit status; exits non-zero as well when the guest kernel
@@ -17,12 +19,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${RHIST_FLAVOUR:-test} timeout=300 log= script= mode=script
+flavour=${RHIST_FLAVOUR:-test} timeout=300 log= script= mode=script files=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--flavour) flavour=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
+	--file) files+=("$2"); shift ;;
 	--shell) mode=shell ;;
 	-*) echo "unknown option $1" >&2; exit 2 ;;
 	*) script=$1 ;;
@@ -61,6 +64,7 @@ cp "$mods"/*.ko "$root/lib/rhist/"
 cp -r "$tree/tools/testing/selftests/ftrace" "$root/test/ftrace"
 # Scripts may source helpers that sit next to them.
 [ -z "$script" ] || cp "$(dirname "$script")"/*.sh.inc "$root/test/" 2>/dev/null || true
+[ ${#files[@]} = 0 ] || cp "${files[@]}" "$root/test/"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$vmdir/initramfs.gz"
 
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m $mem

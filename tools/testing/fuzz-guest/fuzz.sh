@@ -1,0 +1,178 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of `make fuzz-guest`: every text T of /test/fuzz-texts.txt
+# (gen.py's output) is written as hist:T and as rhist:T to
+# rhist_test:rhist_sample's trigger file. Both must accept it or reject it
+# with the same errno and the same error_log entries (rhist's command is
+# "rhist:T", one column longer); when both accept, the same events must
+# give the same hist and rhist files (and hist_debug, rhist_debug).
+# Each difference is one line "DIFF kind: [T] ..."; the last line is
+# "fuzz-guest: N texts, D differences (seed S)"; exits 1 when D > 0.
+#
+# The inner loop forks only to copy tracefs files (busybox's read takes
+# minutes over a large C hist file) and when two files differ.
+. /test/lib.sh.inc
+
+TEXTS=/test/fuzz-texts.txt
+T=$EV/trigger
+n=0 d=0 both=0 seed=? verbose=
+# FUZZ_VERBOSE=1 on the host: every text's outcome, not only differences.
+[ ! -e /test/fuzz-verbose ] || verbose=1
+
+# diff KIND TEXT DETAILS: report and count one difference.
+diff_() {
+	echo "DIFF $1: [$2] $3"
+	d=$((d + 1))
+	eval "k_$1=\$((\${k_$1:-0} + 1))"
+}
+
+# write SIDE TEXT: writes "SIDE:TEXT" to the trigger file after clearing
+# error_log; sets rc (ok or busybox's errno text), msgs (the error_log
+# entries' locations and messages, "SIDE:" dropped) and log (msgs with
+# each entry's command and caret). A command "SIDE:TEXT" is shown as
+# "@TEXT" and its caret's column counted from TEXT (negative inside
+# "SIDE:", so that C's "hist:" and rhist's "rhist:" compare as errors.sh
+# does), but for column 0, "c0", where both put a substring not found.
+write() {
+	echo > error_log
+	rc=ok
+	if ! echo "$1:$2" >> $T 2> /tmp/err; then
+		rc=?
+		IFS= read -r rc < /tmp/err
+		rc=${rc##*: }
+	fi
+	log= msgs= pre=0
+	while IFS= read -r l; do
+		case "$l" in
+		"  Command: $1:"*) log="$log @${l#  Command: $1:}"; pre=$((${#1} + 1)) ;;
+		"  Command: "*) log="$log ${l#  Command: }"; pre=0 ;;
+		*" error: "*)
+			l=${l#*\] }
+			l=${l#$1:}
+			l=${l#rhist_test:rhist_sample: error: }
+			msgs="$msgs; $l"
+			log="$log; $l |"
+			;;
+		*^)
+			p=$((${#l} - 12))
+			if [ $pre = 0 ]; then :; elif [ $p = 0 ]; then p=c0; else p=$((p - pre)); fi
+			log="$log ^$p"
+			;;
+		*) log="$log $l" ;;
+		esac
+	done < error_log
+	[ -n "$log" ] || log="; (no entry)"
+	log=${log#; }
+	msgs=${msgs#; }
+}
+
+# same A B: compares two files line by line, the trigger info line and the
+# hist_data address masked; sets la and lb to the first lines that differ.
+same() {
+	exec 3< "$1" 4< "$2"
+	sm=0
+	while :; do
+		la= lb=
+		IFS= read -r la <&3; ea=$?
+		IFS= read -r lb <&4; eb=$?
+		[ $ea = 0 ] || [ $eb = 0 ] || [ -n "$la$lb" ] || { sm=1; break; }
+		case "$la" in
+		"# trigger info: hist:"*) la="# trigger info: rhist:${la#\# trigger info: hist:}" ;;
+		"hist_data: "*) la="hist_data: (masked)" ;;
+		esac
+		case "$lb" in "hist_data: "*) lb="hist_data: (masked)" ;; esac
+		[ "$la" = "$lb" ] && [ $ea = $eb ] || break
+	done
+	exec 3<&- 4<&-
+	[ $sm = 1 ]
+}
+
+# compare KIND CFILE RFILE TEXT: the C file and rhist's, up to the order
+# of lines (C leaves the order of equal sort keys to its hash table).
+compare() {
+	cat $EV/$2 > /tmp/c
+	cat $EV/$3 > /tmp/r
+	same /tmp/c /tmp/r && return
+	sort /tmp/c > /tmp/cs
+	sort /tmp/r > /tmp/rs
+	same /tmp/cs /tmp/rs && return
+	# The first lines that differ, in file order, to show.
+	same /tmp/c /tmp/r
+	diff_ "$1" "$4" "hist: [$la] rhist: [$lb]"
+}
+
+# leftovers: what is still attached; sets left.
+leftovers() {
+	left=
+	while IFS= read -r l; do
+		case "$l" in "#"* | "") ;; *) left="$left [$l]" ;; esac
+	done < $T
+}
+
+read -r header < $TEXTS
+case "$header" in
+"# fuzz-guest "*) seed=${header#*seed=}; seed=${seed%% *} ;;
+esac
+echo local > trace_clock
+read -r t0 < /sys/kernel/debug/rhist_test/now_ns
+
+while IFS= read -r t; do
+	case "$t" in "# fuzz-guest "*) continue ;; esac
+	n=$((n + 1))
+	write hist "$t"
+	hrc=$rc hlog=$log hmsgs=$msgs
+	write rhist "$t"
+	rrc=$rc rlog=$log rmsgs=$msgs
+
+	ha=0 ra=0
+	[ -z "$verbose" ] || echo "text [$t] hist: $hrc | $hlog rhist: $rrc | $rlog"
+	[ "$hrc" != ok ] || ha=1
+	[ "$rrc" != ok ] || ra=1
+	if [ $ha != $ra ]; then
+		diff_ accept "$t" "hist: $hrc | $hlog rhist: $rrc | $rlog"
+	elif [ "$hrc" != "$rrc" ]; then
+		diff_ errno "$t" "hist: $hrc | $hlog rhist: $rrc | $rlog"
+	elif [ "$hmsgs" != "$rmsgs" ]; then
+		diff_ message "$t" "hist: $hrc | $hlog rhist: $rrc | $rlog"
+	elif [ "$hlog" != "$rlog" ]; then
+		diff_ caret "$t" "hist: $hrc | $hlog rhist: $rrc | $rlog"
+	fi
+
+	if [ $ha = 1 ] && [ $ra = 1 ]; then
+		both=$((both + 1))
+		fire count=200 seed=$n keys=40
+		compare hist hist rhist "$t"
+		compare debug hist_debug rhist_debug "$t"
+		hx=ok rx=ok
+		echo "!hist:$t" >> $T 2> /tmp/err || { IFS= read -r hx < /tmp/err; hx=${hx##*: }; }
+		echo "!rhist:$t" >> $T 2> /tmp/err || { IFS= read -r rx < /tmp/err; rx=${rx##*: }; }
+		[ "$hx" = "$rx" ] || diff_ remove "$t" "hist: $hx rhist: $rx"
+	elif [ $ha = 1 ]; then
+		echo "!hist:$t" >> $T 2> /dev/null
+	elif [ $ra = 1 ]; then
+		echo "!rhist:$t" >> $T 2> /dev/null
+	fi
+
+	leftovers
+	if [ -n "$left" ]; then
+		case "$left" in
+		*"[hist:"*"[rhist:"* | *"[rhist:"*"[hist:"*)
+			echo "note: both left attached after [$t]:$left" ;;
+		*) diff_ leftover "$t" "$left" ;;
+		esac
+		# Opening the trigger file with O_TRUNC removes every trigger.
+		: > $T
+		leftovers
+		[ -z "$left" ] || { diff_ stuck "$t" "$left"; break; }
+	fi
+	case "$t" in *clock=*) echo local > trace_clock ;; esac
+done < $TEXTS
+
+read -r t1 < /sys/kernel/debug/rhist_test/now_ns
+echo "fuzz-guest: accepted by both: $both; $(((t1 - t0) / 1000000000)) s in the loop"
+for k in accept errno message caret hist debug remove leftover stuck; do
+	eval "c=\${k_$k:-0}"
+	[ "$c" = 0 ] || echo "fuzz-guest: $k: $c"
+done
+echo "fuzz-guest: $n texts, $d differences (seed $seed)"
+[ $d = 0 ]

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Trigger texts for the guest-side differential fuzzer (fuzz.sh).
+
+  gen.py [-n N] [-s SEED] [-o FILE]
+
+Mutates the valid texts of tools/testing/tests/differential.sh's table and
+of corpus.txt: deletes a span, inserts grammar tokens, replaces and
+duplicates tokens, splices in a ':' section of another text. Writes a
+header line "# fuzz-guest seed=S n=N" and N distinct texts, one a line,
+as written after "hist:". The same seed gives the same texts.
+"""
+
+import argparse
+import os
+import random
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIFFERENTIAL = os.path.join(HERE, "..", "tests", "differential.sh")
+CORPUS = os.path.join(HERE, "corpus.txt")
+MAX_LEN = 200  # error_log carets stay short
+
+FIELDS = ["a", "b", "c", "s", "d", "ip", "cpu", "common_pid", "common_cpu",
+          "common_preempt_count", "common_flags", "common_type",
+          "common_timestamp", "common_stacktrace", "stacktrace", "hitcount"]
+BAD_FIELDS = ["nosuch", "x", "e", "A", "aa", "common_", "hitcounts",
+              "common_timestamps", "ip2", "_"]
+MODIFIERS = [".hex", ".sym", ".sym-offset", ".syscall", ".execname",
+             ".log2", ".buckets=", ".buckets=10", ".usecs", ".percent",
+             ".graph", ".stacktrace", ".descending", ".ascending", ".",
+             ".foo"]
+ATTRS = ["keys=", "key=", "vals=", "values=", "val=", "sort=", "size=",
+         "name=", "clock=", ":pause", ":cont", ":continue", ":clear",
+         ":nohitcount", ":NOHC", "x=", "y=b", "$x", "$y", "$a"]
+OPS = ["+", "-", "*", "/", "(", ")", "==", "!=", "<", ">", "<=", ">=",
+       "~", "&", "&&", "||", "!"]
+NUMBERS = ["0", "1", "2", "3", "7", "10", "16", "100", "1000", "4096",
+           "65536", "-1", "0x10", "4294967296", "18446744073709551616"]
+PUNCT = [":", ",", "=", ".", " ", "  ", "if", " if ", '"key1"', '"a*"',
+         "global", "local", "mono", "fz1"]
+TOKENS = FIELDS + BAD_FIELDS + MODIFIERS + ATTRS + OPS + NUMBERS + PUNCT
+
+TOKEN_RE = re.compile(r'"[^"]*"|\.sym-offset|\.buckets=|\$?[A-Za-z_][A-Za-z0-9_]*'
+                      r'|0x[0-9a-fA-F]+|[0-9]+|==|!=|<=|>=|&&|\|\||\s+|.')
+
+
+def load_corpus():
+    texts = []
+    with open(DIFFERENTIAL) as f:
+        table = re.search(r"^TRIGGERS='\n(.*?)^'", f.read(), re.S | re.M)
+    texts += [t for t in table.group(1).splitlines() if t.strip()]
+    with open(CORPUS) as f:
+        texts += [t.rstrip("\n") for t in f if t.strip() and not t.startswith("#")]
+    return list(dict.fromkeys(texts))
+
+
+def pool_for(tok):
+    """Tokens of the same kind as tok, for replacements."""
+    if tok.isdigit() or tok.startswith("0x"):
+        return NUMBERS
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tok):
+        return FIELDS + BAD_FIELDS
+    if tok.startswith("."):
+        return MODIFIERS
+    if tok in OPS:
+        return OPS
+    return TOKENS
+
+
+def mutate(rng, text, corpus):
+    toks = TOKEN_RE.findall(text)
+    kind = rng.choice(["delete", "delete", "insert", "insert", "replace",
+                       "replace", "duplicate", "splice"])
+    if kind == "delete" and text:
+        if rng.random() < 0.25:  # a span of characters
+            i = rng.randrange(len(text))
+            return text[:i] + text[i + rng.randint(1, 6):]
+        i = rng.randrange(len(toks))
+        del toks[i:i + rng.randint(1, 3)]
+    elif kind == "insert":
+        tok = rng.choice(TOKENS)
+        if rng.random() < 0.25:  # anywhere, even inside a word
+            i = rng.randrange(len(text) + 1)
+            return text[:i] + tok + text[i:]
+        toks.insert(rng.randrange(len(toks) + 1), tok)
+    elif kind == "replace" and toks:
+        i = rng.randrange(len(toks))
+        pool = pool_for(toks[i]) if rng.random() < 0.7 else TOKENS
+        toks[i] = rng.choice(pool)
+    elif kind == "duplicate" and toks:
+        i = rng.randrange(len(toks))
+        j = min(len(toks), i + rng.randint(1, 4))
+        toks[j:j] = toks[i:j]
+    else:  # splice a ':' section of another text
+        parts = rng.choice(corpus).split(":")
+        part = rng.choice(parts)
+        cut = [m.start() for m in re.finditer(":", text)] + [len(text)]
+        i = rng.choice(cut)
+        return text[:i] + ":" + part + text[i:]
+    return "".join(toks)
+
+
+def generate(n, seed):
+    corpus = load_corpus()
+    rng = random.Random(seed)
+    seen = set()
+    out = []
+    tries = 0
+    while len(out) < n and tries < 100 * n:
+        tries += 1
+        text = rng.choice(corpus)
+        # One text in ten is left valid; the others get 1 to 3 mutations.
+        for _ in range(rng.choice([0, 1, 1, 1, 1, 1, 1, 2, 2, 3])):
+            text = mutate(rng, text, corpus)
+        if "\n" in text or len(text) > MAX_LEN or text in seen:
+            continue
+        seen.add(text)
+        out.append(text)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("-s", "--seed", type=int, default=1)
+    ap.add_argument("-o", "--output", default="-")
+    args = ap.parse_args()
+    texts = generate(args.n, args.seed)
+    f = sys.stdout if args.output == "-" else open(args.output, "w")
+    f.write("# fuzz-guest seed=%d n=%d\n" % (args.seed, len(texts)))
+    for t in texts:
+        f.write(t + "\n")
+    if f is not sys.stdout:
+        f.close()
+
+
+if __name__ == "__main__":
+    main()
