@@ -636,6 +636,17 @@ unsafe fn run_command(
     // SAFETY: `file` is live and `event_mutex` held.
     let resolved = unsafe { Resolved::new(file, text, remove) }?;
     let spec = resolved.data().spec();
+    // hist sets the filter right after building, before it looks for the
+    // trigger to remove, pause, continue or clear and before the named
+    // histogram: a bad filter is the error there. (A new trigger's filter
+    // is set when it is attached, with nothing to check in between.)
+    let early = remove || spec.pause() || spec.cont() || spec.clear() || spec.name_attr().is_some();
+    if early {
+        if let Some(filter) = spec.filter() {
+            // SAFETY: the tracing core's arguments; `event_mutex` is held.
+            unsafe { check_filter(cmd_ops, file, filter) }?;
+        }
+    }
 
     // SAFETY: `event_mutex` is held by the tracing core.
     let existing = unsafe { find(file, resolved.info(), spec.filter_expr()) };
@@ -662,6 +673,18 @@ unsafe fn run_command(
         }
         return Ok(());
     }
+    // A named trigger shares the histogram of the first trigger of that
+    // name, on whichever event, if they match; hist checks that first.
+    // SAFETY: `event_mutex` is held.
+    let named = spec
+        .name_attr()
+        .and_then(|name| unsafe { find_named(name) });
+    if let Some(named) = named {
+        if named.info() != resolved.info() {
+            let name = spec.name_attr().unwrap_or("");
+            return Err(HistError::new(HistErrorKind::NamedMismatch, spec.errpos(name)).into());
+        }
+    }
     if spec.cont() || spec.clear() {
         return Err(HistError::with_errno(HistErrorKind::TriggerEnoentClear, 0, ENOENT).into());
     }
@@ -669,18 +692,8 @@ unsafe fn run_command(
     // What attaching needs of the text, copied: a trigger that joins a
     // named histogram drops its own text before it is attached.
     let setup = AttachSetup::new(spec)?;
-    // A named trigger shares the histogram of the first trigger of that
-    // name, on whichever event, if they match.
-    // SAFETY: `event_mutex` is held.
-    let named = spec
-        .name_attr()
-        .and_then(|name| unsafe { find_named(name) });
     let (hist, record_span) = match named {
         Some(named) => {
-            if named.info() != resolved.info() {
-                let name = spec.name_attr().unwrap_or("");
-                return Err(HistError::new(HistErrorKind::NamedMismatch, spec.errpos(name)).into());
-            }
             // Resolved against another event, maybe: its offsets say
             // nothing of this event's records.
             (named.hist.clone(), None)
@@ -694,6 +707,40 @@ unsafe fn run_command(
     let trigger = unsafe { Trigger::new(file, hist, record_span) }?;
     // SAFETY: the tracing core's arguments; `event_mutex` is held.
     unsafe { attach(cmd_ops, file, trigger, setup) }
+}
+
+/// Sets `filter` (`if ...`) on a trigger that is never attached, as hist
+/// sets it before looking for the trigger a command acts on: a bad filter
+/// fails (and is logged by the filter parser) as it does there.
+///
+/// # Safety
+///
+/// Called from `parse()` with its `cmd_ops` and `file`; `event_mutex` held.
+unsafe fn check_filter(
+    cmd_ops: *mut bindings::event_command,
+    file: *mut bindings::trace_event_file,
+    filter: &str,
+) -> Result<(), BuildError> {
+    let mut text = KVec::new();
+    text.extend_from_slice(filter.as_bytes(), GFP_KERNEL)?;
+    text.push(0, GFP_KERNEL)?;
+    // SAFETY: `cmd_ops` is our command; no count parameter.
+    let data = unsafe {
+        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
+    };
+    if data.is_null() {
+        return Err(code::ENOMEM.into());
+    }
+    // SAFETY: the filter is a NUL-terminated copy, which
+    // `set_trigger_filter()` may cut up; `data` is ours and `file` live.
+    let ret = unsafe { bindings::set_trigger_filter(text.as_mut_ptr().cast(), data, file) };
+    // SAFETY: `data` was never registered and has no private data; this
+    // frees its filter and it.
+    unsafe { bindings::trigger_data_free(data) };
+    if ret < 0 {
+        return Err(BuildError::Kernel(Error::from_errno(ret)));
+    }
+    Ok(())
 }
 
 /// What attaching a trigger needs of its text, in buffers of its own.
