@@ -227,9 +227,26 @@ impl Resolved {
                     (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
                 })
         };
+        // parse_var_ref() looks a `$var` up among the registered triggers
+        // of the instance, on any event.
+        // SAFETY: `file` is live.
+        let tr = unsafe { (*file).tr };
+        let defined_in_instance = |name: &str| {
+            // SAFETY: `event_mutex` is held: the registry and its
+            // triggers stay as they are meanwhile.
+            unsafe { REGISTRY.get() }.iter().any(|&d| {
+                // SAFETY: as above; registered triggers are live.
+                let t = unsafe { state(d) };
+                // SAFETY: a trigger's file lives as long as it does.
+                let same = unsafe { (*t.file).tr } == tr;
+                let other = t.data();
+                same && (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
+            })
+        };
         let options = BuildOptions {
             remove,
             defined_elsewhere: Some(&defined_elsewhere),
+            defined_in_instance: Some(&defined_in_instance),
         };
         HistData::build_into_with(&mut data, &spec, &desc, options)?;
 
@@ -548,8 +565,11 @@ unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistE
         Ok(())
     })();
     if built.is_ok() {
-        // SAFETY: `file` is live; both strings are NUL-terminated.
-        unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), err.pos()) };
+        let entries = Iterator::chain(err.earlier().into_iter(), [(kind, err.pos())]);
+        for (kind, pos) in entries {
+            // SAFETY: `file` is live; both strings are NUL-terminated.
+            unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), pos) };
+        }
     }
     -err.errno()
 }

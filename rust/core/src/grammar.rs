@@ -1352,6 +1352,21 @@ pub struct VarDefs<'a> {
     defs: BoundedVec<VarDef<'a>, TRACING_MAP_VARS_MAX>,
 }
 
+impl<'a> VarDefs<'a> {
+    /// Replaces the expression text of definition `i` by what C's buffer
+    /// holds after parsing it ([`Expr::c_remains`]).
+    pub fn set_parsed_expr(&mut self, i: usize, remains: &'a str) {
+        if let Some(def) = self
+            .defs
+            .items
+            .get_mut(..self.defs.len)
+            .and_then(|d| d.get_mut(i))
+        {
+            def.expr = remains;
+        }
+    }
+}
+
 impl<'a> Deref for VarDefs<'a> {
     type Target = [VarDef<'a>];
 
@@ -1838,6 +1853,35 @@ impl<'a> Expr<'a> {
         match self.node(self.error?) {
             Node::Error(e) => Some(*e),
             _ => None,
+        }
+    }
+
+    /// What is left of the text in C's buffer after a successful
+    /// `parse_expr()`: C splits the text in place, writing a NUL at each
+    /// binary operator it splits at, at the `)` closing a unary minus and
+    /// at the dots of `system.event.var`, so the buffer ends at the first
+    /// of those.  C's variable definitions keep that buffer:
+    /// `field_name_from_var()` reads it when a later variable or key names
+    /// the variable (`x=b+1` then stands for the field `b`).
+    pub fn c_remains(&self) -> &'a str {
+        let base = self.text.as_ptr() as usize;
+        let end_of = |s: &str| (s.as_ptr() as usize + s.len()).checked_sub(base);
+        let cut = self
+            .nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Binary { lhs_text, .. } => end_of(lhs_text),
+                Node::Neg { text, .. } => end_of(text),
+                Node::Atom(Atom {
+                    system: Some(system),
+                    ..
+                }) => end_of(system),
+                _ => None,
+            })
+            .min();
+        match cut {
+            Some(at) => self.text.get(..at).unwrap_or(self.text),
+            None => self.text,
         }
     }
 
