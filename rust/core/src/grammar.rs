@@ -1063,8 +1063,14 @@ impl<'a> TriggerSpec<'a> {
         if let Some(e) = vals.nohitcount_error() {
             return Err(e);
         }
-        for def in defs.iter() {
+        // C cuts each definition's text in place as it parses it
+        // (Expr::c_remains()): later `$x`s see what is left.
+        let mut defs = defs;
+        for i in 0..defs.len() {
+            let Some(&def) = defs.get(i) else { break };
             self.check_field(&defs, def.expr, FieldContext::Var)?;
+            let remains = self.parse_expr(def.expr, FieldContext::Var).c_remains();
+            defs.set_parsed_expr(i, remains);
         }
         let keys = self.keys();
         for key in keys.fields().iter() {
@@ -3500,21 +3506,25 @@ mod tests {
         assert_eq!(spec.field_name_from_var(&defs, "w"), None);
 
         // Variable references in keys.
-        let t = "keys=pid,$x:x=a+b";
+        let t = "keys=pid,$x:x=-(a)";
         assert_eq!(
             syntax_err(t),
             logged(HistErrorKind::InvalidRefKey, p(t, "$x"))
         );
-        let t = "keys=$x*2:x=a+b";
+        let t = "keys=$x*2:x=-(a)";
         assert_eq!(
             syntax_err(t),
             logged(HistErrorKind::InvalidRefKey, p(t, "$x*2"))
         );
+        // Keys come after the variables, which C parsed in place: `x=a+b`
+        // is then `a`, a plain field.
+        assert_eq!(parse("keys=pid,$x:x=a+b").check_syntax(), Ok(()));
+        assert_eq!(parse("keys=$x*2:x=a+b").check_syntax(), Ok(()));
         assert_eq!(parse("keys=$x*2:x=lat").check_syntax(), Ok(()));
         // sys.event.$x may be this event: then C parses it as the field.
         assert_eq!(parse("keys=sys.ev.$x+1:x=lat").check_syntax(), Ok(()));
         assert_eq!(parse("keys=pid,sys.ev.$x:x=lat").check_syntax(), Ok(()));
-        let t = "keys=pid,sys.ev.$x:x=lat+1";
+        let t = "keys=pid,sys.ev.$x:x=-(lat)";
         assert_eq!(
             syntax_err(t),
             logged(HistErrorKind::InvalidRefKey, p(t, "sys.ev.$x"))
