@@ -228,9 +228,26 @@ impl Resolved {
                     (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
                 })
         };
+        // parse_var_ref() looks a `$var` up among the registered triggers
+        // of the instance, on any event.
+        // SAFETY: `file` is live.
+        let tr = unsafe { (*file).tr };
+        let defined_in_instance = |name: &str| {
+            // SAFETY: `event_mutex` is held: the registry and its
+            // triggers stay as they are meanwhile.
+            unsafe { REGISTRY.get() }.iter().any(|&d| {
+                // SAFETY: as above; registered triggers are live.
+                let t = unsafe { state(d) };
+                // SAFETY: a trigger's file lives as long as it does.
+                let same = unsafe { (*t.file).tr } == tr;
+                let other = t.data();
+                same && (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
+            })
+        };
         let options = BuildOptions {
             remove,
             defined_elsewhere: Some(&defined_elsewhere),
+            defined_in_instance: Some(&defined_in_instance),
         };
         HistData::build_into_with(&mut data, &spec, &desc, options)?;
 
@@ -549,8 +566,11 @@ unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistE
         Ok(())
     })();
     if built.is_ok() {
-        // SAFETY: `file` is live; both strings are NUL-terminated.
-        unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), err.pos()) };
+        let entries = Iterator::chain(err.earlier().into_iter(), [(kind, err.pos())]);
+        for (kind, pos) in entries {
+            // SAFETY: `file` is live; both strings are NUL-terminated.
+            unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), pos) };
+        }
     }
     -err.errno()
 }
@@ -651,13 +671,22 @@ unsafe fn run_command(
     // SAFETY: `file` is live and `event_mutex` held.
     let resolved = unsafe { Resolved::new(file, text, remove) }?;
     let spec = resolved.data().spec();
+    // hist sets the filter right after building, before it looks for the
+    // trigger to remove, pause, continue or clear and before the named
+    // histogram: a bad filter is the error there. A plain new trigger's
+    // filter is set when it is attached: an existing trigger matches only
+    // with the same filter, which parsed, so a bad one gets there too.
+    let early = remove || spec.pause() || spec.cont() || spec.clear() || spec.name_attr().is_some();
+    if early {
+        if let Some(filter) = spec.filter() {
+            // SAFETY: the tracing core's arguments; `event_mutex` is held.
+            unsafe { check_filter(cmd_ops, file, filter) }?;
+        }
+    }
 
-    // hist sets the trigger's filter before anything else, removal
-    // included: a filter that does not parse fails the command.
-    // SAFETY: the tracing core's arguments; `event_mutex` is held.
-    unsafe { check_filter(cmd_ops, file, spec) }?;
     // A named trigger shares the histogram of the first trigger of that
-    // name, on whichever event.
+    // name, on whichever event, if they match (hist checks that before
+    // it looks for the trigger a command acts on).
     // SAFETY: `event_mutex` is held.
     let named = spec
         .name_attr()
@@ -722,6 +751,40 @@ unsafe fn run_command(
     let trigger = unsafe { Trigger::new(file, hist, record_span) }?;
     // SAFETY: the tracing core's arguments; `event_mutex` is held.
     unsafe { attach(cmd_ops, file, trigger, setup) }
+}
+
+/// Sets `filter` (`if ...`) on a trigger that is never attached, as hist
+/// sets it before looking for the trigger a command acts on: a bad filter
+/// fails (and is logged by the filter parser) as it does there.
+///
+/// # Safety
+///
+/// Called from `parse()` with its `cmd_ops` and `file`; `event_mutex` held.
+unsafe fn check_filter(
+    cmd_ops: *mut bindings::event_command,
+    file: *mut bindings::trace_event_file,
+    filter: &str,
+) -> Result<(), BuildError> {
+    let mut text = KVec::new();
+    text.extend_from_slice(filter.as_bytes(), GFP_KERNEL)?;
+    text.push(0, GFP_KERNEL)?;
+    // SAFETY: `cmd_ops` is our command; no count parameter.
+    let data = unsafe {
+        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
+    };
+    if data.is_null() {
+        return Err(code::ENOMEM.into());
+    }
+    // SAFETY: the filter is a NUL-terminated copy, which
+    // `set_trigger_filter()` may cut up; `data` is ours and `file` live.
+    let ret = unsafe { bindings::set_trigger_filter(text.as_mut_ptr().cast(), data, file) };
+    // SAFETY: `data` was never registered and has no private data; this
+    // frees its filter and it.
+    unsafe { bindings::trigger_data_free(data) };
+    if ret < 0 {
+        return Err(BuildError::Kernel(Error::from_errno(ret)));
+    }
+    Ok(())
 }
 
 /// What attaching a trigger needs of its text, in buffers of its own.
@@ -869,43 +932,6 @@ unsafe fn attach(
     // SAFETY: drops the setup reference; on failure this frees everything.
     unsafe { free(data) };
     result
-}
-
-/// Parses the filter of `spec` for `file` as attaching does, with its
-/// error_log entry, and drops the result.
-///
-/// # Safety
-///
-/// `cmd_ops` is our command and `file` a live event file; `event_mutex`
-/// is held.
-unsafe fn check_filter(
-    cmd_ops: *mut bindings::event_command,
-    file: *mut bindings::trace_event_file,
-    spec: &TriggerSpec<'_>,
-) -> Result<(), BuildError> {
-    let Some(text) = spec.filter() else {
-        return Ok(());
-    };
-    let mut filter = KVec::with_capacity(text.len() + 1, GFP_KERNEL)?;
-    filter.extend_from_slice(text.as_bytes(), GFP_KERNEL)?;
-    filter.push(0, GFP_KERNEL)?;
-    // SAFETY: `cmd_ops` is our command; no count parameter.
-    let data = unsafe {
-        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
-    };
-    if data.is_null() {
-        return Err(code::ENOMEM.into());
-    }
-    // SAFETY: `filter` is NUL-terminated and ours to cut up; `data` is
-    // ours and on no list, and `file` is live.
-    let ret = unsafe { bindings::set_trigger_filter(filter.as_mut_ptr().cast(), data, file) };
-    // SAFETY: `data` was never published; this frees its filter, set
-    // even when parsing failed, and then `data`.
-    unsafe { bindings::trigger_data_free(data) };
-    if ret < 0 {
-        return Err(BuildError::Kernel(Error::from_errno(ret)));
-    }
-    Ok(())
 }
 
 /// Detaches and drops one trigger.

@@ -165,6 +165,11 @@ impl fmt::Display for HistErrorKind {
 /// logs with it, and `errno` is what C returns (positive; C returns it
 /// negated).
 ///
+/// A few paths of C log two entries before they fail: `parse_atom()` logs
+/// `VAR_NOT_FOUND` for a `$var` it cannot resolve, then parses the text as
+/// a field, which logs again.  [`HistError::earlier`] is the first of
+/// those (logged before `kind`).
+///
 /// `pos` is the byte offset in C's `last_cmd`: the command prefix (`hist:`
 /// for C's hist command) followed by the trigger text.  C computes it with
 /// `strstr()` of the offending substring in that string (see
@@ -176,6 +181,7 @@ pub struct HistError {
     kind: Option<HistErrorKind>,
     pos: usize,
     errno: i32,
+    earlier: Option<(HistErrorKind, usize)>,
 }
 
 impl HistError {
@@ -185,6 +191,7 @@ impl HistError {
             kind: Some(kind),
             pos,
             errno: kind.errno(),
+            earlier: None,
         }
     }
 
@@ -194,6 +201,7 @@ impl HistError {
             kind: Some(kind),
             pos,
             errno,
+            earlier: None,
         }
     }
 
@@ -203,7 +211,21 @@ impl HistError {
             kind: None,
             pos: 0,
             errno,
+            earlier: None,
         }
+    }
+
+    /// This error, with an entry C logs before it (`kind` at `pos`).
+    pub const fn after(self, kind: HistErrorKind, pos: usize) -> Self {
+        HistError {
+            earlier: Some((kind, pos)),
+            ..self
+        }
+    }
+
+    /// The entry C logs before this one, if any: its kind and caret.
+    pub const fn earlier(&self) -> Option<(HistErrorKind, usize)> {
+        self.earlier
     }
 
     /// What C logs, if anything.
@@ -348,6 +370,13 @@ mod tests {
 
         let e = HistError::with_errno(HistErrorKind::SetClockFail, 3, 12);
         assert_eq!(e.errno(), 12);
+        assert_eq!(e.earlier(), None);
+
+        let e =
+            HistError::new(HistErrorKind::FieldNotFound, 9).after(HistErrorKind::VarNotFound, 10);
+        assert_eq!(e.kind(), Some(HistErrorKind::FieldNotFound));
+        assert_eq!(e.earlier(), Some((HistErrorKind::VarNotFound, 10)));
+        assert_eq!(e.pos(), 9);
 
         let e = HistError::silent(errno::ERANGE);
         assert_eq!(e.kind(), None);

@@ -1063,8 +1063,14 @@ impl<'a> TriggerSpec<'a> {
         if let Some(e) = vals.nohitcount_error() {
             return Err(e);
         }
-        for def in defs.iter() {
+        // C cuts each definition's text in place as it parses it
+        // (Expr::c_remains()): later `$x`s see what is left.
+        let mut defs = defs;
+        for i in 0..defs.len() {
+            let Some(&def) = defs.get(i) else { break };
             self.check_field(&defs, def.expr, FieldContext::Var)?;
+            let remains = self.parse_expr(def.expr, FieldContext::Var).c_remains();
+            defs.set_parsed_expr(i, remains);
         }
         let keys = self.keys();
         for key in keys.fields().iter() {
@@ -1350,6 +1356,21 @@ pub struct VarDef<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VarDefs<'a> {
     defs: BoundedVec<VarDef<'a>, TRACING_MAP_VARS_MAX>,
+}
+
+impl<'a> VarDefs<'a> {
+    /// Replaces the expression text of definition `i` by what C's buffer
+    /// holds after parsing it ([`Expr::c_remains`]).
+    pub fn set_parsed_expr(&mut self, i: usize, remains: &'a str) {
+        if let Some(def) = self
+            .defs
+            .items
+            .get_mut(..self.defs.len)
+            .and_then(|d| d.get_mut(i))
+        {
+            def.expr = remains;
+        }
+    }
 }
 
 impl<'a> Deref for VarDefs<'a> {
@@ -1838,6 +1859,35 @@ impl<'a> Expr<'a> {
         match self.node(self.error?) {
             Node::Error(e) => Some(*e),
             _ => None,
+        }
+    }
+
+    /// What is left of the text in C's buffer after a successful
+    /// `parse_expr()`: C splits the text in place, writing a NUL at each
+    /// binary operator it splits at, at the `)` closing a unary minus and
+    /// at the dots of `system.event.var`, so the buffer ends at the first
+    /// of those.  C's variable definitions keep that buffer:
+    /// `field_name_from_var()` reads it when a later variable or key names
+    /// the variable (`x=b+1` then stands for the field `b`).
+    pub fn c_remains(&self) -> &'a str {
+        let base = self.text.as_ptr() as usize;
+        let end_of = |s: &str| (s.as_ptr() as usize + s.len()).checked_sub(base);
+        let cut = self
+            .nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Binary { lhs_text, .. } => end_of(lhs_text),
+                Node::Neg { text, .. } => end_of(text),
+                Node::Atom(Atom {
+                    system: Some(system),
+                    ..
+                }) => end_of(system),
+                _ => None,
+            })
+            .min();
+        match cut {
+            Some(at) => self.text.get(..at).unwrap_or(self.text),
+            None => self.text,
         }
     }
 
@@ -3456,21 +3506,25 @@ mod tests {
         assert_eq!(spec.field_name_from_var(&defs, "w"), None);
 
         // Variable references in keys.
-        let t = "keys=pid,$x:x=a+b";
+        let t = "keys=pid,$x:x=-(a)";
         assert_eq!(
             syntax_err(t),
             logged(HistErrorKind::InvalidRefKey, p(t, "$x"))
         );
-        let t = "keys=$x*2:x=a+b";
+        let t = "keys=$x*2:x=-(a)";
         assert_eq!(
             syntax_err(t),
             logged(HistErrorKind::InvalidRefKey, p(t, "$x*2"))
         );
+        // Keys come after the variables, which C parsed in place: `x=a+b`
+        // is then `a`, a plain field.
+        assert_eq!(parse("keys=pid,$x:x=a+b").check_syntax(), Ok(()));
+        assert_eq!(parse("keys=$x*2:x=a+b").check_syntax(), Ok(()));
         assert_eq!(parse("keys=$x*2:x=lat").check_syntax(), Ok(()));
         // sys.event.$x may be this event: then C parses it as the field.
         assert_eq!(parse("keys=sys.ev.$x+1:x=lat").check_syntax(), Ok(()));
         assert_eq!(parse("keys=pid,sys.ev.$x:x=lat").check_syntax(), Ok(()));
-        let t = "keys=pid,sys.ev.$x:x=lat+1";
+        let t = "keys=pid,sys.ev.$x:x=-(lat)";
         assert_eq!(
             syntax_err(t),
             logged(HistErrorKind::InvalidRefKey, p(t, "sys.ev.$x"))

@@ -128,6 +128,15 @@ pub const fn not_supported() -> HistError {
     HistError::silent(errno::EINVAL)
 }
 
+/// The error for a build that got to something not supported yet, where C
+/// goes on: the first error C would report after it if every look-up
+/// succeeded ([`TriggerSpec::check_syntax`]), else [`not_supported`].
+/// What comes before was built without error, so that the first error
+/// `check_syntax()` finds is at or after that point.
+fn unsupported_from(spec: &TriggerSpec<'_>) -> HistError {
+    spec.check_syntax().err().unwrap_or(not_supported())
+}
+
 // C's `enum hist_field_flags`.
 const FL_HITCOUNT: u32 = 1 << 0;
 const FL_KEY: u32 = 1 << 1;
@@ -173,6 +182,12 @@ pub struct BuildOptions<'o> {
     /// Whether another trigger of the event defines a variable of this
     /// name: `find_var()` looks at them too.
     pub defined_elsewhere: Option<&'o dyn Fn(&str) -> bool>,
+    /// Whether a registered trigger of the instance, on any event, defines
+    /// a variable of this name: where `parse_var_ref()` looks (through
+    /// `find_var_file()`).  `None`: there are no other triggers.  When one
+    /// does, the reference is not supported yet; when none does, C's
+    /// `VAR_NOT_FOUND` and then the field error of the `$name` text.
+    pub defined_in_instance: Option<&'o dyn Fn(&str) -> bool>,
 }
 
 /// One sort key of the map.
@@ -625,9 +640,13 @@ struct Builder<'h, 'e, 'a> {
     defs: VarDefs<'a>,
     remove: bool,
     defined_elsewhere: Option<&'h dyn Fn(&str) -> bool>,
+    defined_in_instance: Option<&'h dyn Fn(&str) -> bool>,
     /// [`not_supported`] for something C accepts but that does not stop
     /// the build (reported if nothing else fails).
     deferred: Option<HistError>,
+    /// The build stopped at something not supported yet, where C goes
+    /// on (its error is [`not_supported`]).
+    unsupported: bool,
 }
 
 const HITCOUNT_SORT: SortKey = SortKey {
@@ -716,7 +735,7 @@ impl<'a> HistData<'a> {
         for handler in spec.actions() {
             let handler = handler?;
             if let Handler::OnMatch { .. } = handler.handler() {
-                return Err(not_supported());
+                return Err(unsupported_from(spec));
             }
             handler.action()?;
             deferred = Some(not_supported());
@@ -728,15 +747,21 @@ impl<'a> HistData<'a> {
             defs,
             remove: options.remove,
             defined_elsewhere: options.defined_elsewhere,
+            defined_in_instance: options.defined_in_instance,
             deferred,
+            unsupported: false,
         };
-        b.create_val_fields()?;
-        b.create_var_fields()?;
-        b.create_key_fields()?;
-        b.create_sort_keys()?;
-        match b.deferred {
-            Some(e) => Err(e),
-            None => Ok(()),
+        let built = (|| {
+            b.create_val_fields()?;
+            b.create_var_fields()?;
+            b.create_key_fields()?;
+            b.create_sort_keys()
+        })();
+        match built {
+            Err(_) if b.unsupported => Err(unsupported_from(spec)),
+            Err(e) => Err(e),
+            Ok(()) if b.deferred.is_some() => Err(unsupported_from(spec)),
+            Ok(()) => Ok(()),
         }
     }
 
@@ -1493,9 +1518,17 @@ impl<'a> Builder<'_, '_, 'a> {
         self.deferred.get_or_insert(not_supported());
     }
 
+    /// Stops the build at something not supported yet.
+    fn unsupported(&mut self) -> HistError {
+        self.unsupported = true;
+        not_supported()
+    }
+
     fn push(&mut self, f: HistField<'a>) -> Result<u8, HistError> {
         let id = self.hd.n_nodes;
-        let slot = self.hd.nodes.get_mut(id).ok_or(not_supported())?;
+        let Some(slot) = self.hd.nodes.get_mut(id) else {
+            return Err(self.unsupported());
+        };
         *slot = f;
         self.hd.n_nodes += 1;
         // NODES_MAX < NONE.
@@ -1553,14 +1586,18 @@ impl<'a> Builder<'_, '_, 'a> {
     fn create_var_fields(&mut self) -> Result<(), HistError> {
         for i in 0..self.defs.len() {
             if let Some(&def) = self.defs.get(i) {
-                self.create_var_field(def)?;
+                let remains = self.create_var_field(def)?;
+                // C parsed the definition in place: later `$name`s see
+                // what is left of it.
+                self.defs.set_parsed_expr(i, remains);
             }
         }
         Ok(())
     }
 
-    /// `create_var_field()`.
-    fn create_var_field(&mut self, def: VarDef<'a>) -> Result<(), HistError> {
+    /// `create_var_field()`; gives what is left of the definition's text
+    /// in C's buffer once parsed ([`Expr::c_remains`]).
+    fn create_var_field(&mut self, def: VarDef<'a>) -> Result<&'a str, HistError> {
         // find_var(): this trigger's variables, then the event's other
         // triggers'.
         let names = self.hd.var_names.get(..self.hd.n_vars).unwrap_or(&[]);
@@ -1568,7 +1605,8 @@ impl<'a> Builder<'_, '_, 'a> {
         if !self.remove && (names.contains(&def.name) || elsewhere(def.name)) {
             return Err(self.error(HistErrorKind::DuplicateVar, def.name));
         }
-        let id = self.parse_expr(def.expr, FieldContext::Var)?;
+        let expr = self.spec().parse_expr(def.expr, FieldContext::Var);
+        let id = self.build_node(&expr, expr.root(), context_flags(FieldContext::Var))?;
         let f = self.node(id);
         if f.flags & (FL_GRAPH | FL_PERCENT | FL_BUCKET | FL_LOG2) != 0 {
             return Err(self.error(HistErrorKind::BadFieldModifier, def.expr));
@@ -1588,7 +1626,7 @@ impl<'a> Builder<'_, '_, 'a> {
             _ => return Err(not_supported()),
         }
         self.hd.n_vars += 1;
-        Ok(())
+        Ok(expr.c_remains())
     }
 
     /// `create_key_fields()`.
@@ -1849,8 +1887,25 @@ impl<'a> Builder<'_, '_, 'a> {
                 } else {
                     None
                 };
-                // Otherwise C looks the variable up.
-                local.ok_or(not_supported())?
+                match local {
+                    Some(field) => field,
+                    // Otherwise C looks the variable up among the
+                    // registered triggers (parse_var_ref()): not
+                    // supported yet, unless there is none to find.
+                    None if self.defined_in_instance.is_some_and(|f| f(var)) => {
+                        return Err(self.unsupported())
+                    }
+                    None => {
+                        // VAR_NOT_FOUND, then parse_field() of `$var`
+                        // (a field name never starts with `$`).
+                        let found = self.error(HistErrorKind::VarNotFound, var);
+                        let field = self.spec().parse_field(atom.name(), atom.context());
+                        return match self.parse_field(field, atom.context()) {
+                            Err(e) => Err(e.after(HistErrorKind::VarNotFound, found.pos())),
+                            Ok(_) => Err(self.unsupported()),
+                        };
+                    }
+                }
             }
         };
         let field = self.spec().parse_field(text, atom.context());
@@ -2166,6 +2221,21 @@ mod tests {
         let spec = parse_trigger(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         match HistData::build(&spec, event) {
             Ok(_) => panic!("{text}: built"),
+            Err(e) => e,
+        }
+    }
+
+    /// [`build_err`] with every variable defined by some trigger of the
+    /// instance (so that references to them are not supported yet).
+    fn build_err_vars_defined(text: &str, event: &EventDesc<'_>) -> HistError {
+        let spec = parse_trigger(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let mut hd = HistData::empty(&spec);
+        let options = BuildOptions {
+            defined_in_instance: Some(&|_| true),
+            ..Default::default()
+        };
+        match HistData::build_into_with(&mut hd, &spec, event, options) {
+            Ok(()) => panic!("{text}: built"),
             Err(e) => e,
         }
     }
@@ -3209,11 +3279,9 @@ mod tests {
             // Variable references C looks up among the registered triggers.
             "keys=b:vals=$x",
             "keys=b:vals=a+$x",
-            "keys=$x",
             "keys=b:vals=sys.ev.$x",
             "keys=b:vals=$x:x=a+1",
             "keys=b:x=$y",
-            "keys=b:y=a+1:x=$y+1",
             "keys=b:vals=rhist_test.other.$x:x=a",
             // Handlers and actions.
             "keys=b:vals=a:onmax($x).save(comm)",
@@ -3227,8 +3295,13 @@ mod tests {
             "keys=b:x=stacktrace",
             "keys=b:x=common_stacktrace",
         ] {
-            assert_eq!(build_err(t, &ev), ns, "{t}");
+            assert_eq!(build_err_vars_defined(t, &ev), ns, "{t}");
         }
+        // What C finds once the reference resolves: a key may not be one.
+        assert_eq!(
+            build_err_vars_defined("keys=$x", &ev),
+            HistError::new(HistErrorKind::InvalidRefKey, at("keys=$x", "$x"))
+        );
         // A stack trace field: as an operand, or a variable.
         let ev2 = odd();
         // As operands they are addresses, as in C.
@@ -3939,8 +4012,177 @@ mod tests {
         let options = BuildOptions {
             remove: true,
             defined_elsewhere: Some(&taken),
+            ..Default::default()
         };
         HistData::build_into_with(&mut hd, &spec, &ev, options).unwrap();
+    }
+
+    /// Texts with two errors: C stops at the first one in its order of
+    /// work (attributes, then values, variables, keys and sort keys, each
+    /// parsed and looked up together), so a look-up failing early wins
+    /// over a syntax error further on.  `(text, kind, caret at, errno)`;
+    /// `None` for a silent failure.
+    #[test]
+    fn error_precedence() {
+        use HistErrorKind::*;
+        let ev = sample();
+        type Logged = Option<(HistErrorKind, &'static str)>;
+        let cases: &[(&str, Logged, i32)] = &[
+            // Sort key: the name is looked up before the modifier is read.
+            (
+                "keys=a:vals=b:sort=zz.foo",
+                Some((InvalidSortField, "zz")),
+                EINVAL,
+            ),
+            (
+                "keys=a:sort=a.foo,zz",
+                Some((InvalidSortModifier, "foo")),
+                EINVAL,
+            ),
+            ("keys=a:sort=zz,b,c", Some((InvalidSortField, "zz")), EINVAL),
+            ("keys=zz:sort=a.foo", Some((FieldNotFound, "zz")), EINVAL),
+            (
+                "keys=a:vals=b:sort=zz,",
+                Some((InvalidSortField, "zz")),
+                EINVAL,
+            ),
+            // Values before variables before keys before sort keys.
+            ("keys=a.foo:vals=zz", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=a:vals=zz,b.foo", Some((FieldNotFound, "zz")), EINVAL),
+            (
+                "keys=a:vals=b.foo,zz",
+                Some((BadFieldModifier, "foo")),
+                EINVAL,
+            ),
+            ("keys=zz:x=b.foo", Some((BadFieldModifier, "foo")), EINVAL),
+            (
+                "keys=a:x=zz:vals=b.foo",
+                Some((BadFieldModifier, "foo")),
+                EINVAL,
+            ),
+            ("keys=a.log2:x=zz", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=zz:x=1:x=2", Some((DuplicateVar, "x")), EINVAL),
+            (
+                "keys=a:x=1:x=2:vals=zz",
+                Some((FieldNotFound, "zz")),
+                EINVAL,
+            ),
+            ("keys=zz:nohitcount", Some((NeedNohcVal, "")), ENOENT),
+            ("keys=zz:sort=b", Some((FieldNotFound, "zz")), EINVAL),
+            // Modifier before name within one field.
+            ("keys=zz.foo", Some((BadFieldModifier, "foo")), EINVAL),
+            // Division by the constant zero: where the expression is.
+            ("keys=zz:vals=b/0", Some((DivisionByZero, "0")), EDOM),
+            ("keys=a:vals=zz,b/0", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=a:vals=zz/0", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=a:vals=zz+b/0", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=a:vals=b/0+zz", Some((DivisionByZero, "0")), EDOM),
+            ("keys=a/0:vals=zz", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=a:x=b/0:vals=zz", Some((FieldNotFound, "zz")), EINVAL),
+            // errpos("s"): the s of "rhist".
+            ("keys=a:vals=s+zz", Some((InvalidStrOperand, "s")), EINVAL),
+            // Silent syntax errors after a failed look-up.
+            ("keys=a+:vals=zz", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=a,b,c,d:vals=zz", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=zz,b,c,d", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=a:vals=a,zz,c", Some((FieldNotFound, "zz")), EINVAL),
+            ("keys=a:vals=-(zz", None, EINVAL),
+            ("keys=zz:vals=a,b,c", None, EINVAL),
+            ("keys=a,b,c,d.foo", None, EINVAL),
+            // An empty value: "" is not a field (the caret is at 0).
+            ("keys=a:vals=b,,c", Some((FieldNotFound, "")), EINVAL),
+            ("keys=a:vals=,b", Some((FieldNotFound, "")), EINVAL),
+            ("keys=a,,b", Some((FieldNotFound, "")), EINVAL),
+            // Attributes before any field.
+            ("keys=zz:size=abc", None, EINVAL),
+            ("keys=zz:bogus", None, EINVAL),
+            ("keys=zz:x=", Some((EmptyAssignment, "x=")), EINVAL),
+            ("keys=a:vals=zz:y", None, EINVAL),
+            (
+                "keys=a:vals=zz:x=1,y",
+                Some((MalformedAssignment, "y")),
+                EINVAL,
+            ),
+        ];
+        for &(text, logged, errno) in cases {
+            let spec = crate::hist::trigger::parse(text);
+            let err = spec.and_then(|spec| HistData::build(&spec, &ev).map(|_| ()));
+            let err = err.expect_err(text);
+            let prefix = crate::hist::trigger::PREFIX;
+            let expected = match logged {
+                // The caret is C's errpos(): the first occurrence, or 0.
+                Some((kind, s)) => {
+                    let pos = format!("{prefix}{text}").find(s).filter(|_| !s.is_empty());
+                    let pos = pos.unwrap_or(0);
+                    HistError::with_errno(kind, pos, errno)
+                }
+                None => HistError::silent(errno),
+            };
+            assert_eq!(err, expected, "{text}");
+        }
+    }
+
+    /// A `$var` that no trigger defines: C logs `VAR_NOT_FOUND`, then
+    /// parses `$var` as a field, which logs again.
+    #[test]
+    fn unknown_variable_references() {
+        use HistErrorKind::*;
+        let ev = sample();
+        let cases = [
+            ("keys=a:vals=$zz", (FieldNotFound, "$zz"), "zz"),
+            ("keys=a:vals=$zz.foo", (BadFieldModifier, "foo"), "zz.foo"),
+            ("keys=a:vals=b+$zz", (FieldNotFound, "$zz"), "zz"),
+            // A variable of the same trigger is made after the values, and
+            // only a plain field stands for itself.
+            ("keys=a:x=b+1:vals=$x", (FieldNotFound, "$x"), "x"),
+            ("keys=$zz", (FieldNotFound, "$zz"), "zz"),
+            (
+                "keys=a:vals=rhist_test.other.$zz",
+                (FieldNotFound, "$zz"),
+                "zz",
+            ),
+            // Before the later modifier error.
+            ("keys=a.foo:vals=$zz", (FieldNotFound, "$zz"), "zz"),
+        ];
+        for (text, (kind, at_s), var) in cases {
+            let err = build_err(text, &ev);
+            let expected = HistError::new(kind, at(text, at_s)).after(VarNotFound, at(text, var));
+            assert_eq!(err, expected, "{text}");
+        }
+        // A plain field of a variable of this trigger stands for it.
+        build("keys=a:x=b:vals=$x", &ev);
+    }
+
+    /// C parses a variable's expression in place, cutting its text at
+    /// the operators: afterwards `$x` of a later variable or key finds a
+    /// plain field there (`x=b+1` is then `b`), as `field_name_from_var()`
+    /// reads it.
+    #[test]
+    fn parsed_definitions_are_cut() {
+        let ev = sample();
+        assert_eq!(
+            info("keys=a:x=b+1:y=$x", &ev),
+            "hist:keys=a:vals=hitcount:x=b+1,y=b:sort=hitcount:size=2048"
+        );
+        assert_eq!(
+            info("keys=$x:x=b+1", &ev),
+            "hist:keys=b:vals=hitcount:x=b+1:sort=hitcount:size=2048"
+        );
+        // Cut at the first operator C split at, the leftmost.
+        assert_eq!(
+            info("keys=a:x=b*2+c-1:y=$x", &ev),
+            "hist:keys=a:vals=hitcount:x=b*2+c-1,y=b:sort=hitcount:size=2048"
+        );
+        // A unary minus keeps its '-': still an operator, a reference.
+        let t = "keys=a:x=-(b):y=$x";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::FieldNotFound, at(t, "$x"))
+                .after(HistErrorKind::VarNotFound, at(t, "x"))
+        );
+        // Values come before variables: not cut yet.
+        let t = "keys=a:vals=$x:x=b+1";
+        assert_eq!(build_err(t, &ev).kind(), Some(HistErrorKind::FieldNotFound));
     }
 
     /// A trigger needing more hist fields than the arena holds.

@@ -17,12 +17,14 @@ pub const ERROR_COUNT: usize = HIST_ERROR_KINDS + 1;
 pub const C_MESSAGES: [&str; ERROR_COUNT] = C_ERR_TEXT_NUL;
 
 /// Parses what follows `rhist:` (filter included), as hist parses what
-/// follows `hist:`, and checks the syntax of every part whose look-ups the
-/// build step does. Error positions count from the start of `rhist:`.
+/// follows `hist:`: the steps C takes before its first look-up (the
+/// filter split, `parse_hist_trigger_attrs()`, the handlers up to an
+/// `onmatch()` event and `parse_var_defs()`).  The rest of the syntax is
+/// checked by the build, in C's order, mixed with the look-ups (C stops at
+/// the first error, so an unknown field comes before a bad modifier
+/// further on).  Error positions count from the start of `rhist:`.
 pub fn parse(text: &str) -> Result<TriggerSpec<'_>, HistError> {
-    let spec = parse_trigger_in(PREFIX, text)?;
-    spec.check_syntax()?;
-    Ok(spec)
+    parse_trigger_in(PREFIX, text)
 }
 
 #[cfg(test)]
@@ -41,11 +43,20 @@ mod tests {
 
     #[test]
     fn positions_count_from_the_rhist_prefix() {
-        let err = parse("keys=a.bogus").unwrap_err();
-        assert_eq!(err.kind(), Some(HistErrorKind::BadFieldModifier));
-        // "rhist:keys=a." is 13 bytes: the caret is at "bogus".
-        assert_eq!(err.pos(), 13);
+        let err = parse("keys=a:x=b,zz").unwrap_err();
+        assert_eq!(err.kind(), Some(HistErrorKind::MalformedAssignment));
+        // "rhist:keys=a:x=b," is 17 bytes: the caret is at "zz".
+        assert_eq!(err.pos(), 17);
         assert!(parse("keys=pid if pid > 1").is_ok());
         assert!(parse("vals=b").is_err());
+    }
+
+    #[test]
+    fn field_syntax_is_left_to_the_build() {
+        // C looks `a` up before it parses the modifier of the next key:
+        // the parse must not report the modifier first.
+        assert!(parse("keys=a,b.bogus").is_ok());
+        assert!(parse("keys=a:vals=b/0").is_ok());
+        assert!(parse("keys=a:sort=b.foo").is_ok());
     }
 }
