@@ -122,6 +122,7 @@
 //! non-ASCII character right after the `-` of a unary minus gives a silent
 //! `-EINVAL` here, where C goes on with half a character.
 
+use core::fmt;
 use core::ops::Deref;
 
 use super::error::{errno, HistError, HistErrorKind};
@@ -354,6 +355,22 @@ impl<'a> Source<'a> {
             Some(start) if self.rewritten(start + i) => b'X',
             _ => s.as_bytes().get(i).copied().unwrap_or(0),
         }
+    }
+
+    /// Writes `s` as C has it (a `.sym-offset` of the trigger part reads
+    /// `.symXoffset` there).
+    fn write_c(&self, out: &mut dyn fmt::Write, s: &str) -> fmt::Result {
+        let Some(start) = self.offset_of(s) else {
+            return out.write_str(s);
+        };
+        // A rewritten byte is an ASCII '-': cutting there keeps whole chars.
+        let mut done = 0;
+        for i in (0..s.len()).filter(|&i| self.rewritten(start + i)) {
+            out.write_str(&s[done..i])?;
+            out.write_char('X')?;
+            done = i + 1;
+        }
+        out.write_str(&s[done..])
     }
 
     /// Whether `s`, as C has it, is `lit`.
@@ -726,6 +743,13 @@ impl<'a> TriggerSpec<'a> {
     /// such as `"sort="`): the caret position C logs for it.
     pub fn errpos(&self, s: &str) -> usize {
         self.src.errpos(s)
+    }
+
+    /// Writes `s`, a piece of the text, as C keeps it: C rewrote each
+    /// `.sym-offset` of the trigger part to `.symXoffset` before taking
+    /// names out of it, so a variable or histogram name shows the `X`.
+    pub fn write_as_c(&self, out: &mut dyn fmt::Write, s: &str) -> fmt::Result {
+        self.src.write_c(out, s)
     }
 
     /// The handlers, parsed as `parse_actions()` does, in order.

@@ -1026,7 +1026,8 @@ impl<'a> HistData<'a> {
     pub fn write_info(&self, out: &mut dyn Write, prefix: &str) -> fmt::Result {
         out.write_str(prefix)?;
         if let Some(name) = self.spec.name_attr() {
-            write!(out, "{name}:")?;
+            self.spec.write_as_c(out, name)?;
+            out.write_char(':')?;
         }
         out.write_str("keys=")?;
         for (i, &id) in self.key_ids().iter().enumerate() {
@@ -1305,7 +1306,8 @@ impl<'a> HistData<'a> {
     fn print_field(&self, out: &mut dyn Write, id: u8, var_name: Option<&str>) -> fmt::Result {
         let f = self.node(id);
         if let Some(name) = var_name {
-            write!(out, "{name}=")?;
+            self.spec.write_as_c(out, name)?;
+            out.write_char('=')?;
         }
         if f.flags & FL_CPU != 0 {
             out.write_str("common_cpu")?;
@@ -1384,8 +1386,10 @@ impl<'a> HistData<'a> {
         }
         if f.flags & FL_VAR != 0 {
             let idx = self.var_ids().iter().position(|&v| v == id).unwrap_or(0);
-            let name = self.var_name(idx).unwrap_or("");
-            writeln!(out, "      var.name: {name}")?;
+            out.write_str("      var.name: ")?;
+            self.spec
+                .write_as_c(out, self.var_name(idx).unwrap_or(""))?;
+            out.write_char('\n')?;
             writeln!(out, "      var.idx (into tracing_map_elt.vars[]): {idx}")?;
         }
         if f.flags & FL_CONST != 0 {
@@ -4910,5 +4914,19 @@ mod tests {
         assert!(!same("keys=a:x=b", &ev, "keys=a:y=b", &ev));
         // As in C, an expression's operands are not compared.
         assert!(same("keys=a:vals=b+c", &ev, "keys=a:vals=b-c", &ev));
+    }
+
+    #[test]
+    fn names_keep_cs_sym_offset_rewrite() {
+        // C rewrites ".sym-offset" in its copy before it takes names out.
+        let ev = sample();
+        assert_eq!(
+            info("keys=a:.sym-offset=b.usecs:vals=b", &ev),
+            "hist:keys=a:vals=hitcount,b:.symXoffset=b.usecs:sort=hitcount:size=2048"
+        );
+        assert_eq!(
+            info("name=n.sym-offset:keys=ip.sym-offset", &ev),
+            "hist:name=n.symXoffset:keys=ip.sym-offset:vals=hitcount:sort=hitcount:size=2048"
+        );
     }
 }

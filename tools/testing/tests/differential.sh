@@ -35,6 +35,8 @@ keys=c.buckets=1000
 keys=ip.sym
 keys=ip.sym-offset
 keys=stacktrace
+keys=a:.sym-offset=b.usecs:vals=b
+name=n.sym-offset:keys=ip.sym-offset
 keys=common_stacktrace
 keys=a,common_stacktrace:vals=b
 keys=common_pid.execname
