@@ -3,9 +3,9 @@
 # `make check`: installs what is missing, builds the kernel and modules,
 # and runs every suite: host (cargo test of the core), lint (rustfmt,
 # clippy, checkpatch), KUnit (in the VM), the VM runner's own tests, the
-# tracefs end-to-end tests, the soak and fault injection. Ends with the
-# line "N passed, N failed" that counts every test of every suite; exits
-# non-zero on any failure.
+# tracefs end-to-end tests, the guest fuzzer (hist against rhist), the
+# soak and fault injection. Ends with the line "N passed, N failed" that
+# counts every test of every suite; exits non-zero on any failure.
 #
 # RHIST_FLAVOUR: the kernel to build and boot, test by default (`make
 # check-kasan`: kasan). RHIST_SUITES: the suites to run besides setup and
@@ -167,6 +167,20 @@ for t in tools/testing/tests/*.sh; do
 	fi
 done
 suite_end e2e
+fi
+
+# --- fuzz: mutated trigger texts, hist against rhist ------------------------
+# 2,000 texts from a fixed seed, in one boot (`make fuzz-guest` runs more):
+# one test, which any difference fails; the log lists each one.
+if want fuzz; then
+suite_start fuzz
+if [ "$built" = 0 ]; then
+	one fuzz-guest-2000 tools/testing/fuzz-guest/run.sh 2000 1
+	grep -h '^fuzz-guest: ' "$logs/fuzz-guest-2000.log" | sed 's/^/    /'
+else
+	one_failed=1
+fi
+suite_end fuzz
 fi
 
 # --- soak: concurrent trigger changes under load, unload, exact counts ------

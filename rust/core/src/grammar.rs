@@ -383,10 +383,15 @@ impl<'a> Source<'a> {
                 .all(|(i, c)| self.byte(s, offset, i) == c)
     }
 
-    /// C's `errpos(s)`: where `s` (as C has it) first occurs in prefix +
-    /// text (as the user wrote it), or 0.
+    /// C's `errpos(s)`: where `s` (as C has it) first occurs in the
+    /// command (as the user wrote it), or 0.
+    ///
+    /// The search runs over `hist:` + text, as C's does: a longer prefix
+    /// (`rhist:`) would find letters of its own first. A position found
+    /// is then moved right by what the prefix adds, to stay under the
+    /// same character of the command as logged.
     fn errpos(&self, s: &str) -> usize {
-        let (prefix, text) = (self.prefix.as_bytes(), self.text.as_bytes());
+        let (prefix, text) = (HIST_PREFIX.as_bytes(), self.text.as_bytes());
         let hay_len = prefix.len() + text.len();
         let hay = |i: usize| match i.checked_sub(prefix.len()) {
             None => prefix.get(i).copied().unwrap_or(0),
@@ -396,9 +401,12 @@ impl<'a> Source<'a> {
         if s.is_empty() || s.len() > hay_len {
             return 0;
         }
-        (0..=hay_len - s.len())
+        match (0..=hay_len - s.len())
             .find(|&at| (0..s.len()).all(|i| hay(at + i) == self.byte(s, offset, i)))
-            .unwrap_or(0)
+        {
+            None | Some(0) => 0,
+            Some(at) => at + self.prefix.len().saturating_sub(HIST_PREFIX.len()),
+        }
     }
 
     /// `strrchr(s, op)` on C's rewritten copy.

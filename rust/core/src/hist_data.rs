@@ -4929,4 +4929,25 @@ mod tests {
             "hist:name=n.symXoffset:keys=ip.sym-offset:vals=hitcount:sort=hitcount:size=2048"
         );
     }
+
+    #[test]
+    fn carets_under_rhist_prefix_are_cs_moved_right() {
+        // C finds the "r" of ".r" at 22 in "hist:..."; "rhist:" has an
+        // "r" of its own at 0, which must not be found instead.
+        let t = "keys=a:vals=b:x=.r";
+        let hist = parse_trigger(t).unwrap();
+        let rhist = parse_trigger_in("rhist:", t).unwrap();
+        let e = HistData::build(&hist, &sample()).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.pos()),
+            (Some(HistErrorKind::BadFieldModifier), 22)
+        );
+        let e = HistData::build(&rhist, &sample()).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.pos()),
+            (Some(HistErrorKind::BadFieldModifier), 23)
+        );
+        // Not found is 0 for both.
+        assert_eq!(rhist.errpos("nowhere"), 0);
+    }
 }

@@ -7,7 +7,10 @@
 # "rhist:T", one column longer); when both accept, the same events must
 # give the same hist and rhist files (and hist_debug, rhist_debug).
 # Each difference is one line "DIFF kind: [T] ..."; the last line is
-# "fuzz-guest: N texts, D differences (seed S)"; exits 1 when D > 0.
+# "fuzz-guest: N texts, D differences, G known gaps (seed S)"; exits 1
+# when D > 0. A known gap (a text hist takes that uses what rhist does
+# not support yet, see string_var) is shown as "GAP ..." and counted
+# apart.
 #
 # The inner loop forks only to copy tracefs files (busybox's read takes
 # minutes over a large C hist file) and when two files differ.
@@ -15,7 +18,7 @@
 
 TEXTS=/test/fuzz-texts.txt
 T=$EV/trigger
-n=0 d=0 both=0 seed=? verbose=
+n=0 d=0 both=0 gaps=0 seed=? verbose=
 # FUZZ_VERBOSE=1 on the host: every text's outcome, not only differences.
 [ ! -e /test/fuzz-verbose ] || verbose=1
 
@@ -101,6 +104,35 @@ compare() {
 	diff_ "$1" "$4" "hist: [$la] rhist: [$lb]"
 }
 
+# string_var: whether hist's new trigger defines a variable holding a
+# string, a stack trace or an .execname, which rhist does not support
+# yet (issue 11: C keeps a copy in each entry for other triggers to
+# read); sets var to that definition. hist prints each variable as a
+# NAME=EXPR piece of its trigger line, after vals=.
+string_var() {
+	var=
+	while IFS= read -r l; do
+		case "$l" in hist:*) ;; *) continue ;; esac
+		l=${l%% \[*}
+		l=${l%% if *}
+		set -f
+		IFS=:
+		for piece in $l; do
+			case "$piece" in
+			hist | keys=* | vals=* | sort=* | size=* | name=* | clock=* | nohitcount) ;;
+			*=*)
+				case "${piece#*=}" in
+				s | s.* | d | d.* | comm | COMM | stacktrace | common_stacktrace | *.execname | *.stacktrace)
+					var=$piece ;;
+				esac ;;
+			esac
+		done
+		unset IFS
+		set +f
+	done < $T
+	[ -n "$var" ]
+}
+
 # leftovers: what is still attached; sets left.
 leftovers() {
 	left=
@@ -128,7 +160,12 @@ while IFS= read -r t; do
 	[ -z "$verbose" ] || echo "text [$t] hist: $hrc | $hlog rhist: $rrc | $rlog"
 	[ "$hrc" != ok ] || ha=1
 	[ "$rrc" != ok ] || ra=1
-	if [ $ha != $ra ]; then
+	if [ $ha = 1 ] && [ $ra = 0 ] && [ "$rrc" = "Invalid argument" ] &&
+	   [ "$rlog" = "(no entry)" ] && string_var; then
+		# A known gap, counted and shown apart: not a difference.
+		echo "GAP string variable (issue 11): [$t] $var"
+		gaps=$((gaps + 1))
+	elif [ $ha != $ra ]; then
 		diff_ accept "$t" "hist: $hrc | $hlog rhist: $rrc | $rlog"
 	elif [ "$hrc" != "$rrc" ]; then
 		diff_ errno "$t" "hist: $hrc | $hlog rhist: $rrc | $rlog"
@@ -174,5 +211,5 @@ for k in accept errno message caret hist debug remove leftover stuck; do
 	eval "c=\${k_$k:-0}"
 	[ "$c" = 0 ] || echo "fuzz-guest: $k: $c"
 done
-echo "fuzz-guest: $n texts, $d differences (seed $seed)"
+echo "fuzz-guest: $n texts, $d differences, $gaps known gaps (seed $seed)"
 [ $d = 0 ]

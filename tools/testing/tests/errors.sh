@@ -24,6 +24,8 @@ done <<'EOF'
 keys=a:sort=
 keys=a:sort=a.foo
 keys=a:vals=b:x=
+keys=a:vals=b:x=.r
+keys=a:vals=b:cleaname=.r
 keys=a.bogus
 keys=a:sort=a,b,c
 keys=a:onmax(b
