@@ -107,8 +107,8 @@ compare() {
 # string_var: whether hist's new trigger defines a variable holding a
 # string, a stack trace or an .execname, which rhist does not support
 # yet (issue 11: C keeps a copy in each entry for other triggers to
-# read); sets var to that definition. hist prints each variable as a
-# NAME=EXPR piece of its trigger line, after vals=.
+# read); sets var to that definition. hist prints the variables as one
+# NAME=EXPR,... piece of its trigger line, after vals=.
 string_var() {
 	var=
 	while IFS= read -r l; do
@@ -121,10 +121,15 @@ string_var() {
 			case "$piece" in
 			hist | keys=* | vals=* | sort=* | size=* | name=* | clock=* | nohitcount) ;;
 			*=*)
-				case "${piece#*=}" in
-				s | s.* | d | d.* | comm | COMM | stacktrace | common_stacktrace | *.execname | *.stacktrace)
-					var=$piece ;;
-				esac ;;
+				# hist prints the variables as one piece, x=a,y=b.
+				IFS=,
+				for def in $piece; do
+					case "${def#*=}" in
+					s | s.* | d | d.* | comm | COMM | stacktrace | common_stacktrace | *.execname | *.stacktrace)
+						var=$def ;;
+					esac
+				done
+				IFS=: ;;
 			esac
 		done
 		unset IFS
