@@ -101,7 +101,7 @@ checkpatch() {
 for p in patches/*.patch; do
 	one "checkpatch-$(basename "$p" .patch | cut -c1-4)" checkpatch "$RHIST_TOP/$p"
 done
-for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_*.[ch]; do
+for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_{events.[ch],race.c}; do
 	one "checkpatch-$(basename "$f")" checkpatch --no-tree -f "$RHIST_TOP/$f"
 done
 suite_end lint
