@@ -32,28 +32,22 @@ static uint stall_ms = 300;
 module_param(stall_ms, uint, 0400);
 MODULE_PARM_DESC(stall_ms, "How long the first writer is stopped");
 
-static atomic_t racing_reads = ATOMIC_INIT(0);
-static int racing_reads_get(char *buf, const struct kernel_param *kp)
+/* Reads an atomic_t counter given as the parameter's argument. */
+static int counter_get(char *buf, const struct kernel_param *kp)
 {
-	return sprintf(buf, "%d\n", atomic_read(&racing_reads));
+	return sprintf(buf, "%d\n", atomic_read((atomic_t *)kp->arg));
 }
 
-static const struct kernel_param_ops racing_reads_ops = {
-	.get = racing_reads_get,
+static const struct kernel_param_ops counter_ops = {
+	.get = counter_get,
 };
-module_param_cb(racing_reads, &racing_reads_ops, NULL, 0444);
+
+static atomic_t racing_reads = ATOMIC_INIT(0);
+module_param_cb(racing_reads, &counter_ops, &racing_reads, 0444);
 MODULE_PARM_DESC(racing_reads, "Accesses from other CPUs while a writer was stopped");
 
 static atomic_t stalls = ATOMIC_INIT(0);
-static int stalls_get(char *buf, const struct kernel_param *kp)
-{
-	return sprintf(buf, "%d\n", atomic_read(&stalls));
-}
-
-static const struct kernel_param_ops stalls_ops = {
-	.get = stalls_get,
-};
-module_param_cb(stalls, &stalls_ops, NULL, 0444);
+module_param_cb(stalls, &counter_ops, &stalls, 0444);
 MODULE_PARM_DESC(stalls, "Writers stopped (0 or 1)");
 
 static struct perf_event * __percpu *watch;
