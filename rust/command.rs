@@ -159,7 +159,8 @@ impl Trigger {
     }
 
     /// The canonical trigger info, without filter and state. A named
-    /// trigger shares it with the histogram it joined (they must match).
+    /// trigger shows that of the histogram it joined, as hist does
+    /// (their texts may differ in `size=` or `clock=`).
     pub(crate) fn info(&self) -> &[u8] {
         self.hist.resolved.info()
     }
