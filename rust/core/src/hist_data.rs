@@ -86,6 +86,7 @@ use super::grammar::{
     TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
+use super::vars::{self, VarCopy};
 
 /// `MAX_FILTER_STR_VAL`: the key size of a dynamic string.
 pub const MAX_FILTER_STR_VAL: u32 = 256;
@@ -380,6 +381,8 @@ enum TypeName {
     UnsignedLongArray,
     /// `unsigned int`
     UnsignedInt,
+    /// `char[]`: an `.execname` variable (C's `update_var_execname()`).
+    CharArray,
 }
 
 /// One hist field, C's `struct hist_field` (the parts used so far).
@@ -823,6 +826,45 @@ impl<'a> HistData<'a> {
             Some(f) => self.field_value(f, id, rec, ctx),
             None => 0,
         }
+    }
+
+    /// What variable `i` keeps a copy of in each entry, C's variables with
+    /// a `var_str_idx`; `None` for a number (or an alias, which has its
+    /// target's value).
+    pub fn var_copy(&self, i: usize) -> Option<VarCopy> {
+        let f = self.node_ref(*self.var_ids().get(i)?)?;
+        if f.flags & FL_ALIAS != 0 {
+            None
+        } else if f.flags & FL_EXECNAME != 0 {
+            Some(VarCopy::Execname)
+        } else if f.flags & FL_STRING != 0 {
+            Some(VarCopy::String)
+        } else if f.flags & FL_STACKTRACE != 0 {
+            Some(VarCopy::Stack)
+        } else {
+            None
+        }
+    }
+
+    /// The string a [`VarCopy::String`] variable `i` copies from `rec`:
+    /// the record from the string's start, and the most bytes C's
+    /// `strscpy()` takes, the NUL included (`min(size, STR_VAR_LEN_MAX)`).
+    /// Empty for any other variable, or an offset past the record.
+    pub fn var_string<'r>(&self, i: usize, rec: &'r [u8]) -> (&'r [u8], usize) {
+        let Some(f) = self.var_ids().get(i).and_then(|&id| self.node_ref(id)) else {
+            return (&[], 0);
+        };
+        let start = match f.fetch {
+            Fetch::String { at } => at as usize,
+            Fetch::DynString { at } => (rec_u32(rec, at as usize) & 0xffff) as usize,
+            Fetch::RelDynString { at } => {
+                let loc = (rec_u32(rec, at as usize) & 0xffff) as usize;
+                at as usize + 4 + loc
+            }
+            _ => return (&[], 0),
+        };
+        let size = (f.size as usize).min(vars::STR_VAR_LEN_MAX);
+        (rec.get(start..).unwrap_or(&[]), size)
     }
 
     /// The map size in bits.
@@ -1351,6 +1393,7 @@ impl<'a> HistData<'a> {
                 TypeName::U64 => return "u64",
                 TypeName::UnsignedLongArray => return "unsigned long[]",
                 TypeName::UnsignedInt => return "unsigned int",
+                TypeName::CharArray => return "char[]",
                 TypeName::Operand => match f.operand(0) {
                     Some(op) if op < id => id = op,
                     _ => break,
@@ -1615,10 +1658,16 @@ impl<'a> Builder<'_, '_, 'a> {
         if f.flags & (FL_GRAPH | FL_PERCENT | FL_BUCKET | FL_LOG2) != 0 {
             return Err(self.error(HistErrorKind::BadFieldModifier, def.expr));
         }
-        if f.flags & (FL_EXECNAME | FL_STRING | FL_STACKTRACE) != 0 {
-            // update_var_execname() and var_str_idx: C keeps a copy of
-            // the string or stack in the entry, for other triggers.
-            self.defer();
+        if f.flags & FL_EXECNAME != 0 {
+            // update_var_execname(): the variable is the entry's saved
+            // command name, as a string.
+            if let Some(node) = self.hd.nodes.get_mut(usize::from(id)) {
+                node.flags = FL_STRING | FL_VAR | FL_EXECNAME;
+                node.size = MAX_FILTER_STR_VAL;
+                node.signed = false;
+                node.ty = TypeName::CharArray;
+                node.fetch = Fetch::Nop;
+            }
         }
         let n = self.hd.n_vars;
         match (self.hd.vars.get_mut(n), self.hd.var_names.get_mut(n)) {
@@ -3275,6 +3324,50 @@ mod tests {
         assert_eq!(build("keys=s,d,a", &ev).key_size(), 16 + 256 + 8);
     }
 
+    /// Variables C gives a `var_str_idx`: a copy in each entry.
+    #[test]
+    fn string_variables() {
+        let ev = sample();
+        for (t, copy) in [
+            ("keys=b:x=s", Some(VarCopy::String)),
+            ("keys=b:x=d", Some(VarCopy::String)),
+            ("keys=b:x=s.hex", Some(VarCopy::String)),
+            ("keys=b:x=common_pid.execname", Some(VarCopy::Execname)),
+            ("keys=b:x=stacktrace", Some(VarCopy::Stack)),
+            ("keys=b:x=common_stacktrace", Some(VarCopy::Stack)),
+            ("keys=b:x=a", None),
+            ("keys=b:x=common_pid", None),
+        ] {
+            let hd = build(t, &ev);
+            assert_eq!((hd.n_vars(), hd.var_copy(0)), (1, copy), "{t}");
+        }
+        // update_var_execname(): a string, whatever the field was.
+        let debug = debug_fields("keys=b:x=common_pid.execname", &ev);
+        let var = debug.iter().find(|f| f.contains("var.name: x")).unwrap();
+        assert!(
+            var.contains("type: char[]\n      size: 256\n      is_signed: 0"),
+            "{var}"
+        );
+        assert!(build("keys=b:x=common_pid.execname", &ev).needs_comm());
+        // strscpy()'s bound: the field's size for a char[N], else 256.
+        let hd = build("keys=b:x=s,y=d", &ev);
+        let mut rec = std::vec![0u8; 512];
+        let (s, d) = (field_of(&ev, "s"), field_of(&ev, "d"));
+        rec[d.offset as usize..][..4].copy_from_slice(&(400u32 | (5 << 16)).to_ne_bytes());
+        rec[400..405].copy_from_slice(b"dyn\0\0");
+        let (src, size) = hd.var_string(0, &rec);
+        assert_eq!(
+            (src.len(), size),
+            (512 - s.offset as usize, s.size as usize)
+        );
+        let (src, size) = hd.var_string(1, &rec);
+        assert_eq!((&src[..4], size), (&b"dyn\0"[..], 256));
+    }
+
+    fn field_of<'e>(ev: &'e EventDesc<'static>, name: &str) -> &'e EventField<'static> {
+        ev.fields.iter().find(|f| f.name == name).unwrap()
+    }
+
     #[test]
     fn not_supported_yet() {
         let ev = sample();
@@ -3291,13 +3384,6 @@ mod tests {
             "keys=b:vals=a:onmax($x).save(comm)",
             "keys=b:x=a:onchange($x).save(common_pid)",
             "keys=b:vals=nope:onmatch(sched.sched_waking).trace(foo,$x)",
-            // Variables C copies into per-entry strings.
-            "keys=b:x=s",
-            "keys=b:x=d",
-            "keys=b:x=s.hex",
-            "keys=b:x=common_pid.execname",
-            "keys=b:x=stacktrace",
-            "keys=b:x=common_stacktrace",
         ] {
             assert_eq!(build_err_vars_defined(t, &ev), ns, "{t}");
         }
@@ -3318,7 +3404,7 @@ mod tests {
             build(t, &ev2);
         }
         for t in ["keys=s8:x=stack", "keys=s8:x=stack.stacktrace"] {
-            assert_eq!(build_err(t, &ev2), ns, "{t}");
+            assert_eq!(build(t, &ev2).var_copy(0), Some(VarCopy::Stack), "{t}");
         }
         // A pointer string is just a number, fine.
         assert!(HistData::build(&parse_trigger("keys=p:vals=p").unwrap(), &ev2).is_ok());

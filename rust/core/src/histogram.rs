@@ -11,6 +11,7 @@ use core::sync::atomic::Ordering;
 use super::hist_data::{self, EventContext, HistData};
 use super::map::{self, MapError, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
+use super::vars;
 
 /// Largest key a histogram builds (C's `HIST_KEY_SIZE_MAX`).
 pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
@@ -19,6 +20,8 @@ pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
 const COMM_WORDS: usize = 2;
 
 /// The map parameters a histogram needs.
+/// The private words of each element: the saved command name when some
+/// field has `.execname`, then the variables' copies ([`vars`]).
 pub fn map_params(data: &HistData<'_>) -> MapParams {
     let params = MapParams::new(
         data.map_bits(),
@@ -26,10 +29,23 @@ pub fn map_params(data: &HistData<'_>) -> MapParams {
         data.n_sums(),
         data.n_vars(),
     );
-    if data.needs_comm() {
-        params.with_private_words(COMM_WORDS)
-    } else {
+    let copies = (0..data.n_vars())
+        .filter(|&i| data.var_copy(i).is_some())
+        .count();
+    let words = comm_words(data.needs_comm()) + copies * vars::STR_VAR_WORDS;
+    if words == 0 {
         params
+    } else {
+        params.with_private_words(words)
+    }
+}
+
+/// The private words the saved command name takes.
+fn comm_words(needs_comm: bool) -> usize {
+    if needs_comm {
+        COMM_WORDS
+    } else {
+        0
     }
 }
 
@@ -39,6 +55,8 @@ pub struct Histogram<'a> {
     map: TracingMap<'a>,
     /// `data.needs_comm()`, looked up once rather than on every event.
     needs_comm: bool,
+    /// Whether a variable keeps a copy in the entry ([`vars`]).
+    has_copies: bool,
 }
 
 /// `Histogram<'a>` is covariant in `'a`: a `&'s Histogram<'static>`
@@ -83,6 +101,7 @@ impl<'a> Histogram<'a> {
             data,
             map,
             needs_comm: data.needs_comm(),
+            has_copies: (0..data.n_vars()).any(|i| data.var_copy(i).is_some()),
         })
     }
 
@@ -137,8 +156,45 @@ impl<'a> Histogram<'a> {
         for i in 0..self.data.n_sums() {
             elt.update_sum(i, self.data.sum_value(i, rec, ctx));
         }
+        if self.has_copies {
+            self.set_vars_with_copies(&elt, rec, ctx);
+        } else {
+            for i in 0..self.data.n_vars() {
+                elt.set_var(i, self.data.var_value(i, rec, ctx));
+            }
+        }
+    }
+
+    /// Sets the variables of `elt` where some keep a copy in the entry:
+    /// each such variable is given its slot's number.
+    #[inline(never)]
+    fn set_vars_with_copies(&self, elt: &map::Elt<'a>, rec: &[u8], ctx: &dyn TaskContext) {
+        let words = elt.private_words();
+        let start = comm_words(self.needs_comm);
+        let mut comm = [0u8; 16];
+        for (chunk, word) in comm
+            .chunks_exact_mut(8)
+            .zip(words.get(..start).unwrap_or(&[]))
+        {
+            chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
+        }
+        let mut slot = 0;
+        let mut copy = [0u8; vars::STR_VAR_LEN_MAX];
         for i in 0..self.data.n_vars() {
-            elt.set_var(i, self.data.var_value(i, rec, ctx));
+            if self.data.var_copy(i).is_none() {
+                elt.set_var(i, self.data.var_value(i, rec, ctx));
+                continue;
+            }
+            vars::write_copy(self.data, i, rec, ctx, &comm, &mut copy);
+            let at = start + slot * vars::STR_VAR_WORDS;
+            let dst = words.get(at..at + vars::STR_VAR_WORDS).unwrap_or(&[]);
+            for (word, chunk) in dst.iter().zip(copy.chunks_exact(8)) {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(chunk);
+                word.store(u64::from_ne_bytes(b), Ordering::Relaxed);
+            }
+            elt.set_var(i, slot as u64);
+            slot += 1;
         }
     }
 
@@ -342,6 +398,82 @@ mod tests {
                 "pid {pid}: {line}"
             );
         }
+    }
+
+    /// A task named `bash` whose stack is two frames deep.
+    struct Deep;
+
+    impl EventContext for Deep {
+        fn cpu(&self) -> u32 {
+            0
+        }
+        fn timestamp(&self) -> u64 {
+            0
+        }
+        fn clock_in_ns(&self) -> bool {
+            true
+        }
+        fn stacktrace(&self, out: &mut [u64]) {
+            out.fill(0);
+            out[..2].copy_from_slice(&[0xffff_ffff_8100_0010, 0xffff_ffff_8100_0020]);
+        }
+    }
+
+    impl TaskContext for Deep {
+        fn pid(&self) -> i32 {
+            7
+        }
+        fn comm(&self) -> [u8; 16] {
+            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
+    }
+
+    /// String, stack trace and `.execname` variables copy into the entry
+    /// (after the saved comm), and the variable holds the copy's slot.
+    #[test]
+    fn variables_copy_strings_into_the_entry() {
+        const STR_FIELDS: [EventField<'static>; 2] = [
+            field("a", 8, 8, false),
+            EventField::new("s", "char[8]", 16, 8, false, FieldStorage::StaticString),
+        ];
+        let event = EventDesc {
+            fields: &STR_FIELDS,
+            ..EVENT
+        };
+        let text = "keys=a:n=a,x=s,t=common_stacktrace,e=common_pid.execname";
+        let spec = trigger::parse(text).unwrap();
+        let data = HistData::build(&spec, &event).unwrap();
+        let params = map_params(&data);
+        assert_eq!(params.n_private, COMM_WORDS + 3 * vars::STR_VAR_WORDS);
+        let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
+        // s is not NUL-terminated: strscpy() stops at the bound, 7 bytes.
+        let mut rec = [0u8; 24];
+        rec[8] = 5;
+        rec[16..24].copy_from_slice(b"abcdefgh");
+        hist.update(&rec, &Deep);
+        let elt = hist.map().lookup(&5u64.to_ne_bytes()).unwrap();
+        let words: Vec<u64> = elt
+            .private_words()
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect();
+        let copy =
+            |slot: usize| &words[COMM_WORDS + slot * vars::STR_VAR_WORDS..][..vars::STR_VAR_WORDS];
+        let bytes = |w: &[u64]| w.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        assert_eq!(&bytes(copy(0))[..9], b"abcdefg\0\0");
+        assert_eq!(
+            &copy(1)[..4],
+            &[2, 0xffff_ffff_8100_0010, 0xffff_ffff_8100_0020, 0]
+        );
+        assert_eq!(&bytes(copy(2))[..6], b"bash\0\0");
+        assert!(bytes(copy(0))[8..].iter().all(|&b| b == 0));
+        assert_eq!(
+            (0..4).map(|i| elt.read_var(i)).collect::<Vec<_>>(),
+            [5, 0, 1, 2]
+        );
     }
 
     #[test]

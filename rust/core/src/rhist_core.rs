@@ -12,4 +12,5 @@ pub mod histogram;
 pub mod map;
 pub mod output;
 pub mod trigger;
+pub mod vars;
 pub mod version;

@@ -84,6 +84,11 @@ keys=a:vals=b/8
 keys=a:vals=b/1000000
 keys=a:vals=b:x=c*2:y=b-c
 keys=a:x=16-8-4-2
+keys=a:x=s
+keys=b:x=d,y=s.hex:vals=c
+keys=a:e=common_pid.execname
+keys=common_pid.execname:e=common_pid.execname,n=b
+keys=a:t=common_stacktrace,u=stacktrace,x=d
 keys=a:vals=b:t=common_timestamp.usecs
 keys=a:vals=-(b)
 keys=a:vals=s,d

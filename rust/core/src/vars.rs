@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Variables that keep a copy of their value in each entry: a string, a
+//! stack trace or an `.execname` (C's fields with a `var_str_idx`, whose
+//! copies are the strings of `hist_elt_data.field_var_str[]`).
+//!
+//! A number variable is a word of the entry. A string in the record is
+//! gone once the event is, so C copies it into the entry, in a buffer of
+//! [`STR_VAR_LEN_MAX`] bytes, and the variable points at the copy; a
+//! trigger on another event reads it from there. rhist keeps the copies in
+//! the entry's private words, after the saved command name, one
+//! [`STR_VAR_WORDS`]-word slot per such variable in the order they are
+//! defined; the variable itself holds its slot's number.
+
+use super::hist_data::{EventContext, HistData};
+use super::output::STACKTRACE_DEPTH;
+
+/// The size of one copy (C's `STR_VAR_LEN_MAX`, `MAX_FILTER_STR_VAL`).
+pub const STR_VAR_LEN_MAX: usize = 256;
+
+/// The words of one copy.
+pub const STR_VAR_WORDS: usize = STR_VAR_LEN_MAX / 8;
+
+/// What a variable copies into its entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarCopy {
+    /// A string of the record (`x=s`), NUL-terminated.
+    String,
+    /// The current stack (`x=common_stacktrace`, or a stack trace field,
+    /// for which C too saves the current stack): a count of frames, then
+    /// the frames.
+    Stack,
+    /// The command name saved with the entry (`x=common_pid.execname`).
+    Execname,
+}
+
+/// Writes the copy of variable `i` of `data` for one record into `out`,
+/// zeroed first, as `hist_trigger_elt_update()` fills the entry's buffer:
+/// `comm` is the command name the entry was saved with.
+pub fn write_copy(
+    data: &HistData<'_>,
+    i: usize,
+    rec: &[u8],
+    ctx: &dyn EventContext,
+    comm: &[u8; 16],
+    out: &mut [u8; STR_VAR_LEN_MAX],
+) {
+    out.fill(0);
+    match data.var_copy(i) {
+        Some(VarCopy::String) => {
+            let (src, size) = data.var_string(i, rec);
+            strscpy(out, src, size);
+        }
+        Some(VarCopy::Execname) => strscpy(out, comm, STR_VAR_LEN_MAX),
+        Some(VarCopy::Stack) => {
+            let mut frames = [0u64; STACKTRACE_DEPTH];
+            ctx.stacktrace(&mut frames);
+            let n = frames.iter().position(|&f| f == 0).unwrap_or(frames.len());
+            let words = core::iter::once(n as u64).chain(frames);
+            for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
+                chunk.copy_from_slice(&word.to_ne_bytes());
+            }
+        }
+        None => {}
+    }
+}
+
+/// C's `strscpy(dst, src, size)` into a zeroed `dst`: at most `size - 1`
+/// bytes of `src` up to its first NUL, then a NUL; nothing for size 0. A
+/// string that runs past `src` ends there.
+fn strscpy(dst: &mut [u8], src: &[u8], size: usize) {
+    let limit = size.saturating_sub(1).min(dst.len().saturating_sub(1));
+    for (d, &s) in dst.iter_mut().zip(src).take(limit) {
+        if s == 0 {
+            break;
+        }
+        *d = s;
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strscpy_stops_at_nul_size_and_source() {
+        let mut out = [0u8; 8];
+        strscpy(&mut out, b"abc\0def", 8);
+        assert_eq!(&out, b"abc\0\0\0\0\0");
+        let mut out = [0u8; 8];
+        strscpy(&mut out, b"abcdefghij", 4);
+        assert_eq!(&out, b"abc\0\0\0\0\0");
+        let mut out = [0u8; 4];
+        strscpy(&mut out, b"abcdefghij", 100);
+        assert_eq!(&out, b"abc\0");
+        let mut out = [0u8; 8];
+        strscpy(&mut out, b"ab", 8);
+        assert_eq!(&out, b"ab\0\0\0\0\0\0");
+        let mut out = [0u8; 8];
+        strscpy(&mut out, b"ab", 0);
+        assert_eq!(&out, &[0; 8]);
+    }
+}
