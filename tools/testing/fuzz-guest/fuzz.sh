@@ -7,10 +7,11 @@
 # "rhist:T", one column longer); when both accept, the same events must
 # give the same hist and rhist files (and hist_debug, rhist_debug).
 # Each difference is one line "DIFF kind: [T] ..."; the last line is
-# "fuzz-guest: N texts, D differences, G known gaps (seed S)"; exits 1
-# when D > 0. A known gap (a text hist takes that uses what rhist does
-# not support yet, see string_var) is shown as "GAP ..." and counted
-# apart.
+# "fuzz-guest: N texts, D differences, G known gaps, B not compared for
+# C's bug (seed S)"; exits 1 when D > 0. A known gap (a text hist takes
+# that uses what rhist does not read, see comm_var) is shown as "GAP ..."
+# and counted apart; so is a text both take whose histograms cannot be
+# compared, as C's keys hold its stack ("CBUG ...", see string_bucket).
 #
 # The inner loop forks only to copy tracefs files (busybox's read takes
 # minutes over a large C hist file) and when two files differ.
@@ -18,7 +19,7 @@
 
 TEXTS=/test/fuzz-texts.txt
 T=$EV/trigger
-n=0 d=0 both=0 gaps=0 seed=? verbose=
+n=0 d=0 both=0 gaps=0 cbugs=0 key= seed=? verbose=
 # FUZZ_VERBOSE=1 on the host: every text's outcome, not only differences.
 [ ! -e /test/fuzz-verbose ] || verbose=1
 
@@ -104,13 +105,11 @@ compare() {
 	diff_ "$1" "$4" "hist: [$la] rhist: [$lb]"
 }
 
-# string_var: whether hist's new trigger defines a variable holding a
-# string, a stack trace or an .execname, which rhist does not support
-# yet (issue 11: C keeps a copy in each entry for other triggers to
-# read); sets var to that definition. hist prints the variables as one
-# NAME=EXPR,... piece of its trigger line, after vals=.
-string_var() {
-	var=
+# hist_pieces FUNC: calls FUNC PIECE for each ':' piece of hist's trigger
+# lines (the filter and the state left out), with globbing off; stops at
+# the first FUNC that succeeds, and succeeds then.
+hist_pieces() {
+	found=1
 	while IFS= read -r l; do
 		case "$l" in hist:*) ;; *) continue ;; esac
 		l=${l%% \[*}
@@ -118,24 +117,64 @@ string_var() {
 		set -f
 		IFS=:
 		for piece in $l; do
-			case "$piece" in
-			hist | keys=* | vals=* | sort=* | size=* | name=* | clock=* | nohitcount) ;;
-			*=*)
-				# hist prints the variables as one piece, x=a,y=b.
-				IFS=,
-				for def in $piece; do
-					case "${def#*=}" in
-					s | s.* | d | d.* | comm | COMM | stacktrace | common_stacktrace | *.execname | *.stacktrace)
-						var=$def ;;
-					esac
-				done
-				IFS=: ;;
-			esac
+			unset IFS
+			if $1 "$piece"; then found=0; break; fi
+			IFS=:
 		done
 		unset IFS
 		set +f
+		[ $found = 1 ] || break
 	done < $T
-	[ -n "$var" ]
+	return $found
+}
+
+# comm_var_in PIECE: whether PIECE, hist's variables (one NAME=EXPR,...
+# piece, after vals=), defines one as the generic comm field, a string
+# behind a pointer, which rhist does not read (rhist.rst); sets var.
+comm_var_in() {
+	case "$1" in
+	hist | keys=* | vals=* | sort=* | size=* | name=* | clock=* | nohitcount) return 1 ;;
+	*=*) ;;
+	*) return 1 ;;
+	esac
+	IFS=,
+	for def in $1; do
+		case "${def#*=}" in
+		comm | comm.* | COMM | COMM.*) var=$def; unset IFS; return 0 ;;
+		esac
+	done
+	unset IFS
+	return 1
+}
+
+# comm_var: whether hist's new trigger defines such a variable.
+comm_var() {
+	var=
+	hist_pieces comm_var_in
+}
+
+# string_bucket_in PIECE: whether PIECE is hist's keys= with a .log2 or
+# .buckets key of a string field (s or d); sets key.
+string_bucket_in() {
+	case "$1" in keys=*) ;; *) return 1 ;; esac
+	IFS=,
+	for k in ${1#keys=}; do
+		case "$k" in
+		s.log2 | d.log2 | s.buckets=* | d.buckets=*) key=$k; unset IFS; return 0 ;;
+		esac
+	done
+	unset IFS
+	return 1
+}
+
+# string_bucket: whether hist's new trigger has such a key. C makes the
+# key the string's size, 256 bytes, and copies them from the 8-byte value
+# on its stack (event_hist_trigger()): its entries split on whatever the
+# stack holds, and printing them warns in hist_field_name(). Not
+# comparable: rhist's key is the value, zero-padded.
+string_bucket() {
+	key=
+	hist_pieces string_bucket_in
 }
 
 # leftovers: what is still attached; sets left.
@@ -155,7 +194,7 @@ read -r t0 < /sys/kernel/debug/rhist_test/now_ns
 
 while IFS= read -r t; do
 	case "$t" in "# fuzz-guest "*) continue ;; esac
-	n=$((n + 1))
+	n=$((n + 1)) key=
 	write hist "$t"
 	hrc=$rc hlog=$log hmsgs=$msgs
 	write rhist "$t"
@@ -166,9 +205,9 @@ while IFS= read -r t; do
 	[ "$hrc" != ok ] || ha=1
 	[ "$rrc" != ok ] || ra=1
 	if [ $ha = 1 ] && [ $ra = 0 ] && [ "$rrc" = "Invalid argument" ] &&
-	   [ "$rlog" = "(no entry)" ] && string_var; then
+	   [ "$rlog" = "(no entry)" ] && comm_var; then
 		# A known gap, counted and shown apart: not a difference.
-		echo "GAP string variable (issue 11): [$t] $var"
+		echo "GAP generic comm variable (rhist.rst): [$t] $var"
 		gaps=$((gaps + 1))
 	elif [ $ha != $ra ]; then
 		diff_ accept "$t" "hist: $hrc | $hlog rhist: $rrc | $rlog"
@@ -180,11 +219,18 @@ while IFS= read -r t; do
 		diff_ caret "$t" "hist: $hrc | $hlog rhist: $rrc | $rlog"
 	fi
 
+	if [ $ha = 1 ] && [ $ra = 1 ] && string_bucket; then
+		# C's key is its stack: fire nothing, read nothing.
+		echo "CBUG string key with .log2 or .buckets: [$t] $key"
+		cbugs=$((cbugs + 1))
+	fi
 	if [ $ha = 1 ] && [ $ra = 1 ]; then
 		both=$((both + 1))
-		fire count=200 seed=$n keys=40
-		compare hist hist rhist "$t"
-		compare debug hist_debug rhist_debug "$t"
+		if [ -z "$key" ]; then
+			fire count=200 seed=$n keys=40
+			compare hist hist rhist "$t"
+			compare debug hist_debug rhist_debug "$t"
+		fi
 		hx=ok rx=ok
 		echo "!hist:$t" >> $T 2> /tmp/err || { IFS= read -r hx < /tmp/err; hx=${hx##*: }; }
 		echo "!rhist:$t" >> $T 2> /tmp/err || { IFS= read -r rx < /tmp/err; rx=${rx##*: }; }
@@ -216,5 +262,5 @@ for k in accept errno message caret hist debug remove leftover stuck; do
 	eval "c=\${k_$k:-0}"
 	[ "$c" = 0 ] || echo "fuzz-guest: $k: $c"
 done
-echo "fuzz-guest: $n texts, $d differences, $gaps known gaps (seed $seed)"
+echo "fuzz-guest: $n texts, $d differences, $gaps known gaps, $cbugs not compared for C's bug (seed $seed)"
 [ $d = 0 ]
