@@ -167,8 +167,9 @@ impl fmt::Display for HistErrorKind {
 ///
 /// A few paths of C log two entries before they fail: `parse_atom()` logs
 /// `VAR_NOT_FOUND` for a `$var` it cannot resolve, then parses the text as
-/// a field, which logs again.  [`HistError::earlier`] is the first of
-/// those (logged before `kind`).
+/// a field, which logs again (and before them `VAR_NOT_UNIQUE` when
+/// several events define it).  [`HistError::logged_before`] gives those
+/// logged before `kind`, [`HistError::earlier`] the last of them.
 ///
 /// `pos` is the byte offset in C's `last_cmd`: the command prefix (`hist:`
 /// for C's hist command) followed by the trigger text.  C computes it with
@@ -182,6 +183,7 @@ pub struct HistError {
     pos: usize,
     errno: i32,
     earlier: Option<(HistErrorKind, usize)>,
+    earliest: Option<(HistErrorKind, usize)>,
 }
 
 impl HistError {
@@ -192,6 +194,7 @@ impl HistError {
             pos,
             errno: kind.errno(),
             earlier: None,
+            earliest: None,
         }
     }
 
@@ -202,6 +205,7 @@ impl HistError {
             pos,
             errno,
             earlier: None,
+            earliest: None,
         }
     }
 
@@ -212,20 +216,34 @@ impl HistError {
             pos: 0,
             errno,
             earlier: None,
+            earliest: None,
         }
     }
 
-    /// This error, with an entry C logs before it (`kind` at `pos`).
+    /// This error, with an entry C logs before it (`kind` at `pos`) and
+    /// before those given so far: at most two are kept.
     pub const fn after(self, kind: HistErrorKind, pos: usize) -> Self {
-        HistError {
-            earlier: Some((kind, pos)),
-            ..self
+        match self.earlier {
+            None => HistError {
+                earlier: Some((kind, pos)),
+                ..self
+            },
+            Some(_) => HistError {
+                earliest: Some((kind, pos)),
+                ..self
+            },
         }
     }
 
-    /// The entry C logs before this one, if any: its kind and caret.
+    /// The entry C logs just before this one, if any: its kind and caret.
     pub const fn earlier(&self) -> Option<(HistErrorKind, usize)> {
         self.earlier
+    }
+
+    /// Every entry C logs before this one, in C's order: for a `$var`
+    /// several events define, `VAR_NOT_UNIQUE` then `VAR_NOT_FOUND`.
+    pub fn logged_before(&self) -> impl Iterator<Item = (HistErrorKind, usize)> {
+        self.earliest.into_iter().chain(self.earlier)
     }
 
     /// What C logs, if anything.
@@ -377,6 +395,16 @@ mod tests {
         assert_eq!(e.kind(), Some(HistErrorKind::FieldNotFound));
         assert_eq!(e.earlier(), Some((HistErrorKind::VarNotFound, 10)));
         assert_eq!(e.pos(), 9);
+        let e = e.after(HistErrorKind::VarNotUnique, 10);
+        assert_eq!(e.earlier(), Some((HistErrorKind::VarNotFound, 10)));
+        let logged: std::vec::Vec<_> = e.logged_before().collect();
+        assert_eq!(
+            logged,
+            [
+                (HistErrorKind::VarNotUnique, 10),
+                (HistErrorKind::VarNotFound, 10)
+            ]
+        );
 
         let e = HistError::silent(errno::ERANGE);
         assert_eq!(e.kind(), None);
