@@ -52,21 +52,24 @@
 //! every event ([`HistData::var_value`]) and printed in the trigger info
 //! after the values.  A second definition of a name is `DUPLICATE_VAR`.
 //!
+//! # Variable references
+//!
+//! A `$var` (or `system.event.$var`) that is not a plain field of a
+//! variable of this trigger is looked up among the registered triggers
+//! through the shell's [`VarLookup`] ([`BuildOptions::vars`]) and becomes
+//! a `HIST_FIELD_FL_VAR_REF` field, C's `var_refs[]` ([`super::var_ref`]);
+//! in a variable's definition that is just one, an alias.  Its value is
+//! what the event path resolved ([`HistData::sum_value_refs`]).
+//!
 //! # What is not supported yet
 //!
-//! Everything that involves another trigger or event: variable references
-//! (`$var` and `sys.event.$var`, which C resolves against the registered
-//! triggers), aliases, field variables, handlers and actions, synthetic
-//! events.  For those [`HistData::build`] returns the error C gives before
-//! it gets to them if there is one, otherwise [`not_supported`] (a silent
-//! `-EINVAL`):
+//! Field variables, handlers and actions, synthetic events.  For those
+//! [`HistData::build`] returns the error C gives before it gets to them if
+//! there is one, otherwise [`not_supported`] (a silent `-EINVAL`):
 //!
 //! * `onmatch()`: when `parse_actions()` gets to it (C looks its event up);
 //! * `onmax()`/`onchange()`: after everything else is built (C only checks
 //!   them in `create_actions()`, after registration);
-//! * a `$var` reference (other than one standing for a plain field of a
-//!   variable of this trigger, which C parses as that field): where C
-//!   looks the variable up, among the registered triggers;
 //! * a variable of the same name on another trigger of the event (C's
 //!   `find_var()` also looks there): not checked here, the shell must;
 //! * strings behind a pointer (`FILTER_COMM` fields), and variables
@@ -86,6 +89,7 @@ use super::grammar::{
     TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
+use super::var_ref::{Found, RefInfo, RefTable, VarLookup, VarTarget, VAR_REFS_MAX};
 use super::vars::{self, VarCopy};
 
 /// `MAX_FILTER_STR_VAL`: the key size of a dynamic string.
@@ -122,9 +126,9 @@ const NONE: u8 = u8::MAX;
 /// a `.log2`/`.buckets=` operand).
 const EVAL_DEPTH_MAX: u32 = 8;
 
-/// The error for what this module does not support yet (variable
-/// references, field variables, handlers and actions, strings behind
-/// pointers): a silent `-EINVAL`.
+/// The error for what this module does not support yet (field
+/// variables, handlers and actions, strings behind pointers): a silent
+/// `-EINVAL`.
 pub const fn not_supported() -> HistError {
     HistError::silent(errno::EINVAL)
 }
@@ -174,6 +178,9 @@ pub trait EventContext {
     fn stacktrace(&self, out: &mut [u64]);
 }
 
+/// Writes C's `%p` of the histogram of an identity (`None`: C's NULL).
+pub type HistPtr<'p> = &'p dyn Fn(&mut dyn Write, Option<u64>) -> fmt::Result;
+
 /// What the build needs to know beyond the trigger and its event.
 #[derive(Clone, Copy, Default)]
 pub struct BuildOptions<'o> {
@@ -183,12 +190,11 @@ pub struct BuildOptions<'o> {
     /// Whether another trigger of the event defines a variable of this
     /// name: `find_var()` looks at them too.
     pub defined_elsewhere: Option<&'o dyn Fn(&str) -> bool>,
-    /// Whether a registered trigger of the instance, on any event, defines
-    /// a variable of this name: where `parse_var_ref()` looks (through
-    /// `find_var_file()`).  `None`: there are no other triggers.  When one
-    /// does, the reference is not supported yet; when none does, C's
+    /// The variables of the instance's registered triggers, where
+    /// `parse_var_ref()` looks a `$name` up ([`VarLookup`]).  `None`:
+    /// there are no other triggers.  When none defines the name, C's
     /// `VAR_NOT_FOUND` and then the field error of the `$name` text.
-    pub defined_in_instance: Option<&'o dyn Fn(&str) -> bool>,
+    pub vars: Option<&'o dyn VarLookup>,
 }
 
 /// One sort key of the map.
@@ -287,6 +293,9 @@ enum Fetch {
     /// `1 << HIST_DIV_SHIFT`, `mult` being `(1 << HIST_DIV_SHIFT) /
     /// divisor`.
     DivMultShift { mult: u32 },
+    /// `hist_field_var_ref()`: the value resolved for reference `idx`
+    /// (`var_ref_vals[var_ref_idx]`).
+    VarRef { idx: u8 },
 }
 
 impl Fetch {
@@ -383,6 +392,8 @@ enum TypeName {
     UnsignedInt,
     /// `char[]`: an `.execname` variable (C's `update_var_execname()`).
     CharArray,
+    /// The referenced variable's, kept with reference `idx`.
+    Ref(u8),
 }
 
 /// One hist field, C's `struct hist_field` (the parts used so far).
@@ -610,7 +621,7 @@ impl Write for Matches<'_> {
 }
 
 /// A hist trigger bound to an event (C's `struct hist_trigger_data`),
-/// for triggers without variable references or actions.
+/// for triggers without actions.
 ///
 /// Values (sums) are hitcount and up to two fields; variables come after
 /// them in C's `fields[]`, keys after the variables.  Everything is in
@@ -634,6 +645,8 @@ pub struct HistData<'a> {
     n_sort_keys: usize,
     enable_timestamps: bool,
     ts_in_usecs: bool,
+    /// C's `var_refs[]`, and the histograms they name.
+    refs: RefTable<'a>,
 }
 
 /// The state of one [`HistData::build`].
@@ -643,7 +656,7 @@ struct Builder<'h, 'e, 'a> {
     defs: VarDefs<'a>,
     remove: bool,
     defined_elsewhere: Option<&'h dyn Fn(&str) -> bool>,
-    defined_in_instance: Option<&'h dyn Fn(&str) -> bool>,
+    vars: Option<&'h dyn VarLookup>,
     /// [`not_supported`] for something C accepts but that does not stop
     /// the build (reported if nothing else fails).
     deferred: Option<HistError>,
@@ -710,6 +723,7 @@ impl HistData<'static> {
         n_sort_keys: 1,
         enable_timestamps: false,
         ts_in_usecs: false,
+        refs: RefTable::EMPTY,
     };
 }
 
@@ -750,7 +764,7 @@ impl<'a> HistData<'a> {
             defs,
             remove: options.remove,
             defined_elsewhere: options.defined_elsewhere,
-            defined_in_instance: options.defined_in_instance,
+            vars: options.vars,
             deferred,
             unsupported: false,
         };
@@ -815,15 +829,84 @@ impl<'a> HistData<'a> {
         self.var_names.get(..self.n_vars)?.get(i).copied()
     }
 
+    /// The variable `name` of this trigger as another trigger's reference
+    /// sees it (C's `find_var_field()` and what `init_var_ref()` copies),
+    /// for the shell's [`VarLookup`]: `hist` is the identity the shell
+    /// gives this histogram, `system` and `event` its event's names.
+    pub fn var_target<'s>(
+        &'s self,
+        name: &str,
+        hist: u64,
+        system: &'s str,
+        event: &'s str,
+    ) -> Option<VarTarget<'s>> {
+        let i = self
+            .var_names
+            .get(..self.n_vars)?
+            .iter()
+            .position(|&n| n == name)?;
+        let id = *self.var_ids().get(i)?;
+        let f = self.node_ref(id)?;
+        Some(VarTarget {
+            hist,
+            var_idx: i,
+            size: f.size,
+            signed: f.signed,
+            type_name: self.type_name(id),
+            flags: f.flags,
+            constant: f.constant(),
+            system,
+            event,
+        })
+    }
+
+    /// The number of references to other triggers' variables (C's
+    /// `n_var_refs`): when not 0, events go through
+    /// [`Histogram::update_with_refs`](super::histogram::Histogram::update_with_refs).
+    pub fn n_var_refs(&self) -> usize {
+        self.refs.refs().len()
+    }
+
+    /// Reference `i` (C's `var_refs[i]`).
+    pub fn var_ref(&self, i: usize) -> Option<RefInfo> {
+        self.refs.get(i).map(|r| RefInfo {
+            slot: usize::from(r.slot),
+            var_idx: usize::from(r.var_idx),
+            read_once: r.read_once,
+        })
+    }
+
+    /// The identities of the histograms the references name, by slot (as
+    /// [`VarLookup`] gave them): the shell keeps one handle on each while
+    /// this trigger lives, and passes them in this order to the event
+    /// path.
+    pub fn ref_hists(&self) -> &[u64] {
+        self.refs.hists()
+    }
+
     /// The value variable `i` takes for this record (what
     /// `hist_trigger_elt_update()` sets with `tracing_map_set_var()`); 0
     /// for no such variable.  Never panics, allocates or locks.
     pub fn var_value(&self, i: usize, rec: &[u8], ctx: &dyn EventContext) -> u64 {
+        self.var_value_refs(i, rec, ctx, &[])
+    }
+
+    /// [`var_value`](Self::var_value) with the values resolved for the
+    /// references (`var_ref_vals[]`, by reference index; missing ones
+    /// read as 0).
+    #[inline]
+    pub fn var_value_refs(
+        &self,
+        i: usize,
+        rec: &[u8],
+        ctx: &dyn EventContext,
+        ref_vals: &[u64],
+    ) -> u64 {
         let Some(&id) = self.var_ids().get(i) else {
             return 0;
         };
         match self.node_ref(id) {
-            Some(f) => self.field_value(f, id, rec, ctx),
+            Some(f) => self.field_value(f, id, rec, ctx, ref_vals),
             None => 0,
         }
     }
@@ -942,7 +1025,9 @@ impl<'a> HistData<'a> {
                 let size = size.min((f.size as usize).saturating_sub(1));
                 strncpy_from(slot, rec, src, size);
             } else {
-                let value = self.field_value(f, id, rec, ctx).to_ne_bytes();
+                // A reference in a key reads 0 (C's hist_field_var_ref()
+                // without an entry), but keys never hold one.
+                let value = self.field_value(f, id, rec, ctx, &[]).to_ne_bytes();
                 match <&mut [u8; 8]>::try_from(&mut *slot) {
                     Ok(word) => *word = value,
                     Err(_) => put(slot, &value),
@@ -953,11 +1038,24 @@ impl<'a> HistData<'a> {
 
     /// The value added to sum `i` (0 = hitcount, always 1) for this record.
     pub fn sum_value(&self, i: usize, rec: &[u8], ctx: &dyn EventContext) -> u64 {
+        self.sum_value_refs(i, rec, ctx, &[])
+    }
+
+    /// [`sum_value`](Self::sum_value) with the values resolved for the
+    /// references (see [`var_value_refs`](Self::var_value_refs)).
+    #[inline]
+    pub fn sum_value_refs(
+        &self,
+        i: usize,
+        rec: &[u8],
+        ctx: &dyn EventContext,
+        ref_vals: &[u64],
+    ) -> u64 {
         let Some(&id) = self.val_ids().get(i) else {
             return 0;
         };
         match self.node_ref(id) {
-            Some(f) => self.field_value(f, id, rec, ctx),
+            Some(f) => self.field_value(f, id, rec, ctx, ref_vals),
             None => 0,
         }
     }
@@ -965,11 +1063,18 @@ impl<'a> HistData<'a> {
     /// The value of hist field `f` (number `id`): the common kinds
     /// straight away, the others through [`Self::eval`].
     #[inline]
-    fn field_value(&self, f: &HistField<'a>, id: u8, rec: &[u8], ctx: &dyn EventContext) -> u64 {
+    fn field_value(
+        &self,
+        f: &HistField<'a>,
+        id: u8,
+        rec: &[u8],
+        ctx: &dyn EventContext,
+        ref_vals: &[u64],
+    ) -> u64 {
         match f.fetch {
             Fetch::Counter => 1,
             Fetch::Num { at, size, signed } => rec_num(rec, at, size, signed),
-            _ => self.value(id, rec, ctx),
+            _ => self.eval(id, rec, ctx, ref_vals, EVAL_DEPTH_MAX),
         }
     }
 
@@ -1131,9 +1236,9 @@ impl<'a> HistData<'a> {
 
     /// What the `hist_debug` file shows for this trigger after its
     /// header, exactly as `hist_trigger_debug_show()`: from
-    /// `hist_data: <ptr>` (`hist_data_ptr` shows C's `%p`) to the key
-    /// fields (there are no variable references, field variables or
-    /// actions yet).
+    /// `hist_data: <ptr>` (`hist_data_ptr` shows C's `%p`) to the
+    /// variable references (there are no field variables or actions yet),
+    /// a referenced histogram shown as its identity in hex.
     ///
     /// C writes before it `"\n\n"` for every trigger but the event's
     /// first, then `"# event histogram\n#\n# trigger info: "`, the trigger
@@ -1142,6 +1247,22 @@ impl<'a> HistData<'a> {
         &self,
         out: &mut dyn Write,
         hist_data_ptr: &dyn fmt::Display,
+    ) -> fmt::Result {
+        self.write_debug_with(out, hist_data_ptr, &|out, hist| match hist {
+            Some(hist) => write!(out, "{hist:#x}"),
+            None => out.write_str("(null)"),
+        })
+    }
+
+    /// [`write_debug`](Self::write_debug), then C's `variable reference
+    /// fields:` (`var_refs[]`); `var_hist_data` writes C's `%p` of the
+    /// histogram a reference names, given its identity
+    /// ([`ref_hists`](Self::ref_hists)).
+    pub fn write_debug_with(
+        &self,
+        out: &mut dyn Write,
+        hist_data_ptr: &dyn fmt::Display,
+        var_hist_data: HistPtr<'_>,
     ) -> fmt::Result {
         let n_vals = self.n_vals + self.n_vars;
         writeln!(out, "hist_data: {hist_data_ptr}\n")?;
@@ -1156,12 +1277,19 @@ impl<'a> HistData<'a> {
             } else {
                 write!(out, "\n    hist_data->fields[{i}]:\n")?;
             }
-            self.debug_field(out, id)?;
+            self.debug_field(out, id, var_hist_data)?;
         }
         out.write_str("\n  key fields:\n")?;
         for (i, &id) in self.key_ids().iter().enumerate() {
             write!(out, "\n    hist_data->fields[{}]:\n", n_vals + i)?;
-            self.debug_field(out, id)?;
+            self.debug_field(out, id, var_hist_data)?;
+        }
+        if !self.refs.refs().is_empty() {
+            out.write_str("\n  variable reference fields:\n")?;
+        }
+        for (i, r) in self.refs.refs().iter().enumerate() {
+            write!(out, "\n    hist_data->var_refs[{i}]:\n")?;
+            self.debug_field(out, r.node, var_hist_data)?;
         }
         Ok(())
     }
@@ -1200,19 +1328,23 @@ impl<'a> HistData<'a> {
             .copied()
     }
 
-    /// `hist_fn_call()`: the value of hist field `id` for this record.
-    fn value(&self, id: u8, rec: &[u8], ctx: &dyn EventContext) -> u64 {
-        self.eval(id, rec, ctx, EVAL_DEPTH_MAX)
-    }
-
-    fn eval(&self, id: u8, rec: &[u8], ctx: &dyn EventContext, depth: u32) -> u64 {
+    /// `hist_fn_call()`: the value of hist field `id` for this record,
+    /// `ref_vals` holding the values resolved for the references.
+    fn eval(
+        &self,
+        id: u8,
+        rec: &[u8],
+        ctx: &dyn EventContext,
+        ref_vals: &[u64],
+        depth: u32,
+    ) -> u64 {
         let Some(depth) = depth.checked_sub(1) else {
             return 0;
         };
         let f = self.node(id);
         // Operands are made before the fields that use them.
         let operand = |i: usize| match f.operand(i) {
-            Some(op) if op < id => self.eval(op, rec, ctx, depth),
+            Some(op) if op < id => self.eval(op, rec, ctx, ref_vals, depth),
             _ => 0,
         };
         match f.fetch {
@@ -1246,9 +1378,12 @@ impl<'a> HistData<'a> {
             | Fetch::DivPower2 { .. }
             | Fetch::DivNotPower2
             | Fetch::DivMultShift { .. }) => {
-                let divisor = f.operand(1).map_or(0, |op| self.node(op).constant());
+                // A constant divisor is the operand's `constant` (for a
+                // reference, the variable's, copied by parse_expr()).
+                let divisor = f.operand(1).map_or(0, |op| self.node(op).param);
                 apply_op(op, operand(0), || operand(1), divisor)
             }
+            Fetch::VarRef { idx } => ref_vals.get(usize::from(idx)).copied().unwrap_or(0),
             // Addresses in the record, as C computes them: every trigger on
             // an event sees the same record, so sums of them come out as
             // C's.
@@ -1284,7 +1419,14 @@ impl<'a> HistData<'a> {
             }
         } else if f.flags & FL_CPU != 0 {
             "common_cpu"
-        } else if f.flags & (FL_EXPR | FL_VAR_REF) != 0 {
+        } else if f.flags & FL_VAR_REF != 0 {
+            // `system.event.$name` as written, or the variable's name.
+            match self.ref_of(&f) {
+                Some(r) if r.system().is_some() => r.full,
+                Some(r) => r.name(),
+                None => "",
+            }
+        } else if f.flags & FL_EXPR != 0 {
             return None;
         } else if f.flags & FL_TIMESTAMP != 0 {
             "common_timestamp"
@@ -1295,6 +1437,20 @@ impl<'a> HistData<'a> {
         } else {
             ""
         })
+    }
+
+    /// The reference a `VAR_REF` (or alias) field reads.
+    fn ref_of(&self, f: &HistField<'a>) -> Option<&super::var_ref::VarRef<'a>> {
+        match f.fetch {
+            Fetch::VarRef { idx } => self.refs.get(usize::from(idx)),
+            _ => None,
+        }
+    }
+
+    /// Whether a reference (or alias) field was written with a system
+    /// (C's `system`), which it is printed with instead of `$`.
+    fn has_system(&self, f: &HistField<'a>) -> bool {
+        self.ref_of(f).is_some_and(|r| r.system().is_some())
     }
 
     /// `hist_field_name()`.
@@ -1331,7 +1487,9 @@ impl<'a> HistData<'a> {
     fn write_expr_field_str(&self, out: &mut dyn Write, id: u8) -> fmt::Result {
         let f = self.node(id);
         if f.flags & FL_VAR_REF != 0 {
-            out.write_char('$')?;
+            if !self.has_system(&f) {
+                out.write_char('$')?;
+            }
         } else if f.flags & FL_CONST != 0 {
             write!(out, "{}", f.constant())?;
         }
@@ -1356,7 +1514,7 @@ impl<'a> HistData<'a> {
         } else if f.flags & FL_CONST != 0 {
             write!(out, "{}", f.constant())?;
         } else {
-            if f.flags & (FL_VAR_REF | FL_ALIAS) != 0 {
+            if f.flags & (FL_VAR_REF | FL_ALIAS) != 0 && !self.has_system(&f) {
                 out.write_char('$')?;
             }
             self.write_name(out, id)?;
@@ -1383,7 +1541,7 @@ impl<'a> HistData<'a> {
     }
 
     /// C's `type` string of a field.
-    fn type_name(&self, id: u8) -> &'a str {
+    fn type_name(&self, id: u8) -> &str {
         let mut id = id;
         // Each step goes to a lower index.
         for _ in 0..NODES_MAX {
@@ -1394,6 +1552,12 @@ impl<'a> HistData<'a> {
                 TypeName::UnsignedLongArray => return "unsigned long[]",
                 TypeName::UnsignedInt => return "unsigned int",
                 TypeName::CharArray => return "char[]",
+                TypeName::Ref(idx) => {
+                    return self
+                        .refs
+                        .get(usize::from(idx))
+                        .map_or("", |r| r.ty.as_str())
+                }
                 TypeName::Operand => match f.operand(0) {
                     Some(op) if op < id => id = op,
                     _ => break,
@@ -1404,8 +1568,9 @@ impl<'a> HistData<'a> {
     }
 
     /// `hist_field_debug_show()` of a field (with C's flags, which never
-    /// fail its check).
-    fn debug_field(&self, out: &mut dyn Write, id: u8) -> fmt::Result {
+    /// fail its check); `var_hist_data` writes C's `%p` of a referenced
+    /// histogram.
+    fn debug_field(&self, out: &mut dyn Write, id: u8, var_hist_data: HistPtr<'_>) -> fmt::Result {
         let f = self.node(id);
         out.write_str("      flags:\n")?;
         out.write_str(if f.flags & FL_KEY != 0 {
@@ -1437,6 +1602,37 @@ impl<'a> HistData<'a> {
         }
         if f.flags & FL_CONST != 0 {
             writeln!(out, "      constant: {}", f.constant())?;
+        }
+        let var_ref_idx = match f.fetch {
+            Fetch::VarRef { idx } => idx,
+            _ => 0,
+        };
+        if f.flags & FL_ALIAS != 0 {
+            writeln!(
+                out,
+                "      var_ref_idx (into hist_data->var_refs[]): {var_ref_idx}"
+            )?;
+        }
+        if f.flags & FL_VAR_REF != 0 {
+            if let Some(r) = self.ref_of(&f) {
+                writeln!(out, "      name: {}", r.name())?;
+                writeln!(
+                    out,
+                    "      var.idx (into tracing_map_elt.vars[]): {}",
+                    r.var_idx
+                )?;
+                out.write_str("      var.hist_data: ")?;
+                var_hist_data(out, self.refs.hists().get(usize::from(r.slot)).copied())?;
+                out.write_char('\n')?;
+                writeln!(
+                    out,
+                    "      var_ref_idx (into hist_data->var_refs[]): {var_ref_idx}"
+                )?;
+                if let Some((system, event)) = r.system() {
+                    writeln!(out, "      system: {system}")?;
+                    writeln!(out, "      event_name: {event}")?;
+                }
+            }
         }
         writeln!(out, "      type: {}", self.type_name(id))?;
         writeln!(out, "      size: {}", f.size)?;
@@ -1707,9 +1903,10 @@ impl<'a> Builder<'_, '_, 'a> {
                 (id, HIST_STACKTRACE_SIZE)
             }
             KeyField::Expr(text) => {
-                // Variable references, which would be INVALID_REF_KEY,
-                // are not supported before that.
                 let id = self.parse_expr(text, FieldContext::Key)?;
+                if self.has_hist_vars(id, 0) {
+                    return Err(self.error(HistErrorKind::InvalidRefKey, text));
+                }
                 (id, self.node(id).size)
             }
         };
@@ -1847,6 +2044,7 @@ impl<'a> Builder<'_, '_, 'a> {
         (rhs_text, rhs): (&'a str, NodeId),
     ) -> Result<u8, HistError> {
         let mark = self.hd.n_nodes;
+        let refs_mark = self.hd.refs.refs().len();
         let l = self.build_node(expr, lhs, 0)?;
         if self.node(l).flags & FL_STRING != 0 {
             return Err(self.error(HistErrorKind::InvalidStrOperand, lhs_text));
@@ -1856,33 +2054,44 @@ impl<'a> Builder<'_, '_, 'a> {
         if rf.flags & FL_STRING != 0 {
             return Err(self.error(HistErrorKind::InvalidStrOperand, rhs_text));
         }
-        // check_expr_operands()
-        if (lf.flags ^ rf.flags) & FL_TIMESTAMP_USECS != 0 {
+        // check_expr_operands(): a reference stands for its variable.
+        let (lvar, rvar) = (self.operand_var(&lf), self.operand_var(&rf));
+        if (lvar.0 ^ rvar.0) & FL_TIMESTAMP_USECS != 0 {
             return Err(HistError::new(HistErrorKind::TimestampMismatch, 0));
         }
-        let combine = lf.flags & rf.flags & FL_CONST != 0;
+        self.set_read_once(l);
+        self.set_read_once(r);
+        let combine = lvar.0 & rvar.0 & FL_CONST != 0;
         let mut fetch = match op {
             BinaryOp::Plus => Fetch::Plus,
             BinaryOp::Minus => Fetch::Minus,
             BinaryOp::Mult => Fetch::Mult,
             BinaryOp::Div => Fetch::Div,
         };
-        let divisor = rf.constant();
-        if op == BinaryOp::Div && rf.flags & FL_CONST != 0 {
+        let divisor = rvar.1;
+        if op == BinaryOp::Div && rvar.0 & FL_CONST != 0 {
             if divisor == 0 {
                 return Err(self.error(HistErrorKind::DivisionByZero, rhs_text));
             }
             fetch = div_fetch(divisor);
+            // C copies the divisor into the operand (a reference's
+            // variable's constant), which the division reads.
+            if let Some(f) = self.hd.nodes.get_mut(usize::from(r)) {
+                f.param = divisor;
+            }
         }
         let ts_flags = lf.flags & (FL_TIMESTAMP | FL_TIMESTAMP_USECS);
         if combine {
             // The operator is applied now and the operands dropped; they
-            // are the last fields made.
-            let value = apply_op(fetch, lf.constant(), || rf.constant(), divisor);
-            for f in self.hd.nodes.iter_mut().take(self.hd.n_nodes).skip(mark) {
-                *f = HistField::default();
+            // are the last fields made.  References stay in var_refs[]
+            // (C destroys them with the trigger), so do their fields.
+            let value = apply_op(fetch, lvar.1, || rvar.1, divisor);
+            if self.hd.refs.refs().len() == refs_mark {
+                for f in self.hd.nodes.iter_mut().take(self.hd.n_nodes).skip(mark) {
+                    *f = HistField::default();
+                }
+                self.hd.n_nodes = mark;
             }
-            self.hd.n_nodes = mark;
             return self.push_const(flags | ts_flags, value);
         }
         let id = self.push(HistField {
@@ -1943,26 +2152,136 @@ impl<'a> Builder<'_, '_, 'a> {
                 match local {
                     Some(field) => field,
                     // Otherwise C looks the variable up among the
-                    // registered triggers (parse_var_ref()): not
-                    // supported yet, unless there is none to find.
-                    None if self.defined_in_instance.is_some_and(|f| f(var)) => {
-                        return Err(self.unsupported())
-                    }
-                    None => {
-                        // VAR_NOT_FOUND, then parse_field() of `$var`
-                        // (a field name never starts with `$`).
-                        let found = self.error(HistErrorKind::VarNotFound, var);
-                        let field = self.spec().parse_field(atom.name(), atom.context());
-                        return match self.parse_field(field, atom.context()) {
-                            Err(e) => Err(e.after(HistErrorKind::VarNotFound, found.pos())),
-                            Ok(_) => Err(self.unsupported()),
-                        };
-                    }
+                    // registered triggers.
+                    None => return self.parse_var_ref(atom, var),
                 }
             }
         };
         let field = self.spec().parse_field(text, atom.context());
         self.parse_field(field, atom.context())
+    }
+
+    /// `parse_var_ref()`: the reference to the variable `var` the shell
+    /// finds ([`VarLookup`]); in a variable's definition that is just the
+    /// reference, an alias of it (`create_alias()`).  When there is none,
+    /// C logs `VAR_NOT_FOUND` (after `find_var_file()`'s `VAR_NOT_UNIQUE`
+    /// if several events define it) and parses `$var` as a field, which
+    /// fails again.
+    fn parse_var_ref(&mut self, atom: &Atom<'a>, var: &'a str) -> Result<u8, HistError> {
+        let event = atom.system().zip(atom.event());
+        let found = match self.vars {
+            Some(lookup) => lookup.find_var(event, var),
+            None => Found::None,
+        };
+        let made = match found {
+            Found::One(target) => self.create_var_ref(atom, &target)?,
+            Found::None | Found::NotUnique => None,
+        };
+        if let Some(id) = made {
+            return if atom.context() == FieldContext::Var {
+                self.create_alias(id)
+            } else {
+                Ok(id)
+            };
+        }
+        let pos = self.spec().errpos(var);
+        let field = self.spec().parse_field(atom.name(), atom.context());
+        match self.parse_field(field, atom.context()) {
+            Err(e) => {
+                let e = e.after(HistErrorKind::VarNotFound, pos);
+                Err(match found {
+                    Found::NotUnique => e.after(HistErrorKind::VarNotUnique, pos),
+                    _ => e,
+                })
+            }
+            // A field name never starts with `$`.
+            Ok(_) => Err(self.unsupported()),
+        }
+    }
+
+    /// `create_var_ref()` and `init_var_ref()`: the reference to
+    /// `target`, the one this trigger has already if any; `None` when it
+    /// has as many as C allows.
+    fn create_var_ref(
+        &mut self,
+        atom: &Atom<'a>,
+        target: &VarTarget<'_>,
+    ) -> Result<Option<u8>, HistError> {
+        if let Some(i) = self.hd.refs.find(target) {
+            return Ok(self.hd.refs.get(i).map(|r| r.node));
+        }
+        let idx = self.hd.refs.refs().len();
+        if idx >= VAR_REFS_MAX || target.var_idx > usize::from(u8::MAX) {
+            return Ok(None);
+        }
+        let id = self.push(HistField {
+            flags: FL_VAR_REF | target.flags & (FL_TIMESTAMP | FL_TIMESTAMP_USECS | FL_STACKTRACE),
+            size: target.size,
+            signed: target.signed,
+            fetch: Fetch::VarRef { idx: idx as u8 },
+            ty: TypeName::Ref(idx as u8),
+            ..HistField::default()
+        })?;
+        let qualified = atom.system().is_some() && atom.event().is_some();
+        Ok(self
+            .hd
+            .refs
+            .add(id, target, atom.text(), qualified)
+            .map(|_| id))
+    }
+
+    /// `create_alias()`: a variable defined as a reference (`x=$y`),
+    /// which reads the reference's value.
+    fn create_alias(&mut self, var_ref: u8) -> Result<u8, HistError> {
+        let r = self.node(var_ref);
+        self.push(HistField {
+            flags: FL_VAR
+                | FL_ALIAS
+                | r.flags & (FL_TIMESTAMP | FL_TIMESTAMP_USECS | FL_STACKTRACE),
+            size: r.size,
+            signed: r.signed,
+            fetch: r.fetch,
+            ty: r.ty,
+            operands: [var_ref, NONE],
+            ..HistField::default()
+        })
+    }
+
+    /// The flags and constant `check_expr_operands()` and `parse_expr()`
+    /// look at for an operand: a reference's are its variable's.
+    fn operand_var(&self, f: &HistField<'a>) -> (u32, u64) {
+        match self.hd.ref_of(f) {
+            Some(r) if f.flags & (FL_VAR_REF | FL_ALIAS) != 0 => (r.var_flags, r.var_constant),
+            _ => (f.flags, f.constant()),
+        }
+    }
+
+    /// `parse_expr()` sets `read_once` on the operands of a binary
+    /// expression: a reference among them consumes the variable.
+    fn set_read_once(&mut self, id: u8) {
+        let f = self.node(id);
+        if f.flags & FL_VAR_REF == 0 {
+            return;
+        }
+        if let Fetch::VarRef { idx } = f.fetch {
+            if let Some(r) = self.hd.refs.get_mut(usize::from(idx)) {
+                r.read_once = true;
+            }
+        }
+    }
+
+    /// `field_has_hist_vars()`: a variable or reference in the field or
+    /// its operands (three levels down).
+    fn has_hist_vars(&self, id: u8, level: u32) -> bool {
+        if level > 3 {
+            return false;
+        }
+        let f = self.node(id);
+        f.flags & (FL_VAR | FL_VAR_REF) != 0
+            || (0..2).any(|i| match f.operand(i) {
+                Some(op) if op < id => self.has_hist_vars(op, level + 1),
+                _ => false,
+            })
     }
 
     /// `parse_field()` and `create_hist_field()`.
@@ -2278,13 +2597,32 @@ mod tests {
         }
     }
 
+    /// A lookup that finds every variable, a `u64` of another event.
+    struct Everything;
+
+    impl VarLookup for Everything {
+        fn find_var(&self, _: Option<(&str, &str)>, _: &str) -> Found<'_> {
+            Found::One(VarTarget {
+                hist: 1,
+                var_idx: 0,
+                size: 8,
+                signed: false,
+                type_name: "u64",
+                flags: FL_VAR,
+                constant: 0,
+                system: "rhist_test",
+                event: "other",
+            })
+        }
+    }
+
     /// [`build_err`] with every variable defined by some trigger of the
-    /// instance (so that references to them are not supported yet).
+    /// instance.
     fn build_err_vars_defined(text: &str, event: &EventDesc<'_>) -> HistError {
         let spec = parse_trigger(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         let mut hd = HistData::empty(&spec);
         let options = BuildOptions {
-            defined_in_instance: Some(&|_| true),
+            vars: Some(&Everything),
             ..Default::default()
         };
         match HistData::build_into_with(&mut hd, &spec, event, options) {
@@ -3373,13 +3711,6 @@ mod tests {
         let ev = sample();
         let ns = not_supported();
         for t in [
-            // Variable references C looks up among the registered triggers.
-            "keys=b:vals=$x",
-            "keys=b:vals=a+$x",
-            "keys=b:vals=sys.ev.$x",
-            "keys=b:vals=$x:x=a+1",
-            "keys=b:x=$y",
-            "keys=b:vals=rhist_test.other.$x:x=a",
             // Handlers and actions.
             "keys=b:vals=a:onmax($x).save(comm)",
             "keys=b:x=a:onchange($x).save(common_pid)",
@@ -4917,8 +5248,9 @@ mod tests {
 
     #[test]
     fn fixed_size() {
-        // No allocation: everything is inline (about 5 KiB).
-        assert!(core::mem::size_of::<HistData<'_>>() < 6 * 1024);
+        // No allocation: everything is inline (about 7 KiB, 1.2 of them
+        // the variable references).
+        assert!(core::mem::size_of::<HistData<'_>>() < 8 * 1024);
         assert!(core::mem::size_of::<HistField<'_>>() <= 40);
     }
 

@@ -12,5 +12,6 @@ pub mod histogram;
 pub mod map;
 pub mod output;
 pub mod trigger;
+pub mod var_ref;
 pub mod vars;
 pub mod version;
