@@ -11,6 +11,7 @@ use core::sync::atomic::Ordering;
 use super::hist_data::{self, EventContext, HistData};
 use super::map::{self, MapError, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
+use super::var_ref::VAR_REFS_MAX;
 use super::vars;
 
 /// Largest key a histogram builds (C's `HIST_KEY_SIZE_MAX`).
@@ -137,7 +138,65 @@ impl<'a> Histogram<'a> {
         let mut key_buf = [0u8; N];
         let key = &mut key_buf[..self.data.key_size().min(N)];
         self.data.write_key(rec, ctx, key);
-        let key = &*key;
+        self.account(key, rec, ctx, &[]);
+    }
+
+    /// Accounts one event record of a trigger with variable references,
+    /// as C's `event_hist_trigger()` does when `n_var_refs` is not 0:
+    /// `refs[i]` is the histogram of slot `i` (the one
+    /// [`HistData::ref_hists`]`[i]` names).  Once the key is built,
+    /// `resolve_var_refs(self = false)` looks each reference up, in C's
+    /// order, in its histogram's map with *this* trigger's key: a missing
+    /// entry or an unset variable drops the event (references before it
+    /// that consume have consumed, as in C); a reference with
+    /// `read_once` (an operand of a binary expression) consumes the
+    /// variable (`tracing_map_read_var_once()`), atomically here, the
+    /// others read it.  Then the entry is found or inserted and updated,
+    /// a reference's value being the one resolved.  Without references,
+    /// [`update`](Self::update).  Lock-free; no allocation.
+    ///
+    /// The referenced map reads as many key bytes as its own keys have:
+    /// past this trigger's key they are 0 (C reads what its buffer holds).
+    pub fn update_with_refs(&self, rec: &[u8], ctx: &dyn TaskContext, refs: &[&Histogram<'_>]) {
+        let n = self.data.n_var_refs();
+        if n == 0 {
+            return self.update(rec, ctx);
+        }
+        let mut key_buf = [0u8; KEY_SIZE_MAX];
+        let size = self.data.key_size().min(KEY_SIZE_MAX);
+        self.data.write_key(rec, ctx, &mut key_buf[..size]);
+        let mut vals = [0u64; VAR_REFS_MAX];
+        for (i, val) in vals.iter_mut().enumerate().take(n) {
+            let Some(r) = self.data.var_ref(i) else {
+                return;
+            };
+            let Some(h) = refs.get(r.slot) else {
+                return;
+            };
+            let other = h.data.key_size().min(KEY_SIZE_MAX);
+            let Some(elt) = h.map.lookup(&key_buf[..other]) else {
+                return;
+            };
+            let value = if r.read_once {
+                elt.take_var(r.var_idx)
+            } else if elt.var_is_set(r.var_idx) {
+                Some(elt.read_var(r.var_idx))
+            } else {
+                None
+            };
+            match value {
+                Some(v) => *val = v,
+                None => return,
+            }
+        }
+        self.account(&key_buf[..size], rec, ctx, &vals[..n]);
+    }
+
+    /// `tracing_map_insert()` and `hist_trigger_elt_update()`: finds or
+    /// inserts the entry of `key` and updates it, `ref_vals` holding the
+    /// values resolved for the references.
+    #[inline]
+    fn account(&self, key: &[u8], rec: &[u8], ctx: &dyn TaskContext, ref_vals: &[u64]) {
         let elt = if self.needs_comm {
             self.map.insert_with(key, |elt| {
                 let comm = saved_comm(ctx);
@@ -154,13 +213,13 @@ impl<'a> Histogram<'a> {
             return;
         };
         for i in 0..self.data.n_sums() {
-            elt.update_sum(i, self.data.sum_value(i, rec, ctx));
+            elt.update_sum(i, self.data.sum_value_refs(i, rec, ctx, ref_vals));
         }
         if self.has_copies {
-            self.set_vars_with_copies(&elt, rec, ctx);
+            self.set_vars_with_copies(&elt, rec, ctx, ref_vals);
         } else {
             for i in 0..self.data.n_vars() {
-                elt.set_var(i, self.data.var_value(i, rec, ctx));
+                elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
             }
         }
     }
@@ -168,7 +227,13 @@ impl<'a> Histogram<'a> {
     /// Sets the variables of `elt` where some keep a copy in the entry:
     /// each such variable is given its slot's number.
     #[inline(never)]
-    fn set_vars_with_copies(&self, elt: &map::Elt<'a>, rec: &[u8], ctx: &dyn TaskContext) {
+    fn set_vars_with_copies(
+        &self,
+        elt: &map::Elt<'a>,
+        rec: &[u8],
+        ctx: &dyn TaskContext,
+        ref_vals: &[u64],
+    ) {
         let words = elt.private_words();
         let start = comm_words(self.needs_comm);
         let mut comm = [0u8; 16];
@@ -182,7 +247,7 @@ impl<'a> Histogram<'a> {
         let mut copy = [0u8; vars::STR_VAR_LEN_MAX];
         for i in 0..self.data.n_vars() {
             if self.data.var_copy(i).is_none() {
-                elt.set_var(i, self.data.var_value(i, rec, ctx));
+                elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
                 continue;
             }
             vars::write_copy(self.data, i, rec, ctx, &comm, &mut copy);
@@ -553,5 +618,115 @@ mod tests {
             keys,
             ["{ a:          2 ", "{ a:          3 ", "{ a:          1 "]
         );
+    }
+
+    /// A lookup of the variables of one registered histogram, identity 1.
+    struct One<'h>(&'h HistData<'h>);
+
+    impl super::super::var_ref::VarLookup for One<'_> {
+        fn find_var(
+            &self,
+            _: Option<(&str, &str)>,
+            name: &str,
+        ) -> super::super::var_ref::Found<'_> {
+            use super::super::var_ref::Found;
+            self.0
+                .var_target(name, 1, EVENT.system, EVENT.name)
+                .map_or(Found::None, Found::One)
+        }
+    }
+
+    /// Builds `text` against the histogram of `owner`.
+    fn build_with<'h>(text: &'h str, owner: &'h HistData<'h>) -> HistData<'h> {
+        let spec = trigger::parse(text).unwrap();
+        let mut hd = HistData::empty(&spec);
+        let lookup = One(owner);
+        let options = hist_data::BuildOptions {
+            vars: Some(&lookup),
+            ..Default::default()
+        };
+        HistData::build_into_with(&mut hd, &spec, &EVENT, options).unwrap();
+        hd
+    }
+
+    fn storage(data: &HistData<'_>) -> Vec<AtomicU64> {
+        (0..map_params(data).storage_words().unwrap())
+            .map(|_| AtomicU64::new(0))
+            .collect()
+    }
+
+    /// `(key a, sum 1)` of each entry, sorted.
+    fn sums(h: &Histogram<'_>) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = h
+            .map()
+            .iter()
+            .map(|e| (e.key_word(0), e.read_sum(1)))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The second trigger's events are dropped unless the first has set
+    /// the variable for the same key; a plain reference reads it, an
+    /// operand consumes it.
+    #[test]
+    fn references_resolve_against_the_other_histogram() {
+        let ctx = Ctx { pid: 42 };
+        let spec = trigger::parse("keys=a:t=b").unwrap();
+        let d1 = HistData::build(&spec, &EVENT).unwrap();
+        let s1 = storage(&d1);
+        let h1 = Histogram::new(&d1, TracingMap::new(map_params(&d1), &s1).unwrap()).unwrap();
+
+        let d2 = build_with("keys=a:vals=$t", &d1);
+        let d3 = build_with("keys=a:vals=b+$t", &d1);
+        let d4 = build_with("keys=a:x=$t", &d1);
+        assert_eq!(d2.var_ref(0).map(|r| r.read_once), Some(false));
+        assert_eq!(d3.var_ref(0).map(|r| r.read_once), Some(true));
+        assert_eq!(d2.ref_hists(), &[1]);
+        let (s2, s3, s4) = (storage(&d2), storage(&d3), storage(&d4));
+        let h2 = Histogram::new(&d2, TracingMap::new(map_params(&d2), &s2).unwrap()).unwrap();
+        let h3 = Histogram::new(&d3, TracingMap::new(map_params(&d3), &s3).unwrap()).unwrap();
+        let h4 = Histogram::new(&d4, TracingMap::new(map_params(&d4), &s4).unwrap()).unwrap();
+        let refs = [&h1];
+
+        // Nothing set yet: dropped, not even a hit.
+        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        assert!(h2.map().is_empty());
+        assert_eq!(h2.map().hits(), 0);
+
+        h1.update(&record(1, 10, 0), &ctx);
+        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        // Another key: not set for it.
+        h2.update_with_refs(&record(2, 5, 0), &ctx, &refs);
+        assert_eq!(sums(&h2), [(1, 20)]);
+        h4.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        let elt = h4.map().lookup(&1u64.to_ne_bytes()).unwrap();
+        assert_eq!(elt.read_var(0), 10);
+
+        // Read once: the first event consumes the variable.
+        h3.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        h3.update_with_refs(&record(1, 6, 0), &ctx, &refs);
+        assert_eq!(sums(&h3), [(1, 15)]);
+        let elt = h1.map().lookup(&1u64.to_ne_bytes()).unwrap();
+        assert!(!elt.var_is_set(0));
+        // ... for every reader.
+        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        assert_eq!(sums(&h2), [(1, 20)]);
+
+        // Set again: read again.
+        h1.update(&record(1, 3, 0), &ctx);
+        h3.update_with_refs(&record(1, 6, 0), &ctx, &refs);
+        assert_eq!(sums(&h3), [(1, 24)]);
+
+        // A slot the shell did not pass: dropped.
+        h1.update(&record(1, 3, 0), &ctx);
+        h3.update_with_refs(&record(1, 6, 0), &ctx, &[]);
+        assert_eq!(sums(&h3), [(1, 24)]);
+        assert!(h1.map().lookup(&1u64.to_ne_bytes()).unwrap().var_is_set(0));
+
+        // No references: update_with_refs() is update().
+        h1.update_with_refs(&record(5, 1, 0), &ctx, &[]);
+        assert!(h1.map().lookup(&5u64.to_ne_bytes()).is_some());
     }
 }
