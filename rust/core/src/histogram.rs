@@ -729,4 +729,35 @@ mod tests {
         h1.update_with_refs(&record(5, 1, 0), &ctx, &[]);
         assert!(h1.map().lookup(&5u64.to_ne_bytes()).is_some());
     }
+
+    /// A reference to a string variable reads, for now, what the variable
+    /// holds: the number of its copy's slot in the other entry (C's
+    /// pointer to the copy).
+    #[test]
+    fn a_string_reference_reads_the_copy_slot() {
+        const STR_FIELDS: [EventField<'static>; 2] = [
+            field("a", 8, 8, false),
+            EventField::new("s", "char[8]", 16, 8, false, FieldStorage::StaticString),
+        ];
+        let event = EventDesc {
+            fields: &STR_FIELDS,
+            ..EVENT
+        };
+        let ctx = Ctx { pid: 42 };
+        let spec = trigger::parse("keys=a:n=a,x=s,y=s").unwrap();
+        let d1 = HistData::build(&spec, &event).unwrap();
+        let s1 = storage(&d1);
+        let h1 = Histogram::new(&d1, TracingMap::new(map_params(&d1), &s1).unwrap()).unwrap();
+        let d2 = build_with("keys=a:v=$y", &d1);
+        assert_eq!(d2.var_ref(0).map(|r| r.var_idx), Some(2));
+        let s2 = storage(&d2);
+        let h2 = Histogram::new(&d2, TracingMap::new(map_params(&d2), &s2).unwrap()).unwrap();
+        let mut rec = [0u8; 24];
+        rec[8] = 3;
+        rec[16..20].copy_from_slice(b"abc\0");
+        h1.update(&rec, &ctx);
+        h2.update_with_refs(&rec, &ctx, &[&h1]);
+        let elt = h2.map().lookup(&3u64.to_ne_bytes()).unwrap();
+        assert_eq!(elt.read_var(0), 1);
+    }
 }

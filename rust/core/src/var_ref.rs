@@ -538,6 +538,46 @@ mod build_tests {
         assert_eq!(err(t), HistError::new(BadFieldModifier, at(t, "$st")));
     }
 
+    /// C's `create_var_ref()` refuses a 17th reference: `VAR_NOT_FOUND`.
+    #[test]
+    fn at_most_sixteen_references() {
+        let defs: Vec<String> = (0..16).map(|i| format!("v{i}=next_pid")).collect();
+        let owner: &'static str = format!("keys=prev_prio:{}", defs.join(",")).leak();
+        let switch = event("sched", "sched_switch", &SWITCH);
+        let inst = Instance(std::vec![
+            (
+                1,
+                switch,
+                HistData::build(&parse_trigger(owner).unwrap(), &switch).unwrap()
+            ),
+            (2, switch, {
+                let spec = parse_trigger("keys=next_pid:w=prev_prio").unwrap();
+                HistData::build(&spec, &switch).unwrap()
+            }),
+        ]);
+        let uses: Vec<String> = (0..16).map(|i| format!("x{i}=$v{i}")).collect();
+        let text: &'static str = format!("keys=common_pid:vals=$w:{}", uses.join(",")).leak();
+        let spec = parse_trigger(text).unwrap();
+        let ev = event("rhist_test", "rhist_sample", &SAMPLE);
+        let mut hd = HistData::empty(&spec);
+        let options = BuildOptions {
+            vars: Some(&inst),
+            ..Default::default()
+        };
+        let e = HistData::build_into_with(&mut hd, &spec, &ev, options).unwrap_err();
+        assert_eq!(
+            e.earlier(),
+            Some((HistErrorKind::VarNotFound, at(text, "v15")))
+        );
+        // One less is fine.
+        let text: &'static str = format!("keys=common_pid:{}", uses.join(",")).leak();
+        let spec = parse_trigger(text).unwrap();
+        let mut hd = HistData::empty(&spec);
+        HistData::build_into_with(&mut hd, &spec, &ev, options).unwrap();
+        assert_eq!(hd.n_var_refs(), 16);
+        assert_eq!(hd.ref_hists(), &[1]);
+    }
+
     #[test]
     fn expressions_type_check_with_the_variable() {
         use HistErrorKind::*;
