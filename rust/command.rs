@@ -32,6 +32,7 @@ use crate::hist::grammar::TriggerSpec;
 use crate::hist::hist_data::{BuildOptions, HistData};
 use crate::hist::histogram::{self, Histogram};
 use crate::hist::map::TracingMap;
+use crate::hist::var_ref::{Found, VarLookup, VAR_REFS_MAX};
 use crate::shim;
 use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
 
@@ -83,6 +84,10 @@ unsafe impl Sync for Hist {}
 /// referenced for as long as the trigger lives.
 pub(crate) struct Trigger {
     hist: Arc<Hist>,
+    /// The histograms whose variables this one references, by slot
+    /// (`HistData::ref_hists()`): each outlives this trigger, whose
+    /// probe reads their maps.
+    refs: KVec<Arc<Hist>>,
     file: *mut bindings::trace_event_file,
     /// How many bytes of this event's records the histogram reads, when
     /// it reads only the fixed part (see `HistData::record_span()`);
@@ -137,9 +142,12 @@ impl Trigger {
     ) -> Result<KBox<Self>, BuildError> {
         // SAFETY: `file` is live.
         let pin = unsafe { EventPin::new(file) }?;
+        // SAFETY: `parse()`, the only caller's caller, holds `event_mutex`.
+        let refs = unsafe { referenced_hists(hist.histogram().data()) }?;
         Ok(KBox::new(
             Trigger {
                 hist,
+                refs,
                 file,
                 record_span,
                 _pin: pin,
@@ -151,6 +159,47 @@ impl Trigger {
     /// The histogram.
     pub(crate) fn hist(&self) -> &Histogram<'_> {
         self.hist.histogram()
+    }
+
+    /// Accounts one event record, resolving the references to other
+    /// histograms' variables first if there are any.
+    #[inline]
+    fn update(&self, rec: &[u8], ctx: &ProbeContext) {
+        let hist = self.hist();
+        if self.refs.is_empty() {
+            return hist.update(rec, ctx);
+        }
+        let mut refs = [hist; VAR_REFS_MAX];
+        for (slot, other) in refs.iter_mut().zip(self.refs.iter()) {
+            *slot = other.histogram();
+        }
+        let n = self.refs.len().min(VAR_REFS_MAX);
+        hist.update_with_refs(rec, ctx, &refs[..n]);
+    }
+
+    /// Whether another trigger references a variable of this one's
+    /// histogram: then it cannot be removed (C's `check_var_refs()`).
+    ///
+    /// # Safety
+    ///
+    /// `event_mutex` must be held.
+    unsafe fn referenced(&self) -> bool {
+        // SAFETY: the caller holds `event_mutex`; registered triggers are
+        // live.
+        unsafe { REGISTRY.get() }.iter().any(|&d| {
+            // SAFETY: as above.
+            let other = unsafe { state(d) };
+            !ptr::eq(other, self) && other.refs.iter().any(|h| Arc::ptr_eq(h, &self.hist))
+        })
+    }
+
+    /// The histogram whose identity (`HistData::ref_hists()`) is `id`,
+    /// among those this trigger references.
+    pub(crate) fn referenced_data(&self, id: u64) -> Option<&HistData<'_>> {
+        self.refs
+            .iter()
+            .map(|h| h.histogram().data())
+            .find(|&d| hist_identity(d) == id)
     }
 
     /// The resolved trigger.
@@ -230,25 +279,15 @@ impl Resolved {
                 })
         };
         // parse_var_ref() looks a `$var` up among the registered triggers
-        // of the instance, on any event.
-        // SAFETY: `file` is live.
-        let tr = unsafe { (*file).tr };
-        let defined_in_instance = |name: &str| {
-            // SAFETY: `event_mutex` is held: the registry and its
-            // triggers stay as they are meanwhile.
-            unsafe { REGISTRY.get() }.iter().any(|&d| {
-                // SAFETY: as above; registered triggers are live.
-                let t = unsafe { state(d) };
-                // SAFETY: a trigger's file lives as long as it does.
-                let same = unsafe { (*t.file).tr } == tr;
-                let other = t.data();
-                same && (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
-            })
+        // of the instance.
+        let vars = InstanceVars {
+            // SAFETY: `file` is live.
+            tr: unsafe { (*file).tr },
         };
         let options = BuildOptions {
             remove,
             defined_elsewhere: Some(&defined_elsewhere),
-            defined_in_instance: Some(&defined_in_instance),
+            vars: Some(&vars),
         };
         HistData::build_into_with(&mut data, &spec, &desc, options)?;
 
@@ -277,6 +316,100 @@ impl Resolved {
     fn info(&self) -> &[u8] {
         &self.info
     }
+}
+
+/// The identity of a histogram for references (`VarTarget::hist`): the
+/// address of its hist data, which C's `hist_debug` shows as a
+/// reference's `var.hist_data`.
+fn hist_identity(data: &HistData<'_>) -> u64 {
+    ptr::from_ref(data) as u64
+}
+
+/// The variables of the registered rhist triggers of one trace instance,
+/// as `parse_var_ref()` finds them. Used with `event_mutex` held.
+struct InstanceVars {
+    tr: *mut bindings::trace_array,
+}
+
+impl InstanceVars {
+    /// The registered triggers of the instance with a variable `name`,
+    /// with their event's names.
+    fn defining<'a>(&self, name: &'a str) -> impl Iterator<Item = (&Trigger, &str, &str)> + 'a
+    where
+        Self: 'a,
+    {
+        let tr = self.tr;
+        // SAFETY: builds run under `event_mutex` (`Resolved::new()`),
+        // which keeps the registry and its triggers as they are.
+        unsafe { REGISTRY.get() }
+            .iter()
+            // SAFETY: as above; registered triggers are live.
+            .map(|&d| unsafe { state(d) })
+            // SAFETY: a trigger's file lives as long as it does.
+            .filter(move |t| unsafe { (*t.file).tr } == tr)
+            .filter(move |t| {
+                let data = t.data();
+                (0..data.n_vars()).any(|i| data.var_name(i) == Some(name))
+            })
+            .map(|t| {
+                // SAFETY: the trigger pins its event, whose names live
+                // as long as it does.
+                let (system, event) = unsafe { tracefs::event_names(t.file) };
+                let text = |b| core::str::from_utf8(b).unwrap_or("");
+                (t, text(system), text(event))
+            })
+    }
+}
+
+impl VarLookup for InstanceVars {
+    fn find_var(&self, event: Option<(&str, &str)>, name: &str) -> Found<'_> {
+        let mut found = self.defining(name);
+        let first = match event {
+            Some((sys, ev)) => found.find(|&(_, s, e)| s == sys && e == ev),
+            None => {
+                let first = found.next();
+                if let Some((t, ..)) = first {
+                    // Triggers on two events define it: C's VAR_NOT_UNIQUE.
+                    if found.any(|(other, ..)| other.file != t.file) {
+                        return Found::NotUnique;
+                    }
+                }
+                first
+            }
+        };
+        let Some((t, system, event)) = first else {
+            return Found::None;
+        };
+        let data = t.data();
+        match data.var_target(name, hist_identity(data), system, event) {
+            Some(target) => Found::One(target),
+            None => Found::None,
+        }
+    }
+}
+
+/// The histograms `data` references, one per slot of
+/// `HistData::ref_hists()`, from the registered triggers.
+///
+/// # Safety
+///
+/// `event_mutex` must be held.
+unsafe fn referenced_hists(data: &HistData<'_>) -> Result<KVec<Arc<Hist>>, BuildError> {
+    let mut refs = KVec::with_capacity(data.ref_hists().len(), GFP_KERNEL)?;
+    for &id in data.ref_hists() {
+        // SAFETY: the caller holds `event_mutex`; registered triggers are
+        // live.
+        let hist = unsafe { REGISTRY.get() }
+            .iter()
+            // SAFETY: as above.
+            .map(|&d| unsafe { state(d) })
+            .find(|t| hist_identity(t.data()) == id)
+            .map(|t| t.hist.clone())
+            // Found by the build under the same lock: always there.
+            .ok_or(BuildError::Kernel(code::EINVAL))?;
+        refs.push(hist, GFP_KERNEL)?;
+    }
+    Ok(refs)
 }
 
 impl Hist {
@@ -567,7 +700,7 @@ unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistE
         Ok(())
     })();
     if built.is_ok() {
-        let entries = Iterator::chain(err.earlier().into_iter(), [(kind, err.pos())]);
+        let entries = Iterator::chain(err.logged_before(), [(kind, err.pos())]);
         for (kind, pos) in entries {
             // SAFETY: `file` is live; both strings are NUL-terminated.
             unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), pos) };
@@ -697,6 +830,12 @@ unsafe fn run_command(
         let existing = unsafe { find(file, resolved.data(), spec.filter_expr(), named) };
         // Like hist, removing a trigger that is not there is no error.
         if let Some(data) = existing {
+            // A trigger whose variables another references stays, with
+            // nothing logged, as in hist.
+            // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
+            if unsafe { state(data).referenced() } {
+                return Err(BuildError::Kernel(code::EBUSY));
+            }
             // SAFETY: `data` is a live rhist trigger on `file`.
             unsafe { unregister_one(data) };
         }
@@ -1013,6 +1152,15 @@ unsafe extern "C" fn unreg(
 /// `unreg_all()`: removes every rhist trigger of `file` (the trigger file
 /// was opened with O_TRUNC).
 unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
+    // As hist_file_check_refs(): none goes while another trigger
+    // references a variable of one of them.
+    // SAFETY: `event_mutex` is held by the caller; the triggers are live.
+    let referenced = unsafe { tracefs::triggers(file) }
+        // SAFETY: as above.
+        .any(|d| unsafe { is_ours(d) && state(d).referenced() });
+    if referenced {
+        return;
+    }
     // SAFETY: `event_mutex` is held by the caller; the next node is read
     // before the current one is unlinked.
     loop {
@@ -1117,7 +1265,7 @@ unsafe extern "C" fn on_event(
         // SAFETY: the trigger references its file, live with its array.
         tr: unsafe { (*trigger.file).tr },
     };
-    trigger.hist().update(rec, &ctx);
+    trigger.update(rec, &ctx);
 }
 
 /// `print()`: shows the trigger in the event's trigger file.

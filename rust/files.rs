@@ -219,7 +219,15 @@ unsafe extern "C" fn show_debug(m: *mut bindings::seq_file, _v: *mut c_void) -> 
     let each = |out: &mut SeqWriter, trigger: &command::Trigger| -> Result {
         let hist_data = trigger.data();
         let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
-        let _ = hist_data.write_debug(out, &ptr);
+        // A reference's `var.hist_data`: the referenced hist data, hashed.
+        let var_hist_data = |out: &mut dyn fmt::Write, id: Option<u64>| {
+            let data = id.and_then(|id| trigger.referenced_data(id));
+            match data {
+                Some(d) => write!(out, "{}", HashedPointer(ptr::from_ref(d).cast())),
+                None => out.write_str("(null)"),
+            }
+        };
+        let _ = hist_data.write_debug_with(out, &ptr, &var_hist_data);
         Ok(())
     };
     // SAFETY: the seq_file core calls this with a file `open()` opened.

@@ -5,11 +5,13 @@
  * Fires rhist_test:rhist_sample on demand from debugfs:
  *
  *   /sys/kernel/debug/rhist_test/fire     (0200)
- *	"count=N seed=S keys=K [cpu=all]", words in any order, all optional;
- *	defaults count=1 seed=1 keys=16.  N <= 100000000, 1 <= K <= 2^32-1,
- *	S is any u64; numbers are decimal.  Unknown words or bad numbers
- *	give -EINVAL.  cpu=all runs the loop on every online CPU at once,
- *	CPU n using seed S + n.
+ *	"count=N seed=S keys=K [cpu=all] [event=other]", words in any
+ *	order, all optional; defaults count=1 seed=1 keys=16.
+ *	N <= 100000000, 1 <= K <= 2^32-1, S is any u64; numbers are
+ *	decimal.  Unknown words or bad numbers give -EINVAL.  cpu=all runs
+ *	the loop on every online CPU at once, CPU n using seed S + n.
+ *	event=other fires rhist_test:rhist_other (a = key, b = lo32(r1))
+ *	instead of rhist_sample.
  *   /sys/kernel/debug/rhist_test/warn     (0200)
  *	Any write WARNs: the VM runner's tests use it to check that a
  *	kernel warning fails a run.
@@ -80,6 +82,7 @@ struct rhist_test_args {
 	u64 seed;
 	u32 keys;
 	bool all;
+	bool other;
 };
 
 /* State shared by the loops of one fire. */
@@ -88,6 +91,7 @@ struct rhist_test_ctx {
 	u64 count;
 	u32 keys;
 	u32 ntab;
+	bool other;
 	bool abort;
 	/* cpu=all only */
 	struct completion start;
@@ -214,9 +218,13 @@ static int rhist_test_run(const struct rhist_test_ctx *ctx, u64 seed,
 		u32 key = ((r0 & U32_MAX) * keys) >> 32;
 		u32 dn = ((r0 >> 32) * ntab) >> 32;
 
-		trace_rhist_sample(key, (u32)r1, (s32)(r1 >> 32),
-				   tab[key % RHIST_TEST_TAB_MAX].s, tab[dn].d,
-				   (unsigned long)rhist_test_ips[r2 & 7]);
+		if (ctx->other)
+			trace_rhist_other(key, (u32)r1);
+		else
+			trace_rhist_sample(key, (u32)r1, (s32)(r1 >> 32),
+					   tab[key % RHIST_TEST_TAB_MAX].s,
+					   tab[dn].d,
+					   (unsigned long)rhist_test_ips[r2 & 7]);
 
 		if (unlikely(!--batch)) {
 			u64 t = ktime_get_ns();
@@ -322,6 +330,7 @@ static int rhist_test_fire(const struct rhist_test_args *args)
 	struct rhist_test_ctx ctx = {
 		.count = args->count,
 		.keys = args->keys,
+		.other = args->other,
 		.ntab = min(args->keys, RHIST_TEST_TAB_MAX),
 	};
 	struct rhist_test_str *tab;
@@ -353,6 +362,10 @@ static int rhist_test_parse_word(const char *w, struct rhist_test_args *args)
 		args->all = true;
 		return 0;
 	}
+	if (!strcmp(w, "event=other")) {
+		args->other = true;
+		return 0;
+	}
 	n = str_has_prefix(w, "count=");
 	if (n)
 		return kstrtou64(w + n, 10, &args->count);
@@ -373,6 +386,7 @@ static int rhist_test_parse(char *buf, struct rhist_test_args *args)
 	args->seed = 1;
 	args->keys = 16;
 	args->all = false;
+	args->other = false;
 
 	while ((w = strsep(&buf, " \t\n")) != NULL) {
 		if (!*w)

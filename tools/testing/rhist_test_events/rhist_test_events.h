@@ -37,6 +37,21 @@ TRACE_EVENT(rhist_sample,
 		      (void *)__entry->ip)
 );
 
+/*
+ * A second event, for triggers that reference the variables of
+ * rhist_sample's: the same key, and one number.
+ */
+TRACE_EVENT(rhist_other,
+	    TP_PROTO(u64 a, u32 b),
+	    TP_ARGS(a, b),
+	    TP_STRUCT__entry(__field(u64, a)
+			     __field(u32, b)),
+	    TP_fast_assign(__entry->a = a;
+			   __entry->b = b;),
+	    TP_printk("a=%llu b=%u", (unsigned long long)__entry->a,
+		      __entry->b)
+);
+
 #endif /* _RHIST_TEST_EVENTS_H */
 
 /* Out of tree: the header is found through -I$(src), see Kbuild. */
