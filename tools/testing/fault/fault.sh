@@ -92,6 +92,30 @@ p_share_filter_check() {
 }
 p_share_filter_undo() { echo '!rhist:keys=a:name=fshare if b > 0' >> $EV/trigger; }
 
+# --- create a trigger that references another's variable ----------------
+# Attached, it holds the variable's trigger, which then cannot go (EBUSY).
+p_ref_setup() {
+	attached $EV 'rhist:.*:fts0=' || echo 'rhist:keys=a:fts0=common_timestamp' >> $EV/trigger
+}
+p_ref_body() { write_armed 'rhist:keys=a:flat=common_timestamp-$fts0' $EV/trigger; }
+p_ref_check() {
+	if attached $EV 'rhist:.*:flat='; then
+		[ $rc = 0 ] || { why="failed but attached"; return 1; }
+		! echo '!rhist:keys=a:fts0=common_timestamp' >> $EV/trigger 2> /dev/null ||
+			{ why="the referenced trigger was removed"; return 1; }
+		outcome=ok
+	else
+		clean || { why="not attached"; return 1; }
+		unlogged || return 1
+		outcome=clean
+	fi
+	attached $EV 'rhist:.*:fts0=' || { why="the variable's trigger is gone"; return 1; }
+}
+p_ref_undo() {
+	echo '!rhist:keys=a:flat=common_timestamp-$fts0' >> $EV/trigger
+	echo '!rhist:keys=a:fts0=common_timestamp' >> $EV/trigger
+}
+
 # --- remove a filtered trigger -------------------------------------------
 p_remove_setup() {
 	echo 'rhist:keys=a:vals=b if b > 100' >> $EV/trigger
@@ -238,6 +262,8 @@ p_unload_setup() {
 	[ -d /sys/module/rhist ] || insmod /lib/rhist/rhist.ko || fail "insmod rhist"
 	for t in "$EV rhist:keys=a" "$EV rhist:keys=common_pid:name=funload" \
 		 "$SW rhist:keys=common_pid:name=funload" "$SW rhist:keys=pid if pid > 1" \
+		 "$EV rhist:keys=a:fu0=common_timestamp" \
+		 "$SW rhist:keys=common_pid:fu1=common_timestamp-\$fu0" \
 		 "$EV hist:keys=a"; do
 		echo "${t#* }" >> ${t%% *}/trigger || fail "attaching ${t#* }"
 	done
@@ -249,8 +275,8 @@ p_unload_body() {
 p_unload_check() {
 	if [ -d /sys/module/rhist ]; then
 		clean || { why="not unloaded"; return 1; }
-		[ "$(grep -c '^rhist:' $EV/trigger $SW/trigger)" = "$EV/trigger:2
-$SW/trigger:2" ] || { why="triggers lost"; return 1; }
+		[ "$(grep -c '^rhist:' $EV/trigger $SW/trigger)" = "$EV/trigger:3
+$SW/trigger:3" ] || { why="triggers lost"; return 1; }
 		works $EV 10 || return 1
 		outcome=clean
 	else
@@ -265,7 +291,9 @@ $SW/trigger:2" ] || { why="triggers lost"; return 1; }
 		outcome=ok
 	fi
 }
-p_unload_undo() { : > $EV/trigger; : > $SW/trigger; }
+# The referencing trigger first: O_TRUNC removes none of a file's
+# triggers while one of them is referenced.
+p_unload_undo() { : > $SW/trigger; : > $EV/trigger; }
 
 # --- the run -------------------------------------------------------------------
 fault_setup
@@ -295,7 +323,7 @@ watchdog &
 dog=$!
 total_injected=0
 failed_paths=
-PATHS='create named share share_filter remove clear read_rhist read_debug instance_trigger rmdir truncate unload'
+PATHS='create named share share_filter ref remove clear read_rhist read_debug instance_trigger rmdir truncate unload'
 echo "fault: paths ${FAULT_PATHS:-$PATHS}"
 run() { # PATH: runs it if FAULT_PATHS (all by default) has it
 	case " ${FAULT_PATHS:-$PATHS} " in
@@ -307,6 +335,7 @@ run named
 run share
 run share_filter
 [ ! -d $SH ] || rmdir $SH
+run ref
 run remove
 run clear
 
