@@ -654,6 +654,9 @@ struct Builder<'h, 'e, 'a> {
     hd: &'h mut HistData<'a>,
     event: &'e EventDesc<'a>,
     defs: VarDefs<'a>,
+    /// The variable definition being built, whose text C splits in place
+    /// as it parses it (see [`Self::cut_current_def`]).
+    current_def: Option<usize>,
     remove: bool,
     defined_elsewhere: Option<&'h dyn Fn(&str) -> bool>,
     vars: Option<&'h dyn VarLookup>,
@@ -762,6 +765,7 @@ impl<'a> HistData<'a> {
             hd,
             event,
             defs,
+            current_def: None,
             remove: options.remove,
             defined_elsewhere: options.defined_elsewhere,
             vars: options.vars,
@@ -1829,7 +1833,10 @@ impl<'a> Builder<'_, '_, 'a> {
     fn create_var_fields(&mut self) -> Result<(), HistError> {
         for i in 0..self.defs.len() {
             if let Some(&def) = self.defs.get(i) {
-                let remains = self.create_var_field(def)?;
+                self.current_def = Some(i);
+                let remains = self.create_var_field(def);
+                self.current_def = None;
+                let remains = remains?;
                 // C parsed the definition in place: later `$name`s see
                 // what is left of it.
                 self.defs.set_parsed_expr(i, remains);
@@ -2034,6 +2041,22 @@ impl<'a> Builder<'_, '_, 'a> {
         Ok(id)
     }
 
+    /// C writes a NUL at a binary operator before it parses the operands,
+    /// in the buffer the variable definitions keep: a `$name` inside the
+    /// definition of `name` itself then finds its text cut there
+    /// (`field_name_from_var()`): in `x=16-8-$x-2`, `$x` stands for the
+    /// field `16`. Cuts the text of the definition being built, if
+    /// `lhs_text` (the operand before the split) lies in it, at its end.
+    fn cut_current_def(&mut self, lhs_text: &'a str) {
+        let Some(i) = self.current_def else { return };
+        let Some(def) = self.defs.get(i) else { return };
+        let base = def.expr.as_ptr() as usize;
+        let end = (lhs_text.as_ptr() as usize + lhs_text.len()).checked_sub(base);
+        if let Some(prefix) = end.and_then(|end| def.expr.get(..end)) {
+            self.defs.set_parsed_expr(i, prefix);
+        }
+    }
+
     /// `parse_expr()` of `lhs op rhs`, after its syntax checks.
     fn parse_binary(
         &mut self,
@@ -2045,6 +2068,7 @@ impl<'a> Builder<'_, '_, 'a> {
     ) -> Result<u8, HistError> {
         let mark = self.hd.n_nodes;
         let refs_mark = self.hd.refs.refs().len();
+        self.cut_current_def(lhs_text);
         let l = self.build_node(expr, lhs, 0)?;
         if self.node(l).flags & FL_STRING != 0 {
             return Err(self.error(HistErrorKind::InvalidStrOperand, lhs_text));
@@ -3766,6 +3790,24 @@ mod tests {
         assert_eq!(
             build_err(t, &ev),
             HistError::new(HistErrorKind::InvalidStrOperand, 2)
+        );
+        // A definition that names itself finds its text as C's buffer
+        // holds it then: cut at each operator split so far (found by the
+        // guest fuzzer, seed 109).
+        let t = "keys=a:x=16-8-$x-2";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::FieldNotFound, at(t, "16"))
+        );
+        let t = "keys=a:x=$x-2";
+        let e = build_err(t, &ev);
+        assert_eq!(
+            (e.kind(), e.pos()),
+            (Some(HistErrorKind::FieldNotFound), at(t, "$x"))
+        );
+        assert_eq!(
+            e.logged_before().collect::<Vec<_>>(),
+            [(HistErrorKind::VarNotFound, at(t, "x"))]
         );
         // Values before variables, variables before keys.
         let t = "keys=b:x=$y:vals=zz";

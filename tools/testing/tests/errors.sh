@@ -81,6 +81,8 @@ keys=a+b
 keys=a:vals=b+s
 keys=a:vals=s
 keys=a:x=1:x=2
+keys=a:x=16-8-$x-2
+keys=a:x=$x-2
 keys=a:x=b:vals=$x
 keys=a:vals=b/0
 keys=a:x=b/0
