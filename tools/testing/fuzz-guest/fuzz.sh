@@ -155,10 +155,10 @@ comm_var() {
 }
 
 # string_bucket TEXT: whether TEXT applies .log2 or .buckets to a string
-# field (s or d) or to a stack trace anywhere; sets key. For a string, C
-# makes such a key the string's size, 256 bytes, and copies them from the
-# 8-byte value on its stack (event_hist_trigger()), so its entries split
-# on whatever the stack holds. For both, parsing or printing the field
+# field (s or d), a stack trace or hitcount anywhere; sets key. For a
+# string, C makes such a key the string's size, 256 bytes, and copies
+# them from the 8-byte value on its stack (event_hist_trigger()), so its
+# entries split on whatever the stack holds. For all, parsing or printing the field
 # warns in hist_field_name(), whose operand is NULL. Such a text goes to
 # rhist only, which must take it or reject it cleanly.
 string_bucket() {
@@ -166,7 +166,8 @@ string_bucket() {
 	case "$1" in
 	[sd].log2* | *[=,:+*/\(-][sd].log2* | [sd].buckets* | *[=,:+*/\(-][sd].buckets* | \
 	*[sS][tT][aA][cC][kK][tT][rR][aA][cC][eE].log2* | \
-	*[sS][tT][aA][cC][kK][tT][rR][aA][cC][eE].buckets*)
+	*[sS][tT][aA][cC][kK][tT][rR][aA][cC][eE].buckets* | \
+	*hitcount.log2* | *hitcount.buckets*)
 		key=$1 ;;
 	esac
 	[ -n "$key" ]
@@ -192,7 +193,7 @@ while IFS= read -r t; do
 	n=$((n + 1))
 	if string_bucket "$t"; then
 		# C's bug: no hist, and nothing to compare with.
-		echo "CBUG string or stack trace with .log2 or .buckets: [$t]"
+		echo "CBUG .log2 or .buckets of a string, stack trace or hitcount: [$t]"
 		cbugs=$((cbugs + 1))
 		echo "rhist:$t" >> $T 2> /dev/null && echo "!rhist:$t" >> $T 2> /dev/null
 		leftovers
