@@ -242,9 +242,9 @@ fi
 suite_end fault
 fi
 
-# --- the kernel's ftrace selftests: translated to rhist, and against hist --
+# --- the kernel's ftrace selftests, translated to rhist -------------------
 if want selftests; then
-echo "==> suite selftests (ftracetest: hist tests translated to rhist, and all against hist)"
+echo "==> suite selftests (ftracetest, hist tests translated to rhist)"
 t0=$SECONDS
 sp=0 sf=0
 if [ "$built" = 0 ]; then
