@@ -134,7 +134,7 @@ impl Trigger {
     ///
     /// # Safety
     ///
-    /// `file` must be a live event file.
+    /// `file` must be a live event file; `event_mutex` held.
     unsafe fn new(
         file: *mut bindings::trace_event_file,
         hist: Arc<Hist>,
@@ -142,7 +142,7 @@ impl Trigger {
     ) -> Result<KBox<Self>, BuildError> {
         // SAFETY: `file` is live.
         let pin = unsafe { EventPin::new(file) }?;
-        // SAFETY: `parse()`, the only caller's caller, holds `event_mutex`.
+        // SAFETY: the caller holds `event_mutex` (our contract).
         let refs = unsafe { referenced_hists(hist.histogram().data()) }?;
         Ok(KBox::new(
             Trigger {
@@ -280,10 +280,9 @@ impl Resolved {
         };
         // parse_var_ref() looks a `$var` up among the registered triggers
         // of the instance.
-        let vars = InstanceVars {
-            // SAFETY: `file` is live.
-            tr: unsafe { (*file).tr },
-        };
+        // SAFETY: `file` is live, and `event_mutex`, held by our caller,
+        // stays held until `vars` is dropped at the end of this function.
+        let vars = unsafe { InstanceVars::new(file) };
         let options = BuildOptions {
             remove,
             defined_elsewhere: Some(&defined_elsewhere),
@@ -326,12 +325,31 @@ fn hist_identity(data: &HistData<'_>) -> u64 {
 }
 
 /// The variables of the registered rhist triggers of one trace instance,
-/// as `parse_var_ref()` finds them. Used with `event_mutex` held.
+/// as `parse_var_ref()` finds them.
+///
+/// # Invariants
+///
+/// `event_mutex` is held for as long as the value lives: the registry,
+/// its triggers and their events stay as they are meanwhile, so every
+/// borrow handed out, which lives no longer than `&self`, stays valid.
 struct InstanceVars {
     tr: *mut bindings::trace_array,
 }
 
 impl InstanceVars {
+    /// The variables of the instance of `file`.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be live, and `event_mutex` held until the result is
+    /// dropped.
+    unsafe fn new(file: *mut bindings::trace_event_file) -> Self {
+        InstanceVars {
+            // SAFETY: `file` is live.
+            tr: unsafe { (*file).tr },
+        }
+    }
+
     /// The registered triggers of the instance with a variable `name`,
     /// with their event's names.
     fn defining<'a>(&self, name: &'a str) -> impl Iterator<Item = (&Trigger, &str, &str)> + 'a
@@ -339,13 +357,13 @@ impl InstanceVars {
         Self: 'a,
     {
         let tr = self.tr;
-        // SAFETY: builds run under `event_mutex` (`Resolved::new()`),
-        // which keeps the registry and its triggers as they are.
+        // SAFETY: `event_mutex` is held while `self` lives (invariant).
         unsafe { REGISTRY.get() }
             .iter()
-            // SAFETY: as above; registered triggers are live.
+            // SAFETY: registered triggers are live while `event_mutex`
+            // is held, which it is for as long as `self` (invariant).
             .map(|&d| unsafe { state(d) })
-            // SAFETY: a trigger's file lives as long as it does.
+            // SAFETY: a trigger keeps a reference on its file.
             .filter(move |t| unsafe { (*t.file).tr } == tr)
             .filter(move |t| {
                 let data = t.data();
@@ -353,7 +371,9 @@ impl InstanceVars {
             })
             .map(|t| {
                 // SAFETY: the trigger pins its event, whose names live
-                // as long as it does.
+                // while it is registered; it stays registered while
+                // `self`, which the borrows do not outlive, lives
+                // (invariant).
                 let (system, event) = unsafe { tracefs::event_names(t.file) };
                 let text = |b| core::str::from_utf8(b).unwrap_or("");
                 (t, text(system), text(event))
@@ -887,7 +907,7 @@ unsafe fn run_command(
             (Hist::new(resolved)?, record_span)
         }
     };
-    // SAFETY: `file` is live.
+    // SAFETY: `file` is live; `event_mutex` is held (our contract).
     let trigger = unsafe { Trigger::new(file, hist, record_span) }?;
     // SAFETY: the tracing core's arguments; `event_mutex` is held.
     unsafe { attach(cmd_ops, file, trigger, setup) }

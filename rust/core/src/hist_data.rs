@@ -906,13 +906,14 @@ impl<'a> HistData<'a> {
         ctx: &dyn EventContext,
         ref_vals: &[u64],
     ) -> u64 {
-        let Some(&id) = self.var_ids().get(i) else {
-            return 0;
-        };
-        match self.node_ref(id) {
-            Some(f) => self.field_value(f, id, rec, ctx, ref_vals),
-            None => 0,
-        }
+        self.value_of(self.var_ids().get(i), rec, ctx, ref_vals)
+    }
+
+    /// How many variables keep a copy in each entry (C's `n_var_str`).
+    pub fn n_var_copies(&self) -> usize {
+        (0..self.n_vars)
+            .filter(|&i| self.var_copy(i).is_some())
+            .count()
     }
 
     /// What variable `i` keeps a copy of in each entry, C's variables with
@@ -1055,7 +1056,19 @@ impl<'a> HistData<'a> {
         ctx: &dyn EventContext,
         ref_vals: &[u64],
     ) -> u64 {
-        let Some(&id) = self.val_ids().get(i) else {
+        self.value_of(self.val_ids().get(i), rec, ctx, ref_vals)
+    }
+
+    /// The value of hist field `id` for this record; 0 for none.
+    #[inline]
+    fn value_of(
+        &self,
+        id: Option<&u8>,
+        rec: &[u8],
+        ctx: &dyn EventContext,
+        ref_vals: &[u64],
+    ) -> u64 {
+        let Some(&id) = id else {
             return 0;
         };
         match self.node_ref(id) {
@@ -2023,6 +2036,8 @@ impl<'a> Builder<'_, '_, 'a> {
         text: &'a str,
         operand: NodeId,
     ) -> Result<u8, HistError> {
+        // The closing parenthesis becomes a NUL first.
+        self.cut_current_def(text);
         let op = self.build_node(expr, operand, 0)?;
         let o = self.node(op);
         if o.flags & FL_STRING != 0 {
@@ -2041,12 +2056,14 @@ impl<'a> Builder<'_, '_, 'a> {
         Ok(id)
     }
 
-    /// C writes a NUL at a binary operator before it parses the operands,
-    /// in the buffer the variable definitions keep: a `$name` inside the
-    /// definition of `name` itself then finds its text cut there
-    /// (`field_name_from_var()`): in `x=16-8-$x-2`, `$x` stands for the
-    /// field `16`. Cuts the text of the definition being built, if
-    /// `lhs_text` (the operand before the split) lies in it, at its end.
+    /// C writes a NUL, in the buffer the variable definitions keep, at
+    /// each place [`Expr::c_remains`] lists, before it parses what
+    /// follows: a binary operator, the `)` of a unary minus, the dots of
+    /// `system.event.`. A `$name` inside the definition of `name` itself
+    /// then finds its text cut there (`field_name_from_var()`): in
+    /// `x=16-8-$x-2`, `$x` stands for the field `16`. Cuts the text of the
+    /// definition being built at the end of `lhs_text`, if that lies in
+    /// it and is shorter.
     fn cut_current_def(&mut self, lhs_text: &'a str) {
         let Some(i) = self.current_def else { return };
         let Some(def) = self.defs.get(i) else { return };
@@ -2158,6 +2175,10 @@ impl<'a> Builder<'_, '_, 'a> {
     /// `parse_atom()` of a field or variable reference (constants are
     /// [`Self::push_const`]).
     fn parse_atom(&mut self, atom: &Atom<'a>) -> Result<u8, HistError> {
+        // strsep() cuts `system.event.` off in place first.
+        if let Some(system) = atom.system() {
+            self.cut_current_def(system);
+        }
         let text = match atom.var_ref() {
             None => atom.name(),
             Some(var) => {
@@ -3798,6 +3819,11 @@ mod tests {
         assert_eq!(
             build_err(t, &ev),
             HistError::new(HistErrorKind::FieldNotFound, at(t, "16"))
+        );
+        let t = "keys=a:x=rhist_test.rhist_sample.$x";
+        assert_eq!(
+            build_err(t, &ev),
+            HistError::new(HistErrorKind::FieldNotFound, at(t, "rhist_test"))
         );
         let t = "keys=a:x=$x-2";
         let e = build_err(t, &ev);

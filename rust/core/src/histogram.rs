@@ -30,10 +30,7 @@ pub fn map_params(data: &HistData<'_>) -> MapParams {
         data.n_sums(),
         data.n_vars(),
     );
-    let copies = (0..data.n_vars())
-        .filter(|&i| data.var_copy(i).is_some())
-        .count();
-    let words = comm_words(data.needs_comm()) + copies * vars::STR_VAR_WORDS;
+    let words = comm_words(data.needs_comm()) + data.n_var_copies() * vars::STR_VAR_WORDS;
     if words == 0 {
         params
     } else {
@@ -102,7 +99,7 @@ impl<'a> Histogram<'a> {
             data,
             map,
             needs_comm: data.needs_comm(),
-            has_copies: (0..data.n_vars()).any(|i| data.var_copy(i).is_some()),
+            has_copies: data.n_var_copies() > 0,
         })
     }
 
@@ -493,18 +490,23 @@ mod tests {
         }
     }
 
+    /// An event with a number `a` and a `char s[8]`.
+    fn string_event() -> EventDesc<'static> {
+        static STR_FIELDS: [EventField<'static>; 2] = [
+            field("a", 8, 8, false),
+            EventField::new("s", "char[8]", 16, 8, false, FieldStorage::StaticString),
+        ];
+        EventDesc {
+            fields: &STR_FIELDS,
+            ..EVENT
+        }
+    }
+
     /// String, stack trace and `.execname` variables copy into the entry
     /// (after the saved comm), and the variable holds the copy's slot.
     #[test]
     fn variables_copy_strings_into_the_entry() {
-        const STR_FIELDS: [EventField<'static>; 2] = [
-            field("a", 8, 8, false),
-            EventField::new("s", "char[8]", 16, 8, false, FieldStorage::StaticString),
-        ];
-        let event = EventDesc {
-            fields: &STR_FIELDS,
-            ..EVENT
-        };
+        let event = string_event();
         let text = "keys=a:n=a,x=s,t=common_stacktrace,e=common_pid.execname";
         let spec = trigger::parse(text).unwrap();
         let data = HistData::build(&spec, &event).unwrap();
@@ -735,14 +737,7 @@ mod tests {
     /// pointer to the copy).
     #[test]
     fn a_string_reference_reads_the_copy_slot() {
-        const STR_FIELDS: [EventField<'static>; 2] = [
-            field("a", 8, 8, false),
-            EventField::new("s", "char[8]", 16, 8, false, FieldStorage::StaticString),
-        ];
-        let event = EventDesc {
-            fields: &STR_FIELDS,
-            ..EVENT
-        };
+        let event = string_event();
         let ctx = Ctx { pid: 42 };
         let spec = trigger::parse("keys=a:n=a,x=s,y=s").unwrap();
         let d1 = HistData::build(&spec, &event).unwrap();

@@ -84,20 +84,18 @@ mod tests {
 
     #[test]
     fn strscpy_stops_at_nul_size_and_source() {
-        let mut out = [0u8; 8];
-        strscpy(&mut out, b"abc\0def", 8);
-        assert_eq!(&out, b"abc\0\0\0\0\0");
-        let mut out = [0u8; 8];
-        strscpy(&mut out, b"abcdefghij", 4);
-        assert_eq!(&out, b"abc\0\0\0\0\0");
-        let mut out = [0u8; 4];
-        strscpy(&mut out, b"abcdefghij", 100);
-        assert_eq!(&out, b"abc\0");
-        let mut out = [0u8; 8];
-        strscpy(&mut out, b"ab", 8);
-        assert_eq!(&out, b"ab\0\0\0\0\0\0");
-        let mut out = [0u8; 8];
-        strscpy(&mut out, b"ab", 0);
-        assert_eq!(&out, &[0; 8]);
+        // (destination length, source, size, expected destination)
+        let cases: [(usize, &[u8], usize, &[u8]); 5] = [
+            (8, b"abc\0def", 8, b"abc\0\0\0\0\0"),
+            (8, b"abcdefghij", 4, b"abc\0\0\0\0\0"),
+            (4, b"abcdefghij", 100, b"abc\0"),
+            (8, b"ab", 8, b"ab\0\0\0\0\0\0"),
+            (8, b"ab", 0, &[0; 8]),
+        ];
+        for (len, src, size, want) in cases {
+            let mut out = [0u8; 8];
+            strscpy(&mut out[..len], src, size);
+            assert_eq!(&out[..len], want, "{src:?} size {size}");
+        }
     }
 }

@@ -83,6 +83,9 @@ keys=a:vals=s
 keys=a:x=1:x=2
 keys=a:x=16-8-$x-2
 keys=a:x=$x-2
+keys=a:x=rhist_test.rhist_sample.$x
+keys=a:clear:xaa=s
+keys=a:x=s:vals=b:continue
 keys=a:x=b:vals=$x
 keys=a:vals=b/0
 keys=a:x=b/0
