@@ -61,15 +61,23 @@
 //! in a variable's definition that is just one, an alias.  Its value is
 //! what the event path resolved ([`HistData::sum_value_refs`]).
 //!
+//! # Actions
+//!
+//! `onmatch(system.event)` handlers with `trace()` actions, and the field
+//! variables their parameters make, are built by
+//! [`HistData::create_actions`] after the rest, as C does
+//! (`hist_data/actions.rs`).
+//!
 //! # What is not supported yet
 //!
-//! Field variables, handlers and actions, synthetic events.  For those
-//! [`HistData::build`] returns the error C gives before it gets to them if
-//! there is one, otherwise [`not_supported`] (a silent `-EINVAL`):
+//! For these [`HistData::build`] returns the error C gives before it gets
+//! to them if there is one, otherwise [`not_supported`] (a silent
+//! `-EINVAL`):
 //!
-//! * `onmatch()`: when `parse_actions()` gets to it (C looks its event up);
 //! * `onmax()`/`onchange()`: after everything else is built (C only checks
 //!   them in `create_actions()`, after registration);
+//! * an action parameter that is a field of another event (C makes a
+//!   hidden histogram there);
 //! * a variable of the same name on another trigger of the event (C's
 //!   `find_var()` also looks there): not checked here, the shell must;
 //! * strings behind a pointer (`FILTER_COMM` fields), and variables
@@ -85,14 +93,18 @@ use super::error::{errno, HistError, HistErrorKind};
 use super::event::{EventDesc, EventField, FieldStorage};
 use super::grammar::{
     Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, Handler, KeyField, Node, NodeId,
-    SpecialField, TriggerSpec, VarDef, VarDefs, TRACING_MAP_KEYS_MAX, TRACING_MAP_SORT_KEYS_MAX,
-    TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
+    SpecialField, TriggerSpec, VarDef, VarDefs, HIST_ACTIONS_MAX, TRACING_MAP_KEYS_MAX,
+    TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
-use super::var_ref::{Found, RefInfo, RefTable, VarLookup, VarTarget, VAR_REFS_MAX};
+use super::var_ref::{Found, RefInfo, RefTable, VarLookup, VarTarget, OWN_SLOT, VAR_REFS_MAX};
 use super::vars::{self, VarCopy};
 
+mod actions;
 mod build;
+
+use actions::ActionData;
+pub use actions::{SynthField, SynthLookup, SynthSink};
 
 /// `MAX_FILTER_STR_VAL`: the key size of a dynamic string.
 pub const MAX_FILTER_STR_VAL: u32 = 256;
@@ -180,8 +192,14 @@ pub trait EventContext {
     fn stacktrace(&self, out: &mut [u64]);
 }
 
+/// The identity [`HistPtr`] is given for this trigger's own histogram.
+const OWN_HIST: u64 = u64::MAX;
+
 /// Writes C's `%p` of the histogram of an identity (`None`: C's NULL).
 pub type HistPtr<'p> = &'p dyn Fn(&mut dyn Write, Option<u64>) -> fmt::Result;
+
+/// Whether the instance has the event `system`.`event`.
+pub type EventExists = dyn Fn(&str, &str) -> bool;
 
 /// What the build needs to know beyond the trigger and its event.
 #[derive(Clone, Copy, Default)]
@@ -197,6 +215,12 @@ pub struct BuildOptions<'o> {
     /// there are no other triggers.  When none defines the name, C's
     /// `VAR_NOT_FOUND` and then the field error of the `$name` text.
     pub vars: Option<&'o dyn VarLookup>,
+    /// The synthetic events, for `trace()` actions
+    /// ([`HistData::create_actions`]); `None`: there are none.
+    pub synths: Option<&'o dyn SynthLookup>,
+    /// Whether the instance has the event `system`.`event` (C's
+    /// `event_file()`), for `onmatch()`; `None`: it has none.
+    pub event_exists: Option<&'o EventExists>,
 }
 
 /// One sort key of the map.
@@ -649,6 +673,12 @@ pub struct HistData<'a> {
     ts_in_usecs: bool,
     /// C's `var_refs[]`, and the histograms they name.
     refs: RefTable<'a>,
+    /// C's `field_vars[]`, made by [`Self::create_actions`]: map variables
+    /// after this trigger's own, in `vars` and `var_names`.
+    n_field_vars: usize,
+    /// The handlers' actions, as `create_actions()` made them.
+    actions: [ActionData; HIST_ACTIONS_MAX],
+    n_actions: usize,
 }
 
 const HITCOUNT_SORT: SortKey = SortKey {
@@ -710,6 +740,9 @@ impl HistData<'static> {
         enable_timestamps: false,
         ts_in_usecs: false,
         refs: RefTable::EMPTY,
+        n_field_vars: 0,
+        actions: [ActionData::BLANK; HIST_ACTIONS_MAX],
+        n_actions: 0,
     };
 }
 
@@ -808,6 +841,7 @@ impl<'a> HistData<'a> {
             type_name: self.type_name(id),
             flags: f.flags,
             constant: f.constant(),
+            copy: self.var_copy(i).is_some(),
             system,
             event,
         })
@@ -826,6 +860,8 @@ impl<'a> HistData<'a> {
             slot: usize::from(r.slot),
             var_idx: usize::from(r.var_idx),
             read_once: r.read_once,
+            own: r.slot == OWN_SLOT,
+            copy: r.copy,
         })
     }
 
@@ -855,12 +891,19 @@ impl<'a> HistData<'a> {
         ctx: &dyn EventContext,
         ref_vals: &[u64],
     ) -> u64 {
-        self.value_of(self.var_ids().get(i), rec, ctx, ref_vals)
+        self.value_of(self.map_var_ids().get(i), rec, ctx, ref_vals)
+    }
+
+    /// The variables of each entry: this trigger's own
+    /// ([`n_vars`](Self::n_vars)), then its field variables.  The
+    /// per-variable accessors below take indices up to this.
+    pub fn n_map_vars(&self) -> usize {
+        self.n_vars + self.n_field_vars
     }
 
     /// How many variables keep a copy in each entry (C's `n_var_str`).
     pub fn n_var_copies(&self) -> usize {
-        (0..self.n_vars)
+        (0..self.n_map_vars())
             .filter(|&i| self.var_copy(i).is_some())
             .count()
     }
@@ -869,7 +912,7 @@ impl<'a> HistData<'a> {
     /// a `var_str_idx`; `None` for a number (or an alias, which has its
     /// target's value).
     pub fn var_copy(&self, i: usize) -> Option<VarCopy> {
-        let f = self.node_ref(*self.var_ids().get(i)?)?;
+        let f = self.node_ref(*self.map_var_ids().get(i)?)?;
         if f.flags & FL_ALIAS != 0 {
             None
         } else if f.flags & FL_EXECNAME != 0 {
@@ -888,7 +931,7 @@ impl<'a> HistData<'a> {
     /// `strscpy()` takes, the NUL included (`min(size, STR_VAR_LEN_MAX)`).
     /// Empty for any other variable, or an offset past the record.
     pub fn var_string<'r>(&self, i: usize, rec: &'r [u8]) -> (&'r [u8], usize) {
-        let Some(f) = self.var_ids().get(i).and_then(|&id| self.node_ref(id)) else {
+        let Some(f) = self.map_var_ids().get(i).and_then(|&id| self.node_ref(id)) else {
             return (&[], 0);
         };
         let start = match f.fetch {
@@ -1131,7 +1174,9 @@ impl<'a> HistData<'a> {
                 && f.signed == g.signed
         });
         let n = self.n_vars;
-        same_fields && self.var_names.get(..n) == other.var_names.get(..n)
+        same_fields
+            && self.var_names.get(..n) == other.var_names.get(..n)
+            && self.actions_match(other)
     }
 
     /// The trigger info line without its filter/state suffix: `hist:keys=...:vals=...[:var=...]:sort=...:size=N[:clock=..][:nohitcount]`
@@ -1197,14 +1242,13 @@ impl<'a> HistData<'a> {
         if self.spec.no_hitcount() {
             out.write_str(":nohitcount")?;
         }
-        Ok(())
+        self.write_actions_info(out)
     }
 
     /// What the `hist_debug` file shows for this trigger after its
     /// header, exactly as `hist_trigger_debug_show()`: from
     /// `hist_data: <ptr>` (`hist_data_ptr` shows C's `%p`) to the
-    /// variable references (there are no field variables or actions yet),
-    /// a referenced histogram shown as its identity in hex.
+    /// actions, a referenced histogram shown as its identity in hex.
     ///
     /// C writes before it `"\n\n"` for every trigger but the event's
     /// first, then `"# event histogram\n#\n# trigger info: "`, the trigger
@@ -1253,11 +1297,17 @@ impl<'a> HistData<'a> {
         if !self.refs.refs().is_empty() {
             out.write_str("\n  variable reference fields:\n")?;
         }
+        // A reference to this trigger's own variable names this
+        // histogram.
+        let var_hist_data = |out: &mut dyn Write, hist: Option<u64>| match hist {
+            Some(OWN_HIST) => write!(out, "{hist_data_ptr}"),
+            other => var_hist_data(out, other),
+        };
         for (i, r) in self.refs.refs().iter().enumerate() {
             write!(out, "\n    hist_data->var_refs[{i}]:\n")?;
-            self.debug_field(out, r.node, var_hist_data)?;
+            self.debug_field(out, r.node, &var_hist_data)?;
         }
-        Ok(())
+        self.write_actions_debug(out)
     }
 
     // --- internals --------------------------------------------------------
@@ -1279,6 +1329,11 @@ impl<'a> HistData<'a> {
 
     fn var_ids(&self) -> &[u8] {
         self.vars.get(..self.n_vars).unwrap_or(&[])
+    }
+
+    /// The variables and then the field variables.
+    fn map_var_ids(&self) -> &[u8] {
+        self.vars.get(..self.n_map_vars()).unwrap_or(&[])
     }
 
     fn key_ids(&self) -> &[u8] {
@@ -1588,7 +1643,11 @@ impl<'a> HistData<'a> {
                     r.var_idx
                 )?;
                 out.write_str("      var.hist_data: ")?;
-                var_hist_data(out, self.refs.hists().get(usize::from(r.slot)).copied())?;
+                let hist = match r.slot {
+                    OWN_SLOT => Some(OWN_HIST),
+                    slot => self.refs.hists().get(usize::from(slot)).copied(),
+                };
+                var_hist_data(out, hist)?;
                 out.write_char('\n')?;
                 writeln!(
                     out,
@@ -1704,7 +1763,6 @@ fn read_stack(rec: &[u8], at: u32, entries: &mut [u64; STACKTRACE_DEPTH]) {
         *e = rec_u64(rec, loc + 8 + 8 * i);
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1891,6 +1949,7 @@ mod tests {
                 type_name: "u64",
                 flags: FL_VAR,
                 constant: 0,
+                copy: false,
                 system: "rhist_test",
                 event: "other",
             })
@@ -2995,10 +3054,15 @@ mod tests {
             // Handlers and actions.
             "keys=b:vals=a:onmax($x).save(comm)",
             "keys=b:x=a:onchange($x).save(common_pid)",
-            "keys=b:vals=nope:onmatch(sched.sched_waking).trace(foo,$x)",
         ] {
             assert_eq!(build_err_vars_defined(t, &ev), ns, "{t}");
         }
+        // onmatch() looks its event up first.
+        let t = "keys=b:vals=nope:onmatch(sched.sched_waking).trace(foo,$x)";
+        assert_eq!(
+            build_err_vars_defined(t, &ev),
+            HistError::new(HistErrorKind::InvalidSubsysEvent, at(t, "sched_waking"))
+        );
         // What C finds once the reference resolves: a key may not be one.
         assert_eq!(
             build_err_vars_defined("keys=$x", &ev),
@@ -4552,9 +4616,9 @@ mod tests {
 
     #[test]
     fn fixed_size() {
-        // No allocation: everything is inline (about 7 KiB, 1.2 of them
-        // the variable references).
-        assert!(core::mem::size_of::<HistData<'_>>() < 8 * 1024);
+        // No allocation: everything is inline (about 9 KiB, 1.2 of them
+        // the variable references, 2 the actions).
+        assert!(core::mem::size_of::<HistData<'_>>() < 10 * 1024);
         assert!(core::mem::size_of::<HistField<'_>>() <= 40);
     }
 

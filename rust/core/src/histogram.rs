@@ -8,7 +8,7 @@
 use core::fmt::{self, Write};
 use core::sync::atomic::Ordering;
 
-use super::hist_data::{self, EventContext, HistData};
+use super::hist_data::{self, EventContext, HistData, SynthSink};
 use super::map::{self, MapError, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
 use super::var_ref::VAR_REFS_MAX;
@@ -28,7 +28,7 @@ pub fn map_params(data: &HistData<'_>) -> MapParams {
         data.map_bits(),
         data.key_size(),
         data.n_sums(),
-        data.n_vars(),
+        data.n_map_vars(),
     );
     let words = comm_words(data.needs_comm()) + data.n_var_copies() * vars::STR_VAR_WORDS;
     if words == 0 {
@@ -138,35 +138,53 @@ impl<'a> Histogram<'a> {
         self.account(key, rec, ctx, &[]);
     }
 
-    /// Accounts one event record of a trigger with variable references,
-    /// as C's `event_hist_trigger()` does when `n_var_refs` is not 0:
-    /// `refs[i]` is the histogram of slot `i` (the one
-    /// [`HistData::ref_hists`]`[i]` names).  Once the key is built,
-    /// `resolve_var_refs(self = false)` looks each reference up, in C's
-    /// order, in its histogram's map with *this* trigger's key: a missing
-    /// entry or an unset variable drops the event (references before it
-    /// that consume have consumed, as in C); a reference with
-    /// `read_once` (an operand of a binary expression) consumes the
-    /// variable (`tracing_map_read_var_once()`), atomically here, the
-    /// others read it.  Then the entry is found or inserted and updated,
-    /// a reference's value being the one resolved.  Without references,
-    /// [`update`](Self::update).  Lock-free; no allocation.
+    /// Accounts one event record of a trigger with variable references
+    /// or actions, as C's `event_hist_trigger()` does when `n_var_refs`
+    /// is not 0: `refs[i]` is the histogram of slot `i` (the one
+    /// [`HistData::ref_hists`]`[i]` names), and `sink` emits what the
+    /// actions trace.
+    ///
+    /// Once the key is built, `resolve_var_refs(self = false)` looks each
+    /// reference to another histogram up, in C's order, in that map with
+    /// *this* trigger's key: a missing entry or an unset variable drops
+    /// the event (references before it that consume have consumed, as in
+    /// C); a reference with `read_once` (an operand of a binary
+    /// expression) consumes the variable (`tracing_map_read_var_once()`),
+    /// atomically here, the others read it.  Then the entry is found or
+    /// inserted and updated, a reference's value being the one resolved.
+    /// Then `resolve_var_refs(self = true)` reads the references to this
+    /// trigger's own variables (an action's parameters) from its entry,
+    /// and if they are all set the actions run.  A reference to a string
+    /// or stack trace resolves to the address of its copy in the owner's
+    /// entry.  Without references or actions, [`update`](Self::update).
+    /// Lock-free; no allocation.
     ///
     /// The referenced map reads as many key bytes as its own keys have:
     /// past this trigger's key they are 0 (C reads what its buffer holds).
-    pub fn update_with_refs(&self, rec: &[u8], ctx: &dyn TaskContext, refs: &[&Histogram<'_>]) {
-        let n = self.data.n_var_refs();
-        if n == 0 {
+    pub fn update_with_refs(
+        &self,
+        rec: &[u8],
+        ctx: &dyn TaskContext,
+        refs: &[&Histogram<'_>],
+        sink: &dyn SynthSink,
+    ) {
+        let n = self.data.n_var_refs().min(VAR_REFS_MAX);
+        if n == 0 && self.data.n_actions() == 0 {
             return self.update(rec, ctx);
         }
         let mut key_buf = [0u8; KEY_SIZE_MAX];
         let size = self.data.key_size().min(KEY_SIZE_MAX);
         self.data.write_key(rec, ctx, &mut key_buf[..size]);
         let mut vals = [0u64; VAR_REFS_MAX];
+        let mut own_refs = false;
         for (i, val) in vals.iter_mut().enumerate().take(n) {
             let Some(r) = self.data.var_ref(i) else {
                 return;
             };
+            if r.own {
+                own_refs = true;
+                continue;
+            }
             let Some(h) = refs.get(r.slot) else {
                 return;
             };
@@ -181,19 +199,58 @@ impl<'a> Histogram<'a> {
             } else {
                 None
             };
-            match value {
+            match value.and_then(|v| h.ref_value(&elt, v, r.copy)) {
                 Some(v) => *val = v,
                 None => return,
             }
         }
-        self.account(&key_buf[..size], rec, ctx, &vals[..n]);
+        let Some(elt) = self.account(&key_buf[..size], rec, ctx, &vals[..n]) else {
+            return;
+        };
+        if own_refs {
+            for (i, val) in vals.iter_mut().enumerate().take(n) {
+                let Some(r) = self.data.var_ref(i).filter(|r| r.own) else {
+                    continue;
+                };
+                if !elt.var_is_set(r.var_idx) {
+                    return;
+                }
+                match self.ref_value(&elt, elt.read_var(r.var_idx), r.copy) {
+                    Some(v) => *val = v,
+                    None => return,
+                }
+            }
+        }
+        for a in 0..self.data.n_actions() {
+            sink.trace(a, &vals[..n], self.data.action_var_ref_idx(a));
+        }
+    }
+
+    /// The value a reference to a variable of this histogram resolves to,
+    /// the variable holding `value` in `elt`: for a variable that keeps a
+    /// copy (`copy`), the address of the copy, whose slot `value` is;
+    /// `None` for a slot the entry does not have.
+    fn ref_value(&self, elt: &map::Elt<'_>, value: u64, copy: bool) -> Option<u64> {
+        if !copy {
+            return Some(value);
+        }
+        let slot = usize::try_from(value).ok()?;
+        let at = comm_words(self.needs_comm) + slot.checked_mul(vars::STR_VAR_WORDS)?;
+        let words = elt.private_words().get(at..at + vars::STR_VAR_WORDS)?;
+        words.first().map(|w| w.as_ptr() as u64)
     }
 
     /// `tracing_map_insert()` and `hist_trigger_elt_update()`: finds or
     /// inserts the entry of `key` and updates it, `ref_vals` holding the
-    /// values resolved for the references.
+    /// values resolved for the references; the entry, if there is room.
     #[inline]
-    fn account(&self, key: &[u8], rec: &[u8], ctx: &dyn TaskContext, ref_vals: &[u64]) {
+    fn account(
+        &self,
+        key: &[u8],
+        rec: &[u8],
+        ctx: &dyn TaskContext,
+        ref_vals: &[u64],
+    ) -> Option<map::Elt<'a>> {
         let elt = if self.needs_comm {
             self.map.insert_with(key, |elt| {
                 let comm = saved_comm(ctx);
@@ -205,20 +262,18 @@ impl<'a> Histogram<'a> {
             })
         } else {
             self.map.insert(key)
-        };
-        let Some(elt) = elt else {
-            return;
-        };
+        }?;
         for i in 0..self.data.n_sums() {
             elt.update_sum(i, self.data.sum_value_refs(i, rec, ctx, ref_vals));
         }
         if self.has_copies {
             self.set_vars_with_copies(&elt, rec, ctx, ref_vals);
         } else {
-            for i in 0..self.data.n_vars() {
+            for i in 0..self.data.n_map_vars() {
                 elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
             }
         }
+        Some(elt)
     }
 
     /// Sets the variables of `elt` where some keep a copy in the entry:
@@ -242,7 +297,7 @@ impl<'a> Histogram<'a> {
         }
         let mut slot = 0;
         let mut copy = [0u8; vars::STR_VAR_LEN_MAX];
-        for i in 0..self.data.n_vars() {
+        for i in 0..self.data.n_map_vars() {
             if self.data.var_copy(i).is_none() {
                 elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
                 continue;
@@ -622,6 +677,13 @@ mod tests {
         );
     }
 
+    /// A trigger without actions.
+    struct NoSink;
+
+    impl SynthSink for NoSink {
+        fn trace(&self, _: usize, _: &[u64], _: &[u32]) {}
+    }
+
     /// A lookup of the variables of one registered histogram, identity 1.
     struct One<'h>(&'h HistData<'h>);
 
@@ -692,49 +754,49 @@ mod tests {
         let refs = [&h1];
 
         // Nothing set yet: dropped, not even a hit.
-        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs, &NoSink);
         assert!(h2.map().is_empty());
         assert_eq!(h2.map().hits(), 0);
 
         h1.update(&record(1, 10, 0), &ctx);
-        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs);
-        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs, &NoSink);
+        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs, &NoSink);
         // Another key: not set for it.
-        h2.update_with_refs(&record(2, 5, 0), &ctx, &refs);
+        h2.update_with_refs(&record(2, 5, 0), &ctx, &refs, &NoSink);
         assert_eq!(sums(&h2), [(1, 20)]);
-        h4.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        h4.update_with_refs(&record(1, 5, 0), &ctx, &refs, &NoSink);
         let elt = h4.map().lookup(&1u64.to_ne_bytes()).unwrap();
         assert_eq!(elt.read_var(0), 10);
 
         // Read once: the first event consumes the variable.
-        h3.update_with_refs(&record(1, 5, 0), &ctx, &refs);
-        h3.update_with_refs(&record(1, 6, 0), &ctx, &refs);
+        h3.update_with_refs(&record(1, 5, 0), &ctx, &refs, &NoSink);
+        h3.update_with_refs(&record(1, 6, 0), &ctx, &refs, &NoSink);
         assert_eq!(sums(&h3), [(1, 15)]);
         let elt = h1.map().lookup(&1u64.to_ne_bytes()).unwrap();
         assert!(!elt.var_is_set(0));
         // ... for every reader.
-        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs);
+        h2.update_with_refs(&record(1, 5, 0), &ctx, &refs, &NoSink);
         assert_eq!(sums(&h2), [(1, 20)]);
 
         // Set again: read again.
         h1.update(&record(1, 3, 0), &ctx);
-        h3.update_with_refs(&record(1, 6, 0), &ctx, &refs);
+        h3.update_with_refs(&record(1, 6, 0), &ctx, &refs, &NoSink);
         assert_eq!(sums(&h3), [(1, 24)]);
 
         // A slot the shell did not pass: dropped.
         h1.update(&record(1, 3, 0), &ctx);
-        h3.update_with_refs(&record(1, 6, 0), &ctx, &[]);
+        h3.update_with_refs(&record(1, 6, 0), &ctx, &[], &NoSink);
         assert_eq!(sums(&h3), [(1, 24)]);
         assert!(h1.map().lookup(&1u64.to_ne_bytes()).unwrap().var_is_set(0));
 
         // No references: update_with_refs() is update().
-        h1.update_with_refs(&record(5, 1, 0), &ctx, &[]);
+        h1.update_with_refs(&record(5, 1, 0), &ctx, &[], &NoSink);
         assert!(h1.map().lookup(&5u64.to_ne_bytes()).is_some());
     }
 
-    /// A reference to a string variable reads, for now, what the variable
-    /// holds: the number of its copy's slot in the other entry (C's
-    /// pointer to the copy).
+    /// A reference to a string variable resolves to the address of the
+    /// copy in the other entry, as C's does (its variable holds that
+    /// pointer); the owner's variable holds the copy's slot.
     #[test]
     fn a_string_reference_reads_the_copy_slot() {
         let event = string_event();
@@ -751,8 +813,187 @@ mod tests {
         rec[8] = 3;
         rec[16..20].copy_from_slice(b"abc\0");
         h1.update(&rec, &ctx);
-        h2.update_with_refs(&rec, &ctx, &[&h1]);
+        h2.update_with_refs(&rec, &ctx, &[&h1], &NoSink);
+        let owner = h1.map().lookup(&3u64.to_ne_bytes()).unwrap();
+        assert_eq!(owner.read_var(2), 1);
+        let copy = &owner.private_words()[vars::STR_VAR_WORDS..];
+        assert_eq!(
+            copy[0].load(Ordering::Relaxed).to_ne_bytes()[..4],
+            *b"abc\0"
+        );
         let elt = h2.map().lookup(&3u64.to_ne_bytes()).unwrap();
-        assert_eq!(elt.read_var(0), 1);
+        assert_eq!(elt.read_var(0), copy[0].as_ptr() as u64);
+    }
+}
+
+/// The event path of actions: references resolved, then the values of
+/// each synthetic event's fields handed to the sink.
+#[cfg(all(test, not(loom)))]
+mod action_tests {
+    use super::super::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+    use super::super::hist_data::{BuildOptions, SynthField, SynthLookup};
+    use super::super::trigger;
+    use super::super::var_ref::{Found, VarLookup};
+    use super::*;
+    use core::cell::RefCell;
+    use core::sync::atomic::AtomicU64;
+    use std::vec::Vec;
+
+    static FIELDS: [EventField<'static>; 3] = [
+        EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
+        EventField::new("bb", "u32", 16, 4, false, FieldStorage::Other),
+        EventField::new("ss", "char[8]", 20, 8, false, FieldStorage::StaticString),
+    ];
+
+    const EVENT: EventDesc<'static> = EventDesc {
+        system: "rhist_test",
+        name: "rhist_sample",
+        fields: &FIELDS,
+        common_fields: &COMMON_FIELDS,
+    };
+
+    struct Ctx(u64);
+
+    impl EventContext for Ctx {
+        fn cpu(&self) -> u32 {
+            0
+        }
+        fn timestamp(&self) -> u64 {
+            self.0
+        }
+        fn clock_in_ns(&self) -> bool {
+            true
+        }
+        fn stacktrace(&self, out: &mut [u64]) {
+            out.fill(0);
+        }
+    }
+
+    impl TaskContext for Ctx {
+        fn pid(&self) -> i32 {
+            7
+        }
+        fn comm(&self) -> [u8; 16] {
+            *b"sh\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
+    }
+
+    fn record(a: u64, b: u32, s: &[u8]) -> [u8; 28] {
+        let mut r = [0u8; 28];
+        r[8..16].copy_from_slice(&a.to_ne_bytes());
+        r[16..20].copy_from_slice(&b.to_ne_bytes());
+        r[20..20 + s.len()].copy_from_slice(s);
+        r
+    }
+
+    struct Owner<'h>(&'h HistData<'h>);
+
+    impl VarLookup for Owner<'_> {
+        fn find_var(&self, _: Option<(&str, &str)>, name: &str) -> Found<'_> {
+            self.0
+                .var_target(name, 1, EVENT.system, EVENT.name)
+                .map_or(Found::None, Found::One)
+        }
+    }
+
+    /// `lat u64 d; u32 bb; char ss[8]; char nm[8]`.
+    struct Lat;
+
+    impl SynthLookup for Lat {
+        fn n_fields(&self, name: &str) -> Option<usize> {
+            (name == "lat").then_some(4)
+        }
+        fn field(&self, _: &str, pos: usize) -> Option<SynthField<'_>> {
+            let num = |type_name, size| SynthField {
+                type_name,
+                size,
+                signed: false,
+                string: false,
+                dynamic: false,
+                stack: false,
+            };
+            let string = SynthField {
+                type_name: "char[8]",
+                size: 8,
+                string: true,
+                ..num("", 0)
+            };
+            [num("u64", 8), num("u32", 4), string, string]
+                .get(pos)
+                .copied()
+        }
+    }
+
+    /// What the sink got: each event's field values, strings read
+    /// through their addresses.
+    #[derive(Default)]
+    struct Sink(RefCell<Vec<Traced>>);
+
+    /// One traced event: the action, its number fields, its strings.
+    type Traced = (usize, Vec<u64>, Vec<Vec<u8>>);
+
+    impl SynthSink for Sink {
+        fn trace(&self, action: usize, vals: &[u64], idx: &[u32]) {
+            let fields: Vec<u64> = idx.iter().map(|&i| vals[i as usize]).collect();
+            let strings = fields[2..]
+                .iter()
+                .map(|&p| {
+                    // SAFETY: the test's maps live on; a copy holds
+                    // STR_VAR_LEN_MAX bytes.
+                    let copy = unsafe {
+                        core::slice::from_raw_parts(p as *const u8, vars::STR_VAR_LEN_MAX)
+                    };
+                    copy.iter().take_while(|&&c| c != 0).copied().collect()
+                })
+                .collect();
+            self.0
+                .borrow_mut()
+                .push((action, fields[..2].to_vec(), strings));
+        }
+    }
+
+    fn storage(data: &HistData<'_>) -> Vec<AtomicU64> {
+        (0..map_params(data).storage_words().unwrap())
+            .map(|_| AtomicU64::new(0))
+            .collect()
+    }
+
+    #[test]
+    fn onmatch_traces_resolved_values() {
+        let spec = trigger::parse("keys=a:t0=common_timestamp,nm=ss").unwrap();
+        let d1 = HistData::build(&spec, &EVENT).unwrap();
+        let s1 = storage(&d1);
+        let h1 = Histogram::new(&d1, TracingMap::new(map_params(&d1), &s1).unwrap()).unwrap();
+
+        let text = "keys=a:d=common_timestamp-$t0:\
+                    onmatch(rhist_test.rhist_sample).lat($d,bb,ss,$nm)";
+        let spec = trigger::parse(text).unwrap();
+        let owner = Owner(&d1);
+        let exists = |_: &str, _: &str| true;
+        let options = BuildOptions {
+            vars: Some(&owner),
+            synths: Some(&Lat),
+            event_exists: Some(&exists),
+            ..Default::default()
+        };
+        let mut d2 = HistData::empty(&spec);
+        HistData::build_into_with(&mut d2, &spec, &EVENT, options).unwrap();
+        d2.create_actions(&EVENT, options).unwrap();
+        let s2 = storage(&d2);
+        let h2 = Histogram::new(&d2, TracingMap::new(map_params(&d2), &s2).unwrap()).unwrap();
+
+        let sink = Sink::default();
+        // No t0 for key 1 yet: nothing.
+        h2.update_with_refs(&record(1, 5, b"x"), &Ctx(100), &[&h1], &sink);
+        assert!(sink.0.borrow().is_empty());
+        h1.update(&record(1, 0, b"waker"), &Ctx(1000));
+        h2.update_with_refs(&record(1, 5, b"wakee"), &Ctx(1250), &[&h1], &sink);
+        // t0 was consumed: the next one is dropped.
+        h2.update_with_refs(&record(1, 6, b"again"), &Ctx(1300), &[&h1], &sink);
+        let got = sink.0.borrow();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, 0);
+        assert_eq!(got[0].1, [250, 5]);
+        assert_eq!(got[0].2, [b"wakee".to_vec(), b"waker".to_vec()]);
     }
 }

@@ -46,6 +46,10 @@ pub struct VarTarget<'t> {
     pub flags: u32,
     /// The variable's `constant` (when `flags` has `CONST`).
     pub constant: u64,
+    /// The variable keeps a copy in each entry (a string or a stack
+    /// trace, see [`super::vars`]): its value is the copy's slot there,
+    /// which the event path turns into the copy's address, C's value.
+    pub copy: bool,
     /// The owner's system (`call->class->system`).
     pub system: &'t str,
     /// The owner's event name.
@@ -75,6 +79,10 @@ pub trait VarLookup {
     /// else the first one of the single event's triggers.
     fn find_var(&self, event: Option<(&str, &str)>, name: &str) -> Found<'_>;
 }
+
+/// The slot of a reference to a variable of the trigger itself (an
+/// action's parameter): resolved from its own entry, after the update.
+pub(super) const OWN_SLOT: u8 = u8::MAX;
 
 /// A type name copied into fixed storage.
 #[derive(Clone, Copy, Debug)]
@@ -120,6 +128,8 @@ pub(super) struct VarRef<'a> {
     pub(super) var_idx: u8,
     /// `read_once`: an operand of a binary expression consumes the value.
     pub(super) read_once: bool,
+    /// The variable keeps a copy in its entry ([`VarTarget::copy`]).
+    pub(super) copy: bool,
     /// Written `system.event.$name` (C's `system` and `event_name`).
     qualified: bool,
     /// The text: `$name` or `system.event.$name` (what
@@ -158,6 +168,7 @@ impl VarRef<'static> {
         slot: 0,
         var_idx: 0,
         read_once: false,
+        copy: false,
         qualified: false,
         full: "",
         var_flags: 0,
@@ -208,8 +219,16 @@ impl<'a> RefTable<'a> {
     pub(super) fn find(&self, target: &VarTarget<'_>) -> Option<usize> {
         self.refs().iter().position(|r| {
             usize::from(r.var_idx) == target.var_idx
+                && r.slot != OWN_SLOT
                 && self.hists.get(usize::from(r.slot)) == Some(&target.hist)
         })
+    }
+
+    /// [`find`](Self::find) for the trigger's own variable `var_idx`.
+    pub(super) fn find_own(&self, var_idx: usize) -> Option<usize> {
+        self.refs()
+            .iter()
+            .position(|r| r.slot == OWN_SLOT && usize::from(r.var_idx) == var_idx)
     }
 
     /// Adds a reference to `target` whose hist field is `node`
@@ -223,7 +242,6 @@ impl<'a> RefTable<'a> {
         full: &'a str,
         qualified: bool,
     ) -> Option<usize> {
-        let var_idx = u8::try_from(target.var_idx).ok()?;
         if self.n_refs >= VAR_REFS_MAX {
             return None;
         }
@@ -235,12 +253,40 @@ impl<'a> RefTable<'a> {
                 self.n_hists - 1
             }
         };
+        self.push(node, slot as u8, target, full, qualified)
+    }
+
+    /// [`add`](Self::add) for a variable of the trigger itself, whose
+    /// `hist` is not looked at.
+    pub(super) fn add_own(
+        &mut self,
+        node: u8,
+        target: &VarTarget<'_>,
+        full: &'a str,
+        qualified: bool,
+    ) -> Option<usize> {
+        if self.n_refs >= VAR_REFS_MAX {
+            return None;
+        }
+        self.push(node, OWN_SLOT, target, full, qualified)
+    }
+
+    fn push(
+        &mut self,
+        node: u8,
+        slot: u8,
+        target: &VarTarget<'_>,
+        full: &'a str,
+        qualified: bool,
+    ) -> Option<usize> {
+        let var_idx = u8::try_from(target.var_idx).ok()?;
         let i = self.n_refs;
         *self.refs.get_mut(i)? = VarRef {
             node,
-            slot: slot as u8,
+            slot,
             var_idx,
             read_once: false,
+            copy: target.copy,
             qualified,
             full,
             var_flags: target.flags,
@@ -263,6 +309,13 @@ pub struct RefInfo {
     pub var_idx: usize,
     /// Whether the event path consumes it (`read_once`).
     pub read_once: bool,
+    /// The variable is the trigger's own (an action's parameter): `slot`
+    /// means nothing, the value is read from the trigger's own entry
+    /// after the update.
+    pub own: bool,
+    /// The variable keeps a copy in its entry: the value the event path
+    /// passes on is the copy's address ([`VarTarget::copy`]).
+    pub copy: bool,
 }
 
 #[cfg(all(test, not(loom)))]
@@ -278,6 +331,7 @@ mod tests {
             type_name: "u64",
             flags: 0,
             constant: 0,
+            copy: false,
             system: "sched",
             event: "sched_waking",
         }

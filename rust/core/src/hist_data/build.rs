@@ -14,28 +14,25 @@ pub(super) fn build<'a>(
     options: BuildOptions<'_>,
 ) -> Result<(), HistError> {
     let mut deferred = None;
-    // parse_actions(): the grammar did what comes before the first
-    // onmatch() event look-up.
+    // parse_actions(): the grammar did what comes before onmatch()'s
+    // look-up of its event.
     for handler in spec.actions() {
         let handler = handler?;
-        if let Handler::OnMatch { .. } = handler.handler() {
-            return Err(unsupported_from(spec));
+        match handler.handler() {
+            Handler::OnMatch { system, event } => {
+                let exists = options.event_exists.is_some_and(|f| f(system, event));
+                if !exists {
+                    let pos = spec.errpos(event);
+                    return Err(HistError::new(HistErrorKind::InvalidSubsysEvent, pos));
+                }
+            }
+            // onmax() and onchange() come with the next issue.
+            Handler::OnMax { .. } | Handler::OnChange { .. } => deferred = Some(not_supported()),
         }
         handler.action()?;
-        deferred = Some(not_supported());
     }
-    let defs = spec.var_defs()?;
-    let mut b = Builder {
-        hd,
-        event,
-        defs,
-        current_def: None,
-        remove: options.remove,
-        defined_elsewhere: options.defined_elsewhere,
-        vars: options.vars,
-        deferred,
-        unsupported: false,
-    };
+    let mut b = Builder::new(hd, event, options)?;
+    b.deferred = deferred;
     let built = (|| {
         b.create_val_fields()?;
         b.create_var_fields()?;
@@ -50,17 +47,20 @@ pub(super) fn build<'a>(
     }
 }
 
-/// The state of one [`HistData::build`].
-struct Builder<'h, 'e, 'a> {
-    hd: &'h mut HistData<'a>,
-    event: &'e EventDesc<'a>,
+/// The state of one [`HistData::build`] (or
+/// [`HistData::create_actions`]).
+pub(super) struct Builder<'h, 'e, 'a> {
+    pub(super) hd: &'h mut HistData<'a>,
+    pub(super) event: &'e EventDesc<'a>,
     defs: VarDefs<'a>,
     /// The variable definition being built, whose text C splits in place
     /// as it parses it (see [`Self::cut_current_def`]).
     current_def: Option<usize>,
-    remove: bool,
-    defined_elsewhere: Option<&'h dyn Fn(&str) -> bool>,
-    vars: Option<&'h dyn VarLookup>,
+    pub(super) remove: bool,
+    pub(super) defined_elsewhere: Option<&'h dyn Fn(&str) -> bool>,
+    pub(super) vars: Option<&'h dyn VarLookup>,
+    pub(super) synths: Option<&'h dyn SynthLookup>,
+    pub(super) event_exists: Option<&'h EventExists>,
     /// [`not_supported`] for something C accepts but that does not stop
     /// the build (reported if nothing else fails).
     deferred: Option<HistError>,
@@ -78,12 +78,36 @@ fn context_flags(ctx: FieldContext) -> u32 {
     }
 }
 
+impl<'h, 'e, 'a> Builder<'h, 'e, 'a> {
+    /// A builder adding to `hd`, built for `event` or empty.
+    pub(super) fn new(
+        hd: &'h mut HistData<'a>,
+        event: &'e EventDesc<'a>,
+        options: BuildOptions<'h>,
+    ) -> Result<Self, HistError> {
+        let defs = hd.spec.var_defs()?;
+        Ok(Builder {
+            hd,
+            event,
+            defs,
+            current_def: None,
+            remove: options.remove,
+            defined_elsewhere: options.defined_elsewhere,
+            vars: options.vars,
+            synths: options.synths,
+            event_exists: options.event_exists,
+            deferred: None,
+            unsupported: false,
+        })
+    }
+}
+
 impl<'a> Builder<'_, '_, 'a> {
-    fn spec(&self) -> &TriggerSpec<'a> {
+    pub(super) fn spec(&self) -> &TriggerSpec<'a> {
         &self.hd.spec
     }
 
-    fn error(&self, kind: HistErrorKind, at: &str) -> HistError {
+    pub(super) fn error(&self, kind: HistErrorKind, at: &str) -> HistError {
         HistError::new(kind, self.spec().errpos(at))
     }
 
@@ -97,7 +121,7 @@ impl<'a> Builder<'_, '_, 'a> {
         not_supported()
     }
 
-    fn push(&mut self, f: HistField<'a>) -> Result<u8, HistError> {
+    pub(super) fn push(&mut self, f: HistField<'a>) -> Result<u8, HistError> {
         let id = self.hd.n_nodes;
         let Some(slot) = self.hd.nodes.get_mut(id) else {
             return Err(self.unsupported());
@@ -108,7 +132,7 @@ impl<'a> Builder<'_, '_, 'a> {
         Ok(id as u8)
     }
 
-    fn node(&self, id: u8) -> HistField<'a> {
+    pub(super) fn node(&self, id: u8) -> HistField<'a> {
         self.hd.node(id)
     }
 
@@ -643,7 +667,11 @@ impl<'a> Builder<'_, '_, 'a> {
     }
 
     /// `parse_field()` and `create_hist_field()`.
-    fn parse_field(&mut self, spec: FieldSpec<'a>, ctx: FieldContext) -> Result<u8, HistError> {
+    pub(super) fn parse_field(
+        &mut self,
+        spec: FieldSpec<'a>,
+        ctx: FieldContext,
+    ) -> Result<u8, HistError> {
         let modifier = spec.modifier()?;
         let mut flags = context_flags(ctx);
         let mut buckets = 0;
