@@ -14,6 +14,7 @@
 #include <linux/trace_events.h>
 
 #include "../../kernel/trace/trace.h"
+#include "../../kernel/trace/trace_synth.h"
 #include "rhist_shim.h"
 
 struct trace_event_file *rhist_event_file_file(struct file *filp)
@@ -105,4 +106,33 @@ void rhist_cond_resched(void)
 void rhist_init_completion(struct completion *x)
 {
 	init_completion(x);
+}
+
+/* The probe a synthetic event's tracepoint calls (trace_event_raw_event_synth). */
+typedef void (*rhist_synth_probe_t)(void *data, u64 *var_ref_vals,
+				    unsigned int *var_ref_idx);
+
+/*
+ * Emit @event as hist's onmatch().trace() does: field i of the event takes
+ * var_ref_vals[var_ref_idx[i]]. The tracepoint's static key and probe list
+ * are macros and inline functions, hence this wrapper. Called on the event
+ * path, with preemption disabled, and @event held by its reference count.
+ */
+void rhist_trace_synth(struct synth_event *event, u64 *var_ref_vals,
+		       unsigned int *var_ref_idx)
+{
+	struct tracepoint *tp = event->tp;
+	struct tracepoint_func *probe;
+
+	if (!atomic_read(&tp->key.enabled) ||
+	    !cpu_online(raw_smp_processor_id()))
+		return;
+
+	probe = rcu_dereference_sched(tp->funcs);
+	if (!probe)
+		return;
+
+	for (; probe->func; probe++)
+		((rhist_synth_probe_t)probe->func)(probe->data, var_ref_vals,
+						   var_ref_idx);
 }

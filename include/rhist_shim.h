@@ -12,6 +12,7 @@
 struct completion;
 struct file;
 struct list_head;
+struct synth_event;
 struct trace_event_call;
 struct trace_event_file;
 
@@ -27,6 +28,8 @@ struct list_head *rhist_trace_get_fields(struct trace_event_call *call);
 unsigned int rhist_smp_processor_id(void);
 void rhist_current_comm(char comm[16]);
 int rhist_current_pid(void);
+void rhist_trace_synth(struct synth_event *event, u64 *var_ref_vals,
+		       unsigned int *var_ref_idx);
 
 /* For the KUnit suite's kthreads on every online CPU (rust/kunit.rs). */
 unsigned int rhist_nr_cpu_ids(void);

@@ -29,11 +29,12 @@ use crate::hist::error::{
 };
 use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
 use crate::hist::grammar::TriggerSpec;
-use crate::hist::hist_data::{BuildOptions, HistData};
+use crate::hist::hist_data::{BuildOptions, HistData, SynthSink};
 use crate::hist::histogram::{self, Histogram};
 use crate::hist::map::TracingMap;
 use crate::hist::var_ref::{Found, VarLookup, VAR_REFS_MAX};
 use crate::shim;
+use crate::synth::{SynthPin, Synths};
 use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
 
 /// A trigger's text resolved against its event: the hist data, what it
@@ -68,6 +69,8 @@ struct Resolved {
 /// the `'static` never leaves the value.
 pub(crate) struct Hist {
     hist: Histogram<'static>,
+    /// The synthetic events the actions emit, by action.
+    synths: KVec<SynthPin>,
     _map_memory: VVec<u8>,
     resolved: Resolved,
 }
@@ -166,7 +169,7 @@ impl Trigger {
     #[inline]
     fn update(&self, rec: &[u8], ctx: &ProbeContext) {
         let hist = self.hist();
-        if self.refs.is_empty() {
+        if self.refs.is_empty() && self.hist.synths.is_empty() {
             return hist.update(rec, ctx);
         }
         let mut refs = [hist; VAR_REFS_MAX];
@@ -174,7 +177,7 @@ impl Trigger {
             *slot = other.histogram();
         }
         let n = self.refs.len().min(VAR_REFS_MAX);
-        hist.update_with_refs(rec, ctx, &refs[..n]);
+        hist.update_with_refs(rec, ctx, &refs[..n], &*self.hist);
     }
 
     /// Whether another trigger references a variable of this one's
@@ -264,31 +267,12 @@ impl Resolved {
         HistData::empty_in(&mut slot, &spec);
         // SAFETY: `empty_in()` wrote a whole value into the slot.
         let mut data = unsafe { slot.assume_init() };
-        // C's find_var() also looks at the variables of the event's other
-        // triggers (of the same command).
-        let defined_elsewhere = |name: &str| {
-            // SAFETY: `file` is live and `event_mutex` held: its trigger
-            // list and our triggers on it stay as they are meanwhile.
-            unsafe { tracefs::triggers(file) }
-                // SAFETY: as above.
-                .filter(|&d| unsafe { is_ours(d) })
-                .any(|d| {
-                    // SAFETY: `d` is a live rhist trigger.
-                    let other = unsafe { state(d) }.data();
-                    (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
-                })
-        };
-        // parse_var_ref() looks a `$var` up among the registered triggers
-        // of the instance.
-        // SAFETY: `file` is live, and `event_mutex`, held by our caller,
-        // stays held until `vars` is dropped at the end of this function.
-        let vars = unsafe { InstanceVars::new(file) };
-        let options = BuildOptions {
-            remove,
-            defined_elsewhere: Some(&defined_elsewhere),
-            vars: Some(&vars),
-        };
-        HistData::build_into_with(&mut data, &spec, &desc, options)?;
+        // SAFETY: `file` is live and `event_mutex` held (our contract).
+        unsafe {
+            with_options(file, remove, None, |options| {
+                HistData::build_into_with(&mut data, &spec, &desc, options)
+            })
+        }?;
 
         let mut info = KVec::new();
         let mut w = VecWriter(&mut info, false);
@@ -310,11 +294,84 @@ impl Resolved {
         &self.data
     }
 
+    /// `create_actions()`, with the synthetic events `synths` found.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be the live event file this was resolved against;
+    /// `event_mutex` held.
+    unsafe fn create_actions(
+        &mut self,
+        file: *mut bindings::trace_event_file,
+        synths: &Synths,
+    ) -> Result<(), BuildError> {
+        let data = &mut self.data;
+        // SAFETY: the event is pinned by `_origin`: its names live on.
+        let (system, name) = unsafe { tracefs::event_names(file) };
+        let desc = EventDesc {
+            system: core::str::from_utf8(system).unwrap_or(""),
+            name: core::str::from_utf8(name).unwrap_or(""),
+            // SAFETY: the buffer is never changed and is dropped after
+            // `data` (invariants of `Self`).
+            fields: unsafe { forever(&self._fields) },
+            common_fields: &COMMON_FIELDS,
+        };
+        // SAFETY: `file` is live and `event_mutex` held (our contract).
+        unsafe {
+            with_options(file, false, Some(synths), |options| {
+                data.create_actions(&desc, options)
+            })
+        }?;
+        Ok(())
+    }
+
     /// The canonical trigger info, without filter and state: what hist
     /// compares to tell triggers apart.
     fn info(&self) -> &[u8] {
         &self.info
     }
+}
+
+/// Runs `f` with what building a trigger on `file` looks at beyond its
+/// text: the variables of the event's other triggers (C's `find_var()`),
+/// of the instance's registered triggers (`parse_var_ref()`), the
+/// instance's events (`event_file()`) and the synthetic events.
+///
+/// # Safety
+///
+/// `file` must be live and `event_mutex` held.
+unsafe fn with_options<R>(
+    file: *mut bindings::trace_event_file,
+    remove: bool,
+    synths: Option<&Synths>,
+    f: impl FnOnce(BuildOptions<'_>) -> R,
+) -> R {
+    let defined_elsewhere = |name: &str| {
+        // SAFETY: `file` is live and `event_mutex` held: its trigger
+        // list and our triggers on it stay as they are meanwhile.
+        unsafe { tracefs::triggers(file) }
+            // SAFETY: as above.
+            .filter(|&d| unsafe { is_ours(d) })
+            .any(|d| {
+                // SAFETY: `d` is a live rhist trigger.
+                let other = unsafe { state(d) }.data();
+                (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
+            })
+    };
+    // SAFETY: `file` is live, and `event_mutex` stays held until `vars`
+    // is dropped at the end of this function (our contract).
+    let vars = unsafe { InstanceVars::new(file) };
+    // SAFETY: `file` is live, so is its trace array; `event_mutex` is
+    // held.
+    let event_exists =
+        |system: &str, event: &str| unsafe { tracefs::has_event((*file).tr, system, event) };
+    f(BuildOptions {
+        remove,
+        defined_elsewhere: Some(&defined_elsewhere),
+        vars: Some(&vars),
+        synths: synths.map(|s| s as _),
+        event_exists: Some(&event_exists),
+    })
 }
 
 /// The identity of a histogram for references (`VarTarget::hist`): the
@@ -436,7 +493,7 @@ impl Hist {
     /// Sets up the map of `resolved`.
     // Not inlined: its frame would add to `parse()`'s, on a small stack.
     #[inline(never)]
-    fn new(resolved: Resolved) -> Result<Arc<Self>, BuildError> {
+    fn new(resolved: Resolved, synths: KVec<SynthPin>) -> Result<Arc<Self>, BuildError> {
         let params = histogram::map_params(resolved.data());
         let bytes = params.storage_bytes()?;
         // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
@@ -459,6 +516,7 @@ impl Hist {
         Ok(Arc::new(
             Hist {
                 hist,
+                synths,
                 _map_memory: map_memory,
                 resolved,
             },
@@ -469,6 +527,14 @@ impl Hist {
     /// The histogram, borrowed no longer than `self`.
     fn histogram(&self) -> &Histogram<'_> {
         &self.hist
+    }
+}
+
+impl SynthSink for Hist {
+    fn trace(&self, action: usize, vals: &[u64], var_ref_idx: &[u32]) {
+        if let Some(synth) = self.synths.get(action) {
+            synth.trace(vals, var_ref_idx);
+        }
     }
 }
 
@@ -823,14 +889,21 @@ unsafe fn run_command(
     remove: bool,
 ) -> Result<(), BuildError> {
     // SAFETY: `file` is live and `event_mutex` held.
-    let resolved = unsafe { Resolved::new(file, text, remove) }?;
+    let mut resolved = unsafe { Resolved::new(file, text, remove) }?;
     let spec = resolved.data().spec();
+    let has_actions = !spec.action_strs().is_empty();
     // hist sets the filter right after building, before it looks for the
-    // trigger to remove, pause, continue or clear and before the named
-    // histogram: a bad filter is the error there. A plain new trigger's
-    // filter is set when it is attached: an existing trigger matches only
-    // with the same filter, which parsed, so a bad one gets there too.
-    let early = remove || spec.pause() || spec.cont() || spec.clear() || spec.name_attr().is_some();
+    // trigger to remove, pause, continue or clear, before the named
+    // histogram and before it makes the actions: a bad filter is the
+    // error there. A plain new trigger's filter is set when it is
+    // attached: an existing trigger matches only with the same filter,
+    // which parsed, so a bad one gets there too.
+    let early = remove
+        || spec.pause()
+        || spec.cont()
+        || spec.clear()
+        || spec.name_attr().is_some()
+        || has_actions;
     if early {
         if let Some(filter) = spec.filter() {
             // SAFETY: the tracing core's arguments; `event_mutex` is held.
@@ -874,28 +947,45 @@ unsafe fn run_command(
         // SAFETY: `event_mutex` is held by the tracing core.
         unsafe { find(file, resolved.data(), spec.filter_expr(), named) }
     };
+    let (pause, cont, clearing) = (spec.pause(), spec.cont(), spec.clear());
     if let Some(data) = existing {
-        // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
-        unsafe {
-            if spec.pause() {
-                (*data).paused = true;
-            } else if spec.cont() {
-                (*data).paused = false;
-            } else if spec.clear() {
-                clear(data);
-            } else {
-                return Err(HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST).into());
+        if pause || cont || clearing {
+            // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
+            unsafe {
+                if pause {
+                    (*data).paused = true;
+                } else if cont {
+                    (*data).paused = false;
+                } else {
+                    clear(data);
+                }
             }
+            return Ok(());
         }
-        return Ok(());
     }
-    if spec.cont() || spec.clear() {
+
+    // From here hist makes a new trigger: the actions first (not for
+    // one that joins a named histogram), then the registration, which
+    // refuses a duplicate or a cont/clear of nothing.
+    let mut synths = KVec::new();
+    if has_actions && named.is_none() {
+        // SAFETY: `event_mutex` is held.
+        let found = unsafe { Synths::find(resolved.data().spec()) }?;
+        // SAFETY: `file` is the live file `resolved` was made for;
+        // `event_mutex` is held.
+        unsafe { resolved.create_actions(file, &found) }?;
+        synths = found.into_pins()?;
+    }
+    if existing.is_some() {
+        return Err(HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST).into());
+    }
+    if cont || clearing {
         return Err(HistError::with_errno(HistErrorKind::TriggerEnoentClear, 0, ENOENT).into());
     }
 
     // What attaching needs of the text, copied: a trigger that joins a
     // named histogram drops its own text before it is attached.
-    let setup = AttachSetup::new(spec)?;
+    let setup = AttachSetup::new(resolved.data().spec())?;
     let (hist, record_span) = match named {
         Some(named) => {
             // Resolved against another event, maybe: its offsets say
@@ -904,7 +994,7 @@ unsafe fn run_command(
         }
         None => {
             let record_span = resolved.data().record_span();
-            (Hist::new(resolved)?, record_span)
+            (Hist::new(resolved, synths)?, record_span)
         }
     };
     // SAFETY: `file` is live; `event_mutex` is held (our contract).

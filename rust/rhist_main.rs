@@ -19,6 +19,7 @@ mod files;
 #[cfg(CONFIG_KUNIT)]
 mod kunit;
 mod shim;
+mod synth;
 mod tracefs;
 
 module! {

@@ -44,6 +44,13 @@ extern "C" {
     pub(crate) fn rhist_current_comm(comm: *mut kernel::ffi::c_char);
     /// `current->pid`.
     pub(crate) fn rhist_current_pid() -> kernel::ffi::c_int;
+    /// `trace_synth()`: calls the probes of `event`'s tracepoint, which
+    /// read `var_ref_vals[var_ref_idx[i]]` for each field `i` of the event.
+    pub(crate) fn rhist_trace_synth(
+        event: *mut bindings::synth_event,
+        var_ref_vals: *mut u64,
+        var_ref_idx: *mut kernel::ffi::c_uint,
+    );
 
     // For the KUnit suite's kthreads on every online CPU (`rust/kunit.rs`).
     /// `nr_cpu_ids`: one more than the highest possible CPU number.

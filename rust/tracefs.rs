@@ -68,6 +68,42 @@ pub(crate) unsafe fn triggers(
     })
 }
 
+/// Whether the instance `tr` has the event `system`.`event`: C's
+/// `__find_event_file()`, which hist's `event_file()` uses.
+///
+/// # Safety
+///
+/// `tr` must be a live trace array, and `event_mutex` held, which keeps
+/// its event list as it is.
+pub(crate) unsafe fn has_event(tr: *mut bindings::trace_array, system: &str, event: &str) -> bool {
+    // SAFETY: `tr` is live (the caller's contract).
+    let head = unsafe { ptr::addr_of_mut!((*tr).events) };
+    // SAFETY: `head` is an initialised list head.
+    let mut node = unsafe { (*head).next };
+    while node != head {
+        // SAFETY: every node on `tr->events` is the `list` member of an
+        // event file, kept on the list by `event_mutex`.
+        let file = unsafe {
+            node.cast::<u8>()
+                .sub(core::mem::offset_of!(bindings::trace_event_file, list))
+                .cast::<bindings::trace_event_file>()
+        };
+        // SAFETY: as above; a listed file points at its live event call.
+        let has_class = unsafe { !(*(*file).event_call).class.is_null() };
+        if has_class {
+            // SAFETY: the file is live with its event while `event_mutex`
+            // is held, and the names are only compared here.
+            let (s, e) = unsafe { event_names(file) };
+            if !e.is_empty() && s == system.as_bytes() && e == event.as_bytes() {
+                return true;
+            }
+        }
+        // SAFETY: as above; the node is live.
+        node = unsafe { (*node).next };
+    }
+    false
+}
+
 /// `"system:event"` parts of an event file's name.
 ///
 /// # Safety

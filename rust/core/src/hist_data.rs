@@ -199,7 +199,7 @@ const OWN_HIST: u64 = u64::MAX;
 pub type HistPtr<'p> = &'p dyn Fn(&mut dyn Write, Option<u64>) -> fmt::Result;
 
 /// Whether the instance has the event `system`.`event`.
-pub type EventExists = dyn Fn(&str, &str) -> bool;
+pub type EventExists<'o> = dyn Fn(&str, &str) -> bool + 'o;
 
 /// What the build needs to know beyond the trigger and its event.
 #[derive(Clone, Copy, Default)]
@@ -220,7 +220,7 @@ pub struct BuildOptions<'o> {
     pub synths: Option<&'o dyn SynthLookup>,
     /// Whether the instance has the event `system`.`event` (C's
     /// `event_file()`), for `onmatch()`; `None`: it has none.
-    pub event_exists: Option<&'o EventExists>,
+    pub event_exists: Option<&'o EventExists<'o>>,
 }
 
 /// One sort key of the map.

@@ -214,6 +214,19 @@ impl<'a> RefTable<'a> {
         self.refs.get_mut(..self.n_refs)?.get_mut(i)
     }
 
+    /// How many references and histograms there are: what
+    /// [`truncate`](Self::truncate) goes back to.
+    pub(super) fn len(&self) -> (usize, usize) {
+        (self.n_refs, self.n_hists)
+    }
+
+    /// Drops the references and histograms added since [`len`](Self::len)
+    /// gave `len`.
+    pub(super) fn truncate(&mut self, len: (usize, usize)) {
+        self.n_refs = self.n_refs.min(len.0);
+        self.n_hists = self.n_hists.min(len.1);
+    }
+
     /// `create_var_ref()`'s check: the reference to this variable this
     /// trigger already has, if any (its index).
     pub(super) fn find(&self, target: &VarTarget<'_>) -> Option<usize> {

@@ -99,7 +99,7 @@ impl<'a> HistData<'a> {
         options: BuildOptions<'_>,
     ) -> Result<(), HistError> {
         let spec = self.spec;
-        let (n_nodes, n_refs) = (self.n_nodes, self.refs);
+        let (n_nodes, n_refs) = (self.n_nodes, self.refs.len());
         let mut b = Builder::new(self, event, options)?;
         let made = (|| {
             for handler in spec.actions() {
@@ -115,7 +115,7 @@ impl<'a> HistData<'a> {
         })();
         if made.is_err() {
             self.n_nodes = n_nodes;
-            self.refs = n_refs;
+            self.refs.truncate(n_refs);
             self.n_field_vars = 0;
             self.n_actions = 0;
         }
@@ -292,7 +292,10 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
         let Some(n_fields) = synths.and_then(|s| s.n_fields(synth)) else {
             return Err(self.error(HistErrorKind::SynthEventNotFound, synth));
         };
-        let mut data = ActionData::BLANK;
+        // Made in its slot, which counts once the action is complete.
+        let n = self.hd.n_actions;
+        let data = self.hd.actions.get_mut(n).ok_or(not_supported())?;
+        *data = ActionData::BLANK;
         let mut field_pos = 0;
         for (i, param) in action.params().iter().enumerate() {
             // strsep() on '.': `name` or `system.event.name`.
@@ -325,17 +328,17 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
             let idx = self
                 .create_param_ref(own, &target, full, qualified.is_some())?
                 .ok_or(HistError::silent(ENOMEM))?;
-            if let Some(slot) = data.var_ref_idx.get_mut(i) {
-                *slot = idx as u32;
+            if let Some(data) = self.hd.actions.get_mut(n) {
+                if let Some(slot) = data.var_ref_idx.get_mut(i) {
+                    *slot = idx as u32;
+                }
+                data.n_params = (i + 1) as u8;
             }
-            data.n_params = (i + 1) as u8;
             field_pos += 1;
         }
         if field_pos != n_fields {
             return Err(self.error(HistErrorKind::SynthCountMismatch, synth));
         }
-        let n = self.hd.n_actions;
-        *self.hd.actions.get_mut(n).ok_or(not_supported())? = data;
         self.hd.n_actions += 1;
         Ok(())
     }
@@ -802,6 +805,30 @@ mod tests {
         assert_eq!(
             create("keys=next_pid:x=next_prio:onmax($x).save(next_pid)").err(),
             Some(not_supported())
+        );
+    }
+
+    /// find_match_var(): an unqualified `$var` is looked for on the
+    /// onmatch() events first; two handlers naming its event make it not
+    /// unique (C's three entries).
+    #[test]
+    fn onmatch_events_are_searched_first() {
+        let one = "keys=next_pid:l=common_timestamp.usecs-$ts0:\
+                   onmatch(sched.sched_waking).prio_lat(next_prio,$l)";
+        assert!(create(one).is_ok());
+        let two = "keys=next_pid:l=common_timestamp.usecs-$ts0:\
+                   onmatch(sched.sched_waking).prio_lat(next_prio,$l):\
+                   onmatch(sched.sched_waking).prio_lat(next_prio,$l)";
+        let e = create(two).unwrap_err();
+        assert_eq!(e.kind(), Some(HistErrorKind::FieldNotFound));
+        let logged: Vec<_> = e.logged_before().collect();
+        let pos = at(two, "ts0");
+        assert_eq!(
+            logged,
+            [
+                (HistErrorKind::VarNotUnique, pos),
+                (HistErrorKind::VarNotFound, pos)
+            ]
         );
     }
 

@@ -60,7 +60,7 @@ pub(super) struct Builder<'h, 'e, 'a> {
     pub(super) defined_elsewhere: Option<&'h dyn Fn(&str) -> bool>,
     pub(super) vars: Option<&'h dyn VarLookup>,
     pub(super) synths: Option<&'h dyn SynthLookup>,
-    pub(super) event_exists: Option<&'h EventExists>,
+    pub(super) event_exists: Option<&'h EventExists<'h>>,
     /// [`not_supported`] for something C accepts but that does not stop
     /// the build (reported if nothing else fails).
     deferred: Option<HistError>,
@@ -551,9 +551,13 @@ impl<'a> Builder<'_, '_, 'a> {
     /// fails again.
     fn parse_var_ref(&mut self, atom: &Atom<'a>, var: &'a str) -> Result<u8, HistError> {
         let event = atom.system().zip(atom.event());
-        let found = match self.vars {
-            Some(lookup) => lookup.find_var(event, var),
-            None => Found::None,
+        let found = match (self.vars, event) {
+            (None, _) => Found::None,
+            (Some(lookup), Some(_)) => lookup.find_var(event, var),
+            (Some(lookup), None) => match self.find_match_var(lookup, var) {
+                Found::None => lookup.find_var(None, var),
+                found => found,
+            },
         };
         let made = match found {
             Found::One(target) => self.create_var_ref(atom, &target)?,
@@ -579,6 +583,26 @@ impl<'a> Builder<'_, '_, 'a> {
             // A field name never starts with `$`.
             Ok(_) => Err(self.unsupported()),
         }
+    }
+
+    /// `find_match_var()`: an unqualified `$var` is first looked for on
+    /// the events of this trigger's `onmatch()` handlers, in order; found
+    /// on two (the same event named twice included), it is not unique.
+    fn find_match_var<'l>(&self, lookup: &'l dyn VarLookup, var: &str) -> Found<'l> {
+        let mut found = Found::None;
+        for handler in self.spec().actions() {
+            let Ok(handler) = handler else { continue };
+            let Handler::OnMatch { system, event } = handler.handler() else {
+                continue;
+            };
+            if let Found::One(target) = lookup.find_var(Some((system, event)), var) {
+                if found != Found::None {
+                    return Found::NotUnique;
+                }
+                found = Found::One(target);
+            }
+        }
+        found
     }
 
     /// `create_var_ref()` and `init_var_ref()`: the reference to

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Synthetic events as rhist's `trace()` actions use them: found by name
+//! when a trigger is created, held while it lives so that they cannot be
+//! deleted, and emitted on the event path, as hist does.
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::bindings;
+use kernel::prelude::*;
+use kernel::str::CStr;
+
+use crate::hist::grammar::{ActionKind, TriggerSpec};
+use crate::hist::hist_data::{SynthField, SynthLookup};
+use crate::shim;
+use crate::tracefs;
+
+/// A synthetic event an action emits, held through its reference count
+/// (C's `synth_event->ref`, which `synth_event_release()` checks): while
+/// the value lives the event cannot be deleted.
+///
+/// # Invariants
+///
+/// `0` is a live synthetic event whose `ref_` this value incremented.
+/// Every change of `ref_` is made with `event_mutex` held, the decrement
+/// in `drop()` included: the owners of a pin (a trigger being built, a
+/// histogram) are only dropped with it held.
+pub(crate) struct SynthPin(*mut bindings::synth_event);
+
+// SAFETY: the event is live while pinned, and shared use only reads it or
+// calls its probes, which any CPU may.
+unsafe impl Send for SynthPin {}
+// SAFETY: as above.
+unsafe impl Sync for SynthPin {}
+
+impl SynthPin {
+    /// `find_synth_event()`, held; `None` if there is no such event.
+    ///
+    /// # Safety
+    ///
+    /// `event_mutex` must be held.
+    unsafe fn find(name: &str) -> Result<Option<Self>> {
+        let mut cname = KVec::with_capacity(name.len() + 1, GFP_KERNEL)?;
+        cname.extend_from_slice(name.as_bytes(), GFP_KERNEL)?;
+        cname.push(0, GFP_KERNEL)?;
+        // SAFETY: the name is NUL-terminated; the caller holds
+        // `event_mutex`, which the dynamic event list needs.
+        let event = unsafe { bindings::find_synth_event(cname.as_ptr().cast()) };
+        if event.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: `event` is live, and `event_mutex`, which guards its
+        // count, held.
+        unsafe { (*event).ref_ += 1 };
+        Ok(Some(SynthPin(event)))
+    }
+
+    fn event(&self) -> &bindings::synth_event {
+        // SAFETY: the event is live while pinned (invariant).
+        unsafe { &*self.0 }
+    }
+
+    /// Field `pos` of the event.
+    fn field(&self, pos: usize) -> Option<SynthField<'_>> {
+        let event = self.event();
+        if pos >= event.n_fields as usize {
+            return None;
+        }
+        // SAFETY: `fields` has `n_fields` live entries, which the event
+        // keeps as long as it lives.
+        let field = unsafe { &**event.fields.add(pos) };
+        // SAFETY: a field's type is a NUL-terminated string the event
+        // owns.
+        let type_name = unsafe { CStr::from_char_ptr(field.type_) };
+        Some(SynthField {
+            type_name: core::str::from_utf8(type_name.as_bytes()).unwrap_or(""),
+            size: u32::try_from(field.size).unwrap_or(u32::MAX),
+            signed: field.is_signed,
+            string: field.is_string,
+            dynamic: field.is_dynamic,
+            stack: field.is_stack,
+        })
+    }
+
+    /// `trace_synth()`: emits the event, field `i` taking
+    /// `vals[var_ref_idx[i]]` (a string or stack field: the address of its
+    /// value). Does nothing unless `var_ref_idx` has one index per field,
+    /// each within `vals`. Lock-free, no allocation.
+    pub(crate) fn trace(&self, vals: &[u64], var_ref_idx: &[u32]) {
+        let fits = var_ref_idx.len() == self.event().n_fields as usize
+            && var_ref_idx.iter().all(|&i| (i as usize) < vals.len());
+        if !fits {
+            return;
+        }
+        // SAFETY: the event is live (invariant); its probes read
+        // `var_ref_idx[i]` for each of its fields, which it has, and the
+        // values these index, which `vals` has, and write neither. A
+        // string or stack value is the address of a copy in an entry of
+        // a histogram the caller keeps, NUL-terminated or counted.
+        unsafe {
+            shim::rhist_trace_synth(
+                self.0,
+                vals.as_ptr().cast_mut(),
+                var_ref_idx.as_ptr().cast_mut(),
+            )
+        };
+    }
+}
+
+impl Drop for SynthPin {
+    fn drop(&mut self) {
+        tracefs::assert_event_mutex_held();
+        // SAFETY: the event is live while pinned and `event_mutex`, which
+        // guards the count, is held (invariant).
+        unsafe { (*self.0).ref_ -= 1 };
+    }
+}
+
+/// The synthetic events of a trigger's handlers, found when it is built:
+/// entry `i` is that of handler `i`, `None` when it has no `trace()`
+/// action or no such event exists.
+pub(crate) struct Synths(KVec<(KVec<u8>, Option<SynthPin>)>);
+
+impl Synths {
+    /// Finds and holds the synthetic events `spec`'s actions emit.
+    ///
+    /// # Safety
+    ///
+    /// `event_mutex` must be held.
+    pub(crate) unsafe fn find(spec: &TriggerSpec<'_>) -> Result<Self> {
+        let mut found = KVec::new();
+        for handler in spec.actions() {
+            let action = handler.and_then(|h| h.action()).ok();
+            let name = match action {
+                Some(a) if a.kind() == ActionKind::Trace => a.synth_event().unwrap_or(""),
+                _ => "",
+            };
+            let mut owned = KVec::new();
+            owned.extend_from_slice(name.as_bytes(), GFP_KERNEL)?;
+            // SAFETY: the caller holds `event_mutex`.
+            let pin = if name.is_empty() {
+                None
+            } else {
+                unsafe { SynthPin::find(name) }?
+            };
+            found.push((owned, pin), GFP_KERNEL)?;
+        }
+        Ok(Synths(found))
+    }
+
+    /// The pins, by handler: what the histogram keeps.
+    pub(crate) fn into_pins(self) -> Result<KVec<SynthPin>> {
+        let mut pins = KVec::with_capacity(self.0.len(), GFP_KERNEL)?;
+        for (_, pin) in self.0 {
+            // Every handler of a trigger with actions traced an event.
+            if let Some(pin) = pin {
+                pins.push(pin, GFP_KERNEL)?;
+            }
+        }
+        Ok(pins)
+    }
+
+    fn pin(&self, name: &str) -> Option<&SynthPin> {
+        self.0
+            .iter()
+            .find(|(n, pin)| pin.is_some() && n.as_slice() == name.as_bytes())
+            .and_then(|(_, pin)| pin.as_ref())
+    }
+}
+
+impl SynthLookup for Synths {
+    fn n_fields(&self, name: &str) -> Option<usize> {
+        self.pin(name).map(|p| p.event().n_fields as usize)
+    }
+
+    fn field(&self, name: &str, pos: usize) -> Option<SynthField<'_>> {
+        self.pin(name)?.field(pos)
+    }
+}
