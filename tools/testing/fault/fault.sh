@@ -116,6 +116,36 @@ p_ref_undo() {
 	echo '!rhist:keys=a:fts0=common_timestamp' >> $EV/trigger
 }
 
+# --- an onmatch() trigger that emits a synthetic event --------------------
+p_synth_setup() {
+	grep -q '^fsynth ' synthetic_events || echo 'fsynth u64 lat' >> synthetic_events
+	attached $EV 'rhist:.*:fts1=' || echo 'rhist:keys=a:fts1=common_timestamp' >> $EV/trigger
+}
+p_synth_body() {
+	write_armed 'rhist:keys=a:flat1=common_timestamp-$fts1:onmatch(rhist_test.rhist_sample).fsynth($flat1)' $EV/trigger
+}
+p_synth_check() {
+	if attached $EV 'rhist:.*:flat1='; then
+		[ $rc = 0 ] || { why="failed but attached"; return 1; }
+		! echo '!fsynth u64 lat' >> synthetic_events 2> /dev/null ||
+			{ why="the synthetic event in use was deleted"; return 1; }
+		outcome=ok
+	else
+		clean || { why="not attached"; return 1; }
+		unlogged || return 1
+		# Nothing holds the synthetic event any more.
+		echo '!fsynth u64 lat' >> synthetic_events 2> /dev/null ||
+			{ why="the synthetic event is still held"; return 1; }
+		outcome=clean
+	fi
+}
+p_synth_undo() {
+	echo '!rhist:keys=a:flat1=common_timestamp-$fts1:onmatch(rhist_test.rhist_sample).fsynth($flat1)' >> $EV/trigger
+	echo '!rhist:keys=a:fts1=common_timestamp' >> $EV/trigger
+	echo '!fsynth u64 lat' >> synthetic_events 2> /dev/null
+	:
+}
+
 # --- remove a filtered trigger -------------------------------------------
 p_remove_setup() {
 	echo 'rhist:keys=a:vals=b if b > 100' >> $EV/trigger
@@ -323,7 +353,7 @@ watchdog &
 dog=$!
 total_injected=0
 failed_paths=
-PATHS='create named share share_filter ref remove clear read_rhist read_debug instance_trigger rmdir truncate unload'
+PATHS='create named share share_filter ref synth remove clear read_rhist read_debug instance_trigger rmdir truncate unload'
 echo "fault: paths ${FAULT_PATHS:-$PATHS}"
 run() { # PATH: runs it if FAULT_PATHS (all by default) has it
 	case " ${FAULT_PATHS:-$PATHS} " in
@@ -336,6 +366,7 @@ run share
 run share_filter
 [ ! -d $SH ] || rmdir $SH
 run ref
+run synth
 run remove
 run clear
 

@@ -98,41 +98,57 @@ EV=events/rhist_test/rhist_sample
 expect_write '!hist:keys=a:ts0=common_timestamp,nm=s' $EV/trigger
 expect_write '!rhist:keys=a:ts0=common_timestamp,nm=s' $EV/trigger
 
-# 4. The wakeup latency pipeline on the scheduler's own events, for the
-# wakeups of one shell, so that the histograms stop when it does. The
-# shell and its children keep to one CPU: a wakeup on one CPU racing
-# with the switch on another could find hist's variable set and not yet
-# rhist's (their triggers run one after the other).
+# 4. histogram.rst's examples on the scheduler's own events, for the
+# wakeups and forks of one shell, so that the histograms stop when it
+# does: the wakeup latency with the waking pid as a variable key
+# (keys=$saved_pid) and another trigger's variable as a parameter, and
+# wakeup_new_test, whose trigger defines the variable it keys on, in both
+# forms of the action. The shell and its children keep to one CPU: a
+# wakeup on one CPU racing with the switch on another could find hist's
+# variable set and not yet rhist's (their triggers run one after the
+# other). It waits for all the triggers: creating one takes a while here.
+NEW=events/sched/sched_wakeup_new
 for p in c r; do
 	expect_write "${p}_wakeup u64 lat; pid_t pid; char comm[16]" synthetic_events
 	expect_write "hist:keys=pid,lat:sort=pid" events/synthetic/${p}_wakeup/trigger
+	expect_write "${p}_wakeup2 u64 lat; pid_t pid; int prio" synthetic_events
+	expect_write "hist:keys=pid,prio,lat:sort=pid,lat" events/synthetic/${p}_wakeup2/trigger
+	expect_write "${p}_new_test pid_t pid" synthetic_events
+	expect_write "hist:keys=pid:sort=pid" events/synthetic/${p}_new_test/trigger
 done
-# It waits for all four triggers: creating one takes a while here.
 rm -f /tmp/go && mkfifo /tmp/go || fail "mkfifo"
 taskset 1 sh -c 'read go < /tmp/go; i=0; while [ $i -lt 30 ]; do sleep 0.01; i=$((i + 1)); done' &
 w=$!
-expect_write "hist:keys=pid:c_wts=common_timestamp.usecs if pid==$w" $WAKING/trigger
-expect_write "rhist:keys=pid:r_wts=common_timestamp.usecs if pid==$w" $WAKING/trigger
-expect_write 'hist:keys=next_pid:c_wlat=common_timestamp.usecs-$c_wts:onmatch(sched.sched_waking).c_wakeup($c_wlat,next_pid,next_comm) if next_pid=='$w $SWITCH/trigger
-expect_write 'rhist:keys=next_pid:r_wlat=common_timestamp.usecs-$r_wts:onmatch(sched.sched_waking).r_wakeup($r_wlat,next_pid,next_comm) if next_pid=='$w $SWITCH/trigger
+for p in hist rhist; do
+	c=c; [ $p = rhist ] && c=r
+	expect_write "$p:keys=pid:${c}_wts=common_timestamp.usecs if pid==$w" $WAKING/trigger
+	expect_write "$p:keys=\$${c}_saved:${c}_saved=pid:${c}_ts2=common_timestamp.usecs if pid==$w" $WAKING/trigger
+	expect_write "$p:keys=next_pid:${c}_wlat=common_timestamp.usecs-\$${c}_wts:onmatch(sched.sched_waking).${c}_wakeup(\$${c}_wlat,next_pid,next_comm) if next_pid==$w" $SWITCH/trigger
+	expect_write "$p:keys=next_pid:${c}_lat2=common_timestamp.usecs-\$${c}_ts2:onmatch(sched.sched_waking).${c}_wakeup2(\$${c}_lat2,\$${c}_saved,next_prio) if next_pid==$w" $SWITCH/trigger
+done
+# The shell's forks only: common_pid is the parent's.
+expect_write 'hist:keys=$c_testpid:c_testpid=pid:onmatch(sched.sched_wakeup_new).c_new_test($c_testpid) if common_pid=='$w $NEW/trigger
+expect_write 'rhist:keys=$r_testpid:r_testpid=pid:onmatch(sched.sched_wakeup_new).trace(r_new_test,$r_testpid) if common_pid=='$w $NEW/trigger
 echo go > /tmp/go
 wait $w
-same events/synthetic/c_wakeup events/synthetic/r_wakeup hist
-grep -q 'Hits: [1-9]' events/synthetic/r_wakeup/hist || fail "no wakeup latency emitted"
+for e in wakeup wakeup2 new_test; do
+	same events/synthetic/c_$e events/synthetic/r_$e hist
+	grep -q 'Hits: [1-9]' events/synthetic/r_$e/hist || fail "no r_$e event"
+done
 
 # Everything goes away again, the synthetic events too.
-for f in $OTHER $SWITCH $WAKING $EV; do
+for f in $OTHER $SWITCH $WAKING $EV $NEW; do
 	: > $f/trigger
 done
 for p in c r; do
 	echo 0 > events/synthetic/${p}_lat/enable
-	: > events/synthetic/${p}_lat/trigger
-	: > events/synthetic/${p}_own/trigger
-	: > events/synthetic/${p}_wakeup/trigger
+	for e in lat own wakeup wakeup2 new_test; do
+		: > events/synthetic/${p}_$e/trigger
+	done
 done
 : > synthetic_events || { cat synthetic_events; fail "synthetic events still in use"; }
 [ ! -s synthetic_events ] || { cat synthetic_events; fail "synthetic events left"; }
-for f in $EV $OTHER $SWITCH $WAKING; do
+for f in $EV $OTHER $SWITCH $WAKING $NEW; do
 	! grep -q '^r\?hist:' $f/trigger || { cat $f/trigger; fail "left in $f"; }
 done
 echo PASS

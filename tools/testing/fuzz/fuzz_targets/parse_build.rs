@@ -24,7 +24,10 @@
 //! * the trigger info line of a built trigger, if it builds again, gives
 //!   the same info line;
 //! * single-threaded, every update is a hit or a drop, and the hitcounts of
-//!   the entries add up to the hits.
+//!   the entries add up to the hits;
+//! * a trigger with handlers, built against existing events and a few
+//!   synthetic events, hands each action one value index per synthetic
+//!   field, each within the resolved values.
 
 #![no_main]
 
@@ -35,7 +38,9 @@ use libfuzzer_sys::fuzz_target;
 use rhist_core::hist::error::HistError;
 use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
 use rhist_core::hist::grammar::{self, FieldContext, KeyField, Node, NodeId, TriggerSpec};
-use rhist_core::hist::hist_data::{EventContext, HistData};
+use rhist_core::hist::hist_data::{
+    BuildOptions, EventContext, HistData, SynthField, SynthLookup, SynthSink,
+};
 use rhist_core::hist::histogram::{self, Histogram, TaskContext};
 use rhist_core::hist::map::TracingMap;
 use rhist_core::hist::output::NoSymbols;
@@ -393,6 +398,113 @@ fn run_histogram(data: HistData<'_>, recs: &[&[u8]], selector: u8) {
     assert!(out.contains("Totals:"), "no Totals in {out:?}");
 }
 
+/// Synthetic events: `lat u64 lat; pid_t pid; char comm[16]` and
+/// `dyn char name[]; unsigned long stack[]`.
+struct Synths;
+
+const fn synth_field(
+    type_name: &'static str,
+    size: u32,
+    string: bool,
+    dynamic: bool,
+    stack: bool,
+) -> SynthField<'static> {
+    SynthField {
+        type_name,
+        size,
+        signed: false,
+        string,
+        dynamic,
+        stack,
+    }
+}
+
+const LAT: [SynthField<'static>; 3] = [
+    synth_field("u64", 8, false, false, false),
+    synth_field("pid_t", 4, false, false, false),
+    synth_field("char[16]", 16, true, false, false),
+];
+const DYN: [SynthField<'static>; 2] = [
+    synth_field("char[]", 0, true, true, false),
+    synth_field("unsigned long[]", 0, false, true, true),
+];
+
+impl Synths {
+    fn fields(name: &str) -> Option<&'static [SynthField<'static>]> {
+        match name {
+            "lat" => Some(&LAT),
+            "dyn" => Some(&DYN),
+            _ => None,
+        }
+    }
+}
+
+impl SynthLookup for Synths {
+    fn n_fields(&self, name: &str) -> Option<usize> {
+        Synths::fields(name).map(|f| f.len())
+    }
+    fn field(&self, name: &str, pos: usize) -> Option<SynthField<'_>> {
+        Synths::fields(name)?.get(pos).copied()
+    }
+}
+
+/// Checks what an action hands the shell.
+struct CheckSink<'d>(&'d HistData<'d>);
+
+impl SynthSink for CheckSink<'_> {
+    fn trace(&self, action: usize, vals: &[u64], var_ref_idx: &[u32]) {
+        let synth = self
+            .0
+            .action_synth_event(action)
+            .expect("an action has its event");
+        let n = Synths::fields(synth)
+            .expect("a known synthetic event")
+            .len();
+        assert_eq!(var_ref_idx.len(), n, "one index per field of {synth}");
+        assert!(var_ref_idx.iter().all(|&i| (i as usize) < vals.len()));
+    }
+}
+
+/// Builds `spec` with its actions, against existing events and
+/// [`Synths`], and feeds its histogram the records.
+fn run_actions(spec: &TriggerSpec<'_>, event: &EventDesc<'_>, recs: &[&[u8]]) {
+    let exists = |_: &str, _: &str| true;
+    let options = BuildOptions {
+        synths: Some(&Synths),
+        event_exists: Some(&exists),
+        ..Default::default()
+    };
+    let mut data = HistData::empty(spec);
+    let built = HistData::build_into_with(&mut data, spec, event, options)
+        .and_then(|()| data.create_actions(event, options));
+    if let Err(e) = built {
+        check_error(&e, trigger::PREFIX, spec.text());
+        return;
+    }
+    let mut debug = String::new();
+    data.write_debug(&mut debug, &"0")
+        .expect("writing to a String");
+    let params = histogram::map_params(&data);
+    let Ok(words) = params.storage_words() else {
+        return;
+    };
+    if data.map_bits() > 10 {
+        return;
+    }
+    let storage: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+    let map = TracingMap::new(params, &storage).expect("map over storage_words() words");
+    let hist = Histogram::new(&data, map).expect("map built with map_params()");
+    for (i, rec) in recs.iter().enumerate() {
+        let ctx = Ctx {
+            cpu: 0,
+            ts: 1_000 + i as u64,
+            ns: true,
+            seed: i as u64,
+        };
+        hist.update_with_refs(rec, &ctx, &[], &CheckSink(&data));
+    }
+}
+
 /// The info line of `data` without `rhist:`.
 fn info(data: &HistData<'_>) -> String {
     let mut s = String::new();
@@ -454,6 +566,9 @@ fuzz_target!(|input: &[u8]| {
         check_error(e, trigger::PREFIX, text);
     }
 
+    if !spec.action_strs().is_empty() {
+        run_actions(&spec, event, &records(recs));
+    }
     let data = match HistData::build(&spec, event) {
         Ok(data) => data,
         Err(e) => {
