@@ -1,24 +1,62 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The kernel's own ftrace selftests about plain histograms, run against
-# rhist: each test is translated from hist to rhist in command and file
-# names ("hist:" -> "rhist:", ".../hist" -> ".../rhist") and otherwise run
-# unmodified by ftracetest. Prints ftracetest's results; one line per test
-# is "[n] description [PASS|FAIL|...]".
+# The kernel's own ftrace selftests about histograms, run by ftracetest
+# twice in one boot:
+#  - against rhist, the plain-histogram ones (RHIST_SELFTESTS), each
+#    translated from hist to rhist in command and file names ("hist:" ->
+#    "rhist:", ".../hist" -> ".../rhist") and otherwise unmodified;
+#  - against hist, untranslated, every selftest of 6.12 that mentions hist
+#    (HIST_SELFTESTS): the test kernel must run them all, or a failure
+#    against rhist could be the kernel's.
+# Prints ftracetest's results, one line per test, "[n] description
+# [PASS|FAIL|...]"; the second run's say "[n] (hist) description ...".
+#
+# The tests add and remove probes on the scheduler's tracepoints all the
+# time, which QEMU's multi-threaded TCG does not always survive:
+# run.sh: single-threaded TCG
 src=/test/ftrace
 work=/tmp/ftrace
+T=$src/test.d/trigger
 rm -rf $work
 cp -r $src $work
-mkdir -p $work/test.d/rhist
+mkdir -p $work/test.d/rhist $work/test.d/hist
 for t in ${RHIST_SELFTESTS:-trigger-hist.tc trigger-hist-mod.tc trigger-multihist.tc \
 	 trigger-trace-marker-hist.tc trigger-hist-syntax-errors.tc \
 	 trigger-hist-expressions.tc}; do
 	sed -E -e 's/(^|[^_a-zA-Z])hist:/\1rhist:/g' \
 	       -e 's#/hist([^_a-zA-Z]|$)#/rhist\1#g' \
-	       $src/test.d/trigger/$t > $work/test.d/rhist/$t
+	       $T/$t > $work/test.d/rhist/$t
 done
+for t in ${HIST_SELFTESTS:-$(cd $T && grep -l hist *.tc inter-event/*.tc)}; do
+	cp $T/$t $work/test.d/hist/
+done
+
+# The inter-event tests make wakeups with ping (guest-init brings lo up)
+# and change its priority with nice, which busybox-static lacks: a
+# stand-in that renices itself and runs the command.
+mkdir -p /tmp/bin
+cat > /tmp/bin/nice <<'EOF'
+#!/bin/sh
+# nice -n N COMMAND [ARG]...
+if [ "$1" = -n ]; then
+	renice -n "$2" $$ > /dev/null || exit 125
+	shift 2
+fi
+exec "$@"
+EOF
+chmod +x /tmp/bin/nice
+export PATH=$PATH:/tmp/bin
+# And busybox's shell runs an applet called by name by executing
+# /proc/self/exe, so sched_process_exec reports that file name where the
+# dynamic string test looks for "ping": a function runs ping by its path,
+# as a shell runs a real ping.
+printf '\nping() { /bin/ping "$@"; }\n' >> $work/test.d/functions
+
 cd $work
-sh ./ftracetest test.d/rhist/
-rc=$?
+rc=0
+sh ./ftracetest test.d/rhist/ || rc=1
+{ sh ./ftracetest test.d/hist/ 2>&1 || echo 1 > /tmp/hist-failed; } |
+	sed -E 's/^\[([0-9]+)\] /[\1] (hist) /'
+[ ! -e /tmp/hist-failed ] || rc=1
 [ $rc = 0 ] || for f in logs/*/*.log; do grep -q "FAIL\|fail" "$f" && tail -25 "$f"; done
 exit $rc
