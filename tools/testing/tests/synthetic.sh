@@ -135,6 +135,11 @@ for e in wakeup wakeup2 new_test; do
 	same events/synthetic/c_$e events/synthetic/r_$e hist
 	grep -q 'Hits: [1-9]' events/synthetic/r_$e/hist || fail "no r_$e event"
 done
+for d in $WAKING $SWITCH; do
+	sed "s/c_/r_/g; s/^# trigger info: hist:/# trigger info: rhist:/; $debug_mask" $d/hist_debug > /tmp/c
+	sed "$debug_mask" $d/rhist_debug > /tmp/r
+	cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r | head -20; fail "$d/rhist_debug differs"; }
+done
 
 # Everything goes away again, the synthetic events too.
 for f in $OTHER $SWITCH $WAKING $EV $NEW; do
