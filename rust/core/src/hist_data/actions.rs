@@ -326,7 +326,7 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
             }
             let full = if qualified.is_some() { param } else { name };
             let idx = self
-                .create_param_ref(own, &target, full, qualified.is_some())?
+                .var_ref(own, &target, full, qualified.is_some())?
                 .ok_or(HistError::silent(ENOMEM))?;
             if let Some(data) = self.hd.actions.get_mut(n) {
                 if let Some(slot) = data.var_ref_idx.get_mut(i) {
@@ -471,41 +471,6 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
             system: self.event.system,
             event: self.event.name,
         }
-    }
-
-    /// `create_var_ref()` for a parameter: the index of the reference to
-    /// `var` (the one there is already, if any); `None` when there are as
-    /// many as C allows.
-    fn create_param_ref(
-        &mut self,
-        own: Option<usize>,
-        t: &VarTarget<'_>,
-        full: &'a str,
-        qualified: bool,
-    ) -> Result<Option<usize>, HistError> {
-        let existing = match own {
-            Some(i) => self.hd.refs.find_own(i),
-            None => self.hd.refs.find(t),
-        };
-        if let Some(i) = existing {
-            return Ok(Some(i));
-        }
-        let idx = self.hd.refs.refs().len();
-        if idx >= VAR_REFS_MAX || t.var_idx > usize::from(u8::MAX) {
-            return Ok(None);
-        }
-        let id = self.push(HistField {
-            flags: FL_VAR_REF | t.flags & (FL_TIMESTAMP | FL_TIMESTAMP_USECS | FL_STACKTRACE),
-            size: t.size,
-            signed: t.signed,
-            fetch: Fetch::VarRef { idx: idx as u8 },
-            ty: TypeName::Ref(idx as u8),
-            ..HistField::default()
-        })?;
-        Ok(match own {
-            Some(_) => self.hd.refs.add_own(id, t, full, qualified),
-            None => self.hd.refs.add(id, t, full, qualified),
-        })
     }
 }
 

@@ -605,16 +605,36 @@ impl<'a> Builder<'_, '_, 'a> {
         found
     }
 
-    /// `create_var_ref()` and `init_var_ref()`: the reference to
-    /// `target`, the one this trigger has already if any; `None` when it
-    /// has as many as C allows.
+    /// `create_var_ref()` for `$var` written as `atom`: the hist field of
+    /// the reference to `target`; `None` when there are as many as C
+    /// allows.
     fn create_var_ref(
         &mut self,
         atom: &Atom<'a>,
         target: &VarTarget<'_>,
     ) -> Result<Option<u8>, HistError> {
-        if let Some(i) = self.hd.refs.find(target) {
-            return Ok(self.hd.refs.get(i).map(|r| r.node));
+        let qualified = atom.system().is_some() && atom.event().is_some();
+        let idx = self.var_ref(None, target, atom.text(), qualified)?;
+        Ok(idx.and_then(|i| self.hd.refs.get(i)).map(|r| r.node))
+    }
+
+    /// `create_var_ref()` and `init_var_ref()`: the index in `var_refs[]`
+    /// of the reference to `target` (this trigger's own variable `own`,
+    /// if given), written `full`; the one this trigger has already if any;
+    /// `None` when it has as many as C allows.
+    pub(super) fn var_ref(
+        &mut self,
+        own: Option<usize>,
+        target: &VarTarget<'_>,
+        full: &'a str,
+        qualified: bool,
+    ) -> Result<Option<usize>, HistError> {
+        let existing = match own {
+            Some(i) => self.hd.refs.find_own(i),
+            None => self.hd.refs.find(target),
+        };
+        if existing.is_some() {
+            return Ok(existing);
         }
         let idx = self.hd.refs.refs().len();
         if idx >= VAR_REFS_MAX || target.var_idx > usize::from(u8::MAX) {
@@ -628,12 +648,10 @@ impl<'a> Builder<'_, '_, 'a> {
             ty: TypeName::Ref(idx as u8),
             ..HistField::default()
         })?;
-        let qualified = atom.system().is_some() && atom.event().is_some();
-        Ok(self
-            .hd
-            .refs
-            .add(id, target, atom.text(), qualified)
-            .map(|_| id))
+        Ok(match own {
+            Some(_) => self.hd.refs.add_own(id, target, full, qualified),
+            None => self.hd.refs.add(id, target, full, qualified),
+        })
     }
 
     /// `create_alias()`: a variable defined as a reference (`x=$y`),
