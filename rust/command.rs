@@ -28,12 +28,14 @@ use crate::hist::error::{
     HistError, HistErrorKind,
 };
 use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
+use crate::hist::grammar::ActionKind;
 use crate::hist::grammar::TriggerSpec;
-use crate::hist::hist_data::{BuildOptions, HistData, SynthSink};
-use crate::hist::histogram::{self, Histogram};
+use crate::hist::hist_data::{ActionSink, BuildOptions, HistData, Tracking};
+use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
 use crate::hist::map::TracingMap;
 use crate::hist::var_ref::{Found, VarLookup, VAR_REFS_MAX};
 use crate::shim;
+use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};
 use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
 
@@ -69,8 +71,11 @@ struct Resolved {
 /// the `'static` never leaves the value.
 pub(crate) struct Hist {
     hist: Histogram<'static>,
-    /// The synthetic events the actions emit, by action.
-    synths: KVec<SynthPin>,
+    /// The synthetic events the actions emit, by action (`None`: not a
+    /// `trace()` action).
+    synths: KVec<Option<SynthPin>>,
+    /// The condition of a `snapshot()` action.
+    snapshot: Option<SnapshotCond>,
     _map_memory: VVec<u8>,
     resolved: Resolved,
 }
@@ -169,7 +174,7 @@ impl Trigger {
     #[inline]
     fn update(&self, rec: &[u8], ctx: &ProbeContext) {
         let hist = self.hist();
-        if self.refs.is_empty() && self.hist.synths.is_empty() {
+        if self.refs.is_empty() && hist.data().n_actions() == 0 {
             return hist.update(rec, ctx);
         }
         let mut refs = [hist; VAR_REFS_MAX];
@@ -208,6 +213,15 @@ impl Trigger {
     /// The resolved trigger.
     pub(crate) fn data(&self) -> &HistData<'_> {
         self.hist.histogram().data()
+    }
+
+    /// The details of the last snapshot its `snapshot()` action took, the
+    /// key copied into `key`.
+    pub(crate) fn last_snapshot<'k>(
+        &self,
+        key: &'k mut [u8; KEY_SIZE_MAX],
+    ) -> Option<Snapshot<'k>> {
+        self.hist.snapshot.as_ref()?.last(key)
     }
 
     /// The canonical trigger info, without filter and state. A named
@@ -274,12 +288,7 @@ impl Resolved {
             })
         }?;
 
-        let mut info = KVec::new();
-        let mut w = VecWriter(&mut info, false);
-        let _ = data.write_info(&mut w, hist::trigger::PREFIX);
-        if w.1 {
-            return Err(code::ENOMEM.into());
-        }
+        let info = info_of(&data)?;
         Ok(Resolved {
             data,
             info,
@@ -304,6 +313,7 @@ impl Resolved {
         &mut self,
         file: *mut bindings::trace_event_file,
         synths: &Synths,
+        snapshot: Option<&SnapshotCond>,
     ) -> Result<(), BuildError> {
         let data = &mut self.data;
         // SAFETY: the event is pinned by `_origin`: its names live on.
@@ -316,12 +326,25 @@ impl Resolved {
             fields: unsafe { forever(&self._fields) },
             common_fields: &COMMON_FIELDS,
         };
+        let enable = || match snapshot {
+            // SAFETY: the condition is for `file`'s instance, live, and
+            // `event_mutex` held, for the trigger being created (our
+            // contract).
+            Some(cond) => unsafe { cond.enable() },
+            None => Err(-code::ENODEV.to_errno()),
+        };
         // SAFETY: `file` is live and `event_mutex` held (our contract).
         unsafe {
             with_options(file, false, Some(synths), |options| {
+                let options = BuildOptions {
+                    enable_snapshot: Some(&enable),
+                    ..options
+                };
                 data.create_actions(&desc, options)
             })
         }?;
+        // The info shows the save variables made.
+        self.info = info_of(&self.data)?;
         Ok(())
     }
 
@@ -330,6 +353,17 @@ impl Resolved {
     fn info(&self) -> &[u8] {
         &self.info
     }
+}
+
+/// The canonical trigger info of `data`.
+fn info_of(data: &HistData<'_>) -> Result<KVec<u8>, BuildError> {
+    let mut info = KVec::new();
+    let mut w = VecWriter(&mut info, false);
+    let _ = data.write_info(&mut w, hist::trigger::PREFIX);
+    if w.1 {
+        return Err(code::ENOMEM.into());
+    }
+    Ok(info)
 }
 
 /// Runs `f` with what building a trigger on `file` looks at beyond its
@@ -371,6 +405,7 @@ unsafe fn with_options<R>(
         vars: Some(&vars),
         synths: synths.map(|s| s as _),
         event_exists: Some(&event_exists),
+        enable_snapshot: None,
     })
 }
 
@@ -493,7 +528,11 @@ impl Hist {
     /// Sets up the map of `resolved`.
     // Not inlined: its frame would add to `parse()`'s, on a small stack.
     #[inline(never)]
-    fn new(resolved: Resolved, synths: KVec<SynthPin>) -> Result<Arc<Self>, BuildError> {
+    fn new(
+        resolved: Resolved,
+        synths: KVec<Option<SynthPin>>,
+        snapshot: Option<SnapshotCond>,
+    ) -> Result<Arc<Self>, BuildError> {
         let params = histogram::map_params(resolved.data());
         let bytes = params.storage_bytes()?;
         // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
@@ -517,6 +556,7 @@ impl Hist {
             Hist {
                 hist,
                 synths,
+                snapshot,
                 _map_memory: map_memory,
                 resolved,
             },
@@ -530,10 +570,16 @@ impl Hist {
     }
 }
 
-impl SynthSink for Hist {
+impl ActionSink for Hist {
     fn trace(&self, action: usize, vals: &[u64], var_ref_idx: &[u32]) {
-        if let Some(synth) = self.synths.get(action) {
+        if let Some(Some(synth)) = self.synths.get(action) {
             synth.trace(vals, var_ref_idx);
+        }
+    }
+
+    fn snapshot(&self, val: u64, key: &[u8], comm: &[u8; 16]) {
+        if let Some(cond) = &self.snapshot {
+            cond.take(val, key, comm);
         }
     }
 }
@@ -968,12 +1014,19 @@ unsafe fn run_command(
     // one that joins a named histogram), then the registration, which
     // refuses a duplicate or a cont/clear of nothing.
     let mut synths = KVec::new();
+    let mut snapshot = None;
     if has_actions && named.is_none() {
         // SAFETY: `event_mutex` is held.
         let found = unsafe { Synths::find(resolved.data().spec()) }?;
+        let key_size = resolved.data().key_size();
+        snapshot = match snapshot_tracking(resolved.data().spec()) {
+            // SAFETY: `file` is live, so is its instance.
+            Some(how) => Some(SnapshotCond::new(unsafe { (*file).tr }, how, key_size)?),
+            None => None,
+        };
         // SAFETY: `file` is the live file `resolved` was made for;
         // `event_mutex` is held.
-        unsafe { resolved.create_actions(file, &found) }?;
+        unsafe { resolved.create_actions(file, &found, snapshot.as_ref()) }?;
         synths = found.into_pins()?;
     }
     if existing.is_some() {
@@ -994,13 +1047,27 @@ unsafe fn run_command(
         }
         None => {
             let record_span = resolved.data().record_span();
-            (Hist::new(resolved, synths)?, record_span)
+            (Hist::new(resolved, synths, snapshot)?, record_span)
         }
     };
     // SAFETY: `file` is live; `event_mutex` is held (our contract).
     let trigger = unsafe { Trigger::new(file, hist, record_span) }?;
     // SAFETY: the tracing core's arguments; `event_mutex` is held.
     unsafe { attach(cmd_ops, file, trigger, setup) }
+}
+
+/// What the first `snapshot()` action of `spec` tracks, if it has one.
+fn snapshot_tracking(spec: &TriggerSpec<'_>) -> Option<Tracking> {
+    spec.actions().flatten().find_map(|h| {
+        if h.action().ok()?.kind() != ActionKind::Snapshot {
+            return None;
+        }
+        match h.handler() {
+            hist::grammar::Handler::OnMax { .. } => Some(Tracking::Max),
+            hist::grammar::Handler::OnChange { .. } => Some(Tracking::Change),
+            hist::grammar::Handler::OnMatch { .. } => None,
+        }
+    })
 }
 
 /// Sets `filter` (`if ...`) on a trigger that is never attached, as hist

@@ -17,6 +17,7 @@ use kernel::prelude::*;
 
 use crate::command;
 use crate::event::KernelSymbols;
+use crate::hist::histogram::KEY_SIZE_MAX;
 use crate::shim;
 use crate::tracefs::{self, EventMutexGuard, SeqWriter};
 
@@ -208,7 +209,10 @@ unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c
             // Cannot fail: reserved above.
             let _ = order.push(0, GFP_KERNEL);
         }
-        let _ = hist.print(out, &KernelSymbols, order.as_mut_slice());
+        let mut key = [0u8; KEY_SIZE_MAX];
+        let snapshot = trigger.last_snapshot(&mut key);
+        let _ =
+            hist.print_with_snapshot(out, &KernelSymbols, order.as_mut_slice(), snapshot.as_ref());
         Ok(())
     };
     // SAFETY: the seq_file core calls this with a file `open()` opened.

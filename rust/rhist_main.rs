@@ -19,6 +19,7 @@ mod files;
 #[cfg(CONFIG_KUNIT)]
 mod kunit;
 mod shim;
+mod snapshot;
 mod synth;
 mod tracefs;
 

@@ -148,13 +148,10 @@ impl Synths {
     }
 
     /// The pins, by handler: what the histogram keeps.
-    pub(crate) fn into_pins(self) -> Result<KVec<SynthPin>> {
+    pub(crate) fn into_pins(self) -> Result<KVec<Option<SynthPin>>> {
         let mut pins = KVec::with_capacity(self.0.len(), GFP_KERNEL)?;
         for (_, pin) in self.0 {
-            // Every handler of a trigger with actions traced an event.
-            if let Some(pin) = pin {
-                pins.push(pin, GFP_KERNEL)?;
-            }
+            pins.push(pin, GFP_KERNEL)?;
         }
         Ok(pins)
     }

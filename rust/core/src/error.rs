@@ -21,6 +21,8 @@ pub mod errno {
     pub const ENOENT: i32 = 2;
     /// File exists.
     pub const EEXIST: i32 = 17;
+    /// No such device: no snapshot buffer.
+    pub const ENODEV: i32 = 19;
     /// Invalid argument: what almost every hist parse error returns.
     pub const EINVAL: i32 = 22;
     /// Math argument out of domain of function: division by zero.

@@ -8,7 +8,8 @@
 use core::fmt::{self, Write};
 use core::sync::atomic::Ordering;
 
-use super::hist_data::{self, EventContext, HistData, SynthSink};
+use super::grammar::ActionKind;
+use super::hist_data::{self, ActionSink, EventContext, HistData, Tracking};
 use super::map::{self, MapError, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
 use super::var_ref::VAR_REFS_MAX;
@@ -47,14 +48,30 @@ fn comm_words(needs_comm: bool) -> usize {
     }
 }
 
+/// The details of the last snapshot a `snapshot()` action took, which
+/// the shell keeps (C's `struct track_data` of the condition).
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot<'k> {
+    /// The tracked value that took it.
+    pub val: u64,
+    /// The key of the entry whose event took it.
+    pub key: &'k [u8],
+    /// That entry's saved command name.
+    pub comm: [u8; 16],
+}
+
 /// A histogram over memory the caller owns.
 pub struct Histogram<'a> {
     data: &'a HistData<'a>,
     map: TracingMap<'a>,
     /// `data.needs_comm()`, looked up once rather than on every event.
     needs_comm: bool,
-    /// Whether a variable keeps a copy in the entry ([`vars`]).
+    /// Whether a variable every event sets keeps a copy in the entry
+    /// ([`vars`]).
     has_copies: bool,
+    /// How many copies those variables keep: the save variables' come
+    /// after.
+    event_copies: usize,
 }
 
 /// `Histogram<'a>` is covariant in `'a`: a `&'s Histogram<'static>`
@@ -99,7 +116,8 @@ impl<'a> Histogram<'a> {
             data,
             map,
             needs_comm: data.needs_comm(),
-            has_copies: data.n_var_copies() > 0,
+            has_copies: data.n_event_var_copies() > 0,
+            event_copies: data.n_event_var_copies(),
         })
     }
 
@@ -166,7 +184,7 @@ impl<'a> Histogram<'a> {
         rec: &[u8],
         ctx: &dyn TaskContext,
         refs: &[&Histogram<'_>],
-        sink: &dyn SynthSink,
+        sink: &dyn ActionSink,
     ) {
         let n = self.data.n_var_refs().min(VAR_REFS_MAX);
         if n == 0 && self.data.n_actions() == 0 {
@@ -221,8 +239,72 @@ impl<'a> Histogram<'a> {
                 }
             }
         }
+        let vals = &vals[..n];
         for a in 0..self.data.n_actions() {
-            sink.trace(a, &vals[..n], self.data.action_var_ref_idx(a));
+            // ontrack_action(): only a new maximum or a change acts.
+            if let Some(t) = self.data.action_track(a) {
+                let new = vals.get(t.var_ref).copied().unwrap_or(0);
+                if !t.how.passes(elt.read_var(t.var_idx), new) {
+                    continue;
+                }
+                elt.set_var(t.var_idx, new);
+                match self.data.action_kind(a) {
+                    Some(ActionKind::Save) => self.set_save_vars(&elt, rec, ctx, vals),
+                    Some(ActionKind::Snapshot) => {
+                        sink.snapshot(new, &key_buf[..size], &self.entry_comm(&elt))
+                    }
+                    _ => sink.trace(a, vals, self.data.action_var_ref_idx(a)),
+                }
+            } else {
+                sink.trace(a, vals, self.data.action_var_ref_idx(a));
+            }
+        }
+    }
+
+    /// The command name `elt` saved when it was made, for `.execname`.
+    fn entry_comm(&self, elt: &map::Elt<'_>) -> [u8; 16] {
+        let mut comm = [0u8; 16];
+        if self.needs_comm {
+            for (chunk, word) in comm.chunks_exact_mut(8).zip(elt.private_words()) {
+                chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
+            }
+        }
+        comm
+    }
+
+    /// `save_track_data_vars()`: sets the save variables of `elt` from
+    /// this record; a string is copied into the entry, after the copies
+    /// of the variables every event sets.
+    #[inline(never)]
+    fn set_save_vars(
+        &self,
+        elt: &map::Elt<'a>,
+        rec: &[u8],
+        ctx: &dyn TaskContext,
+        ref_vals: &[u64],
+    ) {
+        let words = elt.private_words();
+        let comm = self.entry_comm(elt);
+        let mut slot = self.event_copies;
+        let mut copy = [0u8; vars::STR_VAR_LEN_MAX];
+        for k in 0..self.data.n_save_vars() {
+            let Some((_, i)) = self.data.save_var(k) else {
+                break;
+            };
+            if self.data.var_copy(i).is_none() {
+                elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
+                continue;
+            }
+            vars::write_copy(self.data, i, rec, ctx, &comm, &mut copy);
+            let at = comm_words(self.needs_comm) + slot * vars::STR_VAR_WORDS;
+            let dst = words.get(at..at + vars::STR_VAR_WORDS).unwrap_or(&[]);
+            for (word, chunk) in dst.iter().zip(copy.chunks_exact(8)) {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(chunk);
+                word.store(u64::from_ne_bytes(b), Ordering::Relaxed);
+            }
+            elt.set_var(i, slot as u64);
+            slot += 1;
         }
     }
 
@@ -269,7 +351,7 @@ impl<'a> Histogram<'a> {
         if self.has_copies {
             self.set_vars_with_copies(&elt, rec, ctx, ref_vals);
         } else {
-            for i in 0..self.data.n_map_vars() {
+            for i in 0..self.data.n_event_vars() {
                 elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
             }
         }
@@ -297,7 +379,7 @@ impl<'a> Histogram<'a> {
         }
         let mut slot = 0;
         let mut copy = [0u8; vars::STR_VAR_LEN_MAX];
-        for i in 0..self.data.n_map_vars() {
+        for i in 0..self.data.n_event_vars() {
             if self.data.var_copy(i).is_none() {
                 elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
                 continue;
@@ -360,6 +442,19 @@ impl<'a> Histogram<'a> {
         resolver: &dyn Resolver,
         order: &mut [u32],
     ) -> fmt::Result {
+        self.print_with_snapshot(out, resolver, order, None)
+    }
+
+    /// [`print`](Self::print), with C's details of the last snapshot a
+    /// `snapshot()` action took (`track_data_snapshot_print()`) before
+    /// the Totals.
+    pub fn print_with_snapshot(
+        &self,
+        out: &mut dyn Write,
+        resolver: &dyn Resolver,
+        order: &mut [u32],
+        snapshot: Option<&Snapshot<'_>>,
+    ) -> fmt::Result {
         let (keys, n_keys) = self.sort_keys();
         let n = self.map.sort_entries(&keys[..n_keys], order);
         let entries = &order[..n];
@@ -382,21 +477,7 @@ impl<'a> Histogram<'a> {
             };
             let key_size = elt.copy_key(&mut key_buf);
             let key = &key_buf[..key_size.min(KEY_SIZE_MAX)];
-            let mut comm = [0u8; 16];
-            for (chunk, word) in comm.chunks_exact_mut(8).zip(elt.private_words()) {
-                chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
-            }
-            let mut parts = [output::KeyPart {
-                name: output::KeyName::Text(""),
-                display: output::KeyDisplay::Plain,
-                bytes: &[],
-            }; 3];
-            let mut n_parts = 0;
-            for (slot, part) in parts.iter_mut().zip(self.data.key_parts(key)) {
-                *slot = part;
-                n_parts += 1;
-            }
-            output::write_keys(out, &parts[..n_parts], &comm, resolver)?;
+            self.write_key(out, key, &self.entry_comm(&elt), resolver)?;
             for (i, name, display) in self.data.printed_vals() {
                 // C writes an extra space before every value but hitcount.
                 if i != 0 {
@@ -404,9 +485,106 @@ impl<'a> Histogram<'a> {
                 }
                 output::write_val(out, name, display, elt.read_sum(i), stats[i])?;
             }
+            self.print_actions(out, &elt)?;
+            out.write_char('\n')?;
+        }
+        if let (Some(snap), Some((how, var))) = (snapshot, self.data.snapshot_action()) {
+            out.write_str("\nSnapshot taken (see tracing/snapshot).  Details:\n")?;
+            let name = how.handler_name();
+            write!(
+                out,
+                "\ttriggering value {{ {name}({var}) }}: {:10}",
+                snap.val
+            )?;
+            out.write_str("\ttriggered by event with key: ")?;
+            let mut key_buf = [0u8; KEY_SIZE_MAX];
+            let size = self.data.key_size().min(KEY_SIZE_MAX).min(snap.key.len());
+            key_buf[..size].copy_from_slice(&snap.key[..size]);
+            self.write_key(
+                out,
+                &key_buf[..self.data.key_size().min(KEY_SIZE_MAX)],
+                &snap.comm,
+                resolver,
+            )?;
             out.write_char('\n')?;
         }
         output::write_totals(out, self.map.hits(), n as u32, self.map.drops())
+    }
+
+    /// `hist_trigger_print_key()` of `key`, whose entry saved `comm`.
+    fn write_key(
+        &self,
+        out: &mut dyn Write,
+        key: &[u8],
+        comm: &[u8; 16],
+        resolver: &dyn Resolver,
+    ) -> fmt::Result {
+        let mut parts = [output::KeyPart {
+            name: output::KeyName::Text(""),
+            display: output::KeyDisplay::Plain,
+            bytes: &[],
+        }; 3];
+        let mut n_parts = 0;
+        for (slot, part) in parts.iter_mut().zip(self.data.key_parts(key)) {
+            *slot = part;
+            n_parts += 1;
+        }
+        output::write_keys(out, &parts[..n_parts], comm, resolver)
+    }
+
+    /// `print_actions()`: what each `onmax()` or `onchange()` action but
+    /// `snapshot()` tracked in `elt`, and the save variables.
+    fn print_actions(&self, out: &mut dyn Write, elt: &map::Elt<'_>) -> fmt::Result {
+        for a in 0..self.data.n_actions() {
+            let Some(t) = self.data.action_track(a) else {
+                continue;
+            };
+            if self.data.action_kind(a) == Some(ActionKind::Snapshot) {
+                continue;
+            }
+            let label = match t.how {
+                Tracking::Max => "max",
+                Tracking::Change => "changed",
+            };
+            write!(out, "\n\t{label}: {:10}", elt.read_var(t.var_idx))?;
+            for k in 0..self.data.n_save_vars() {
+                let Some((name, i)) = self.data.save_var(k) else {
+                    break;
+                };
+                let val = elt.read_var(i);
+                if self.data.var_copy(i) != Some(vars::VarCopy::String) {
+                    write!(out, "  {name}: {val:10}")?;
+                    continue;
+                }
+                // C prints the copy's address: NULL until saved.
+                let mut text = [0u8; vars::STR_VAR_LEN_MAX];
+                let s: &[u8] = if elt.var_is_set(i) {
+                    self.read_copy(elt, val, &mut text)
+                } else {
+                    b"(null)"
+                };
+                write!(out, "  {name}: ")?;
+                output::write_padded(out, s, 32)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The string in copy slot `slot` of `elt`, read into `buf`.
+    fn read_copy<'b>(&self, elt: &map::Elt<'_>, slot: u64, buf: &'b mut [u8]) -> &'b [u8] {
+        let at = comm_words(self.needs_comm)
+            + usize::try_from(slot)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(vars::STR_VAR_WORDS);
+        let words = elt.private_words().get(at..).unwrap_or(&[]);
+        for (chunk, word) in buf
+            .chunks_exact_mut(8)
+            .zip(words.iter().take(vars::STR_VAR_WORDS))
+        {
+            chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
+        }
+        let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        &buf[..len]
     }
 }
 
@@ -680,8 +858,9 @@ mod tests {
     /// A trigger without actions.
     struct NoSink;
 
-    impl SynthSink for NoSink {
+    impl ActionSink for NoSink {
         fn trace(&self, _: usize, _: &[u64], _: &[u32]) {}
+        fn snapshot(&self, _: u64, _: &[u8], _: &[u8; 16]) {}
     }
 
     /// A lookup of the variables of one registered histogram, identity 1.
@@ -837,6 +1016,8 @@ mod action_tests {
     use super::*;
     use core::cell::RefCell;
     use core::sync::atomic::AtomicU64;
+    use std::format;
+    use std::string::String;
     use std::vec::Vec;
 
     static FIELDS: [EventField<'static>; 3] = [
@@ -928,11 +1109,12 @@ mod action_tests {
     #[derive(Default)]
     struct Sink(RefCell<Vec<(usize, Vec<u64>)>>);
 
-    impl SynthSink for Sink {
+    impl ActionSink for Sink {
         fn trace(&self, action: usize, vals: &[u64], idx: &[u32]) {
             let fields = idx.iter().map(|&i| vals[i as usize]).collect();
             self.0.borrow_mut().push((action, fields));
         }
+        fn snapshot(&self, _: u64, _: &[u8], _: &[u8; 16]) {}
     }
 
     /// The string whose copy starts at `addr`, a word of one of `maps`.
@@ -996,5 +1178,138 @@ mod action_tests {
         let maps = [&s1[..], &s2[..]];
         assert_eq!(string_at(&maps, fields[2]), b"wakee");
         assert_eq!(string_at(&maps, fields[3]), b"waker");
+    }
+
+    /// What the snapshot sink got: each snapshot's value and key.
+    #[derive(Default)]
+    struct Snaps(RefCell<Vec<(u64, Vec<u8>)>>);
+
+    impl ActionSink for Snaps {
+        fn trace(&self, _: usize, _: &[u64], _: &[u32]) {}
+        fn snapshot(&self, val: u64, key: &[u8], _: &[u8; 16]) {
+            self.0.borrow_mut().push((val, key.to_vec()));
+        }
+    }
+
+    /// Builds `text` on EVENT with its actions, runs `records` through it
+    /// and gives the printed entries (without Totals).
+    fn run_actions(text: &str, records: &[(u64, u32, &[u8])], sink: &dyn ActionSink) -> String {
+        let spec = trigger::parse(text).unwrap();
+        let enable = || Ok(());
+        let options = BuildOptions {
+            enable_snapshot: Some(&enable),
+            ..Default::default()
+        };
+        let mut data = HistData::empty(&spec);
+        HistData::build_into_with(&mut data, &spec, &EVENT, options).unwrap();
+        data.create_actions(&EVENT, options).unwrap();
+        let st = storage(&data);
+        let h = Histogram::new(&data, TracingMap::new(map_params(&data), &st).unwrap()).unwrap();
+        for &(a, b, s) in records {
+            h.update_with_refs(&record(a, b, s), &Ctx(0), &[], sink);
+        }
+        let mut order = std::vec![0u32; h.map().max_elts()];
+        let mut out = String::new();
+        h.print(&mut out, &output::NoSymbols, &mut order).unwrap();
+        String::from(&out[..out.find("\nTotals:").unwrap()])
+    }
+
+    /// onmax().save(): the maximum and the fields of the event that set
+    /// it, printed after the values as C prints them; a string never
+    /// saved is C's NULL.
+    #[test]
+    fn onmax_saves_the_fields_of_the_maximum() {
+        let recs: [(u64, u32, &[u8]); 4] = [
+            (5, 1, b"five"),
+            (3, 1, b"three"),
+            (9, 1, b"nine"),
+            (0, 2, b"zero"),
+        ];
+        let out = run_actions(
+            "keys=bb:v=a:onmax($v).save(ss,bb)",
+            &recs,
+            &Snaps::default(),
+        );
+        let pad = |s: &str| format!("{s:<32}");
+        assert_eq!(
+            out,
+            format!(
+                "{{ bb:          2 }} hitcount:          1\n\tmax:          0  ss: {}  bb:          0\n\
+                 {{ bb:          1 }} hitcount:          3\n\tmax:          9  ss: {}  bb:          1\n",
+                pad("(null)"),
+                pad("nine")
+            )
+        );
+    }
+
+    /// onchange(): every change acts, the same value does not; a
+    /// snapshot() action hands each change to the sink with its key.
+    #[test]
+    fn onchange_acts_on_changes() {
+        let recs: [(u64, u32, &[u8]); 5] = [
+            (4, 1, b"a"),
+            (4, 1, b"b"),
+            (2, 1, b"c"),
+            (0, 1, b"d"),
+            (7, 3, b"e"),
+        ];
+        let snaps = Snaps::default();
+        let text = "keys=bb:v=a:onchange($v).save(ss):onchange($v).snapshot()";
+        let out = run_actions(text, &recs, &snaps);
+        assert!(
+            out.contains("hitcount:          4\n\tchanged:          0  ss: d "),
+            "{out}"
+        );
+        assert!(
+            out.contains("hitcount:          1\n\tchanged:          7  ss: e "),
+            "{out}"
+        );
+        // The snapshot action prints nothing per entry.
+        assert_eq!(out.matches("changed:").count(), 2, "{out}");
+        let got: Vec<u64> = snaps.0.borrow().iter().map(|s| s.0).collect();
+        assert_eq!(got, [4, 2, 0, 7]);
+        assert_eq!(snaps.0.borrow()[3].1[..4], 3u32.to_ne_bytes());
+    }
+
+    /// The details of the last snapshot, before the Totals.
+    #[test]
+    fn snapshot_details_are_printed() {
+        let spec = trigger::parse("keys=bb:v=a:onmax($v).snapshot()").unwrap();
+        let enable = || Ok(());
+        let options = BuildOptions {
+            enable_snapshot: Some(&enable),
+            ..Default::default()
+        };
+        let mut data = HistData::empty(&spec);
+        HistData::build_into_with(&mut data, &spec, &EVENT, options).unwrap();
+        data.create_actions(&EVENT, options).unwrap();
+        let st = storage(&data);
+        let h = Histogram::new(&data, TracingMap::new(map_params(&data), &st).unwrap()).unwrap();
+        let mut order = std::vec![0u32; h.map().max_elts()];
+        let mut out = String::new();
+        let key = 12u64.to_ne_bytes();
+        let snap = Snapshot {
+            val: 42,
+            key: &key,
+            comm: [0; 16],
+        };
+        h.print_with_snapshot(&mut out, &output::NoSymbols, &mut order, Some(&snap))
+            .unwrap();
+        assert_eq!(
+            out,
+            "\nSnapshot taken (see tracing/snapshot).  Details:\n\
+             \ttriggering value { onmax($v) }:         42\t\
+             triggered by event with key: { bb:         12 }\n\
+             \nTotals:\n    Hits: 0\n    Entries: 0\n    Dropped: 0\n"
+        );
+        // Without a snapshot action, nothing.
+        let mut plain = String::new();
+        let spec = trigger::parse("keys=bb").unwrap();
+        let d = HistData::build(&spec, &EVENT).unwrap();
+        let st = storage(&d);
+        let h = Histogram::new(&d, TracingMap::new(map_params(&d), &st).unwrap()).unwrap();
+        h.print_with_snapshot(&mut plain, &output::NoSymbols, &mut order, Some(&snap))
+            .unwrap();
+        assert!(!plain.contains("Snapshot"));
     }
 }

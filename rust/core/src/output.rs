@@ -147,7 +147,7 @@ fn write_c_str(out: &mut dyn Write, bytes: &[u8]) -> fmt::Result {
 }
 
 /// Writes `bytes` left-justified in `width` columns (`%-Ns`).
-fn write_padded(out: &mut dyn Write, bytes: &[u8], width: usize) -> fmt::Result {
+pub(crate) fn write_padded(out: &mut dyn Write, bytes: &[u8], width: usize) -> fmt::Result {
     write_c_str(out, bytes)?;
     for _ in bytes.len()..width {
         out.write_char(' ')?;

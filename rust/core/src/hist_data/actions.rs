@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Handlers and their actions, C's `struct action_data`: what
-//! `create_actions()` makes of `onmatch(system.event).trace(synth,...)`
-//! and of its `.synth(...)` shorthand, and the field variables
-//! (`field_vars[]`) an action's parameters create.
+//! `create_actions()` makes of `onmatch(system.event)`, `onmax($var)` and
+//! `onchange($var)` with their actions `trace(synth,...)` (or the
+//! `.synth(...)` shorthand), `save(field,...)` and `snapshot()`, and the
+//! variables the actions create: field variables (`field_vars[]`), save
+//! variables (`save_vars[]`) and tracking variables (`track_var`).
 //!
-//! Each parameter becomes a reference, as in `trace_action_create()`:
+//! Each `trace()` parameter becomes a reference, as in
+//! `trace_action_create()`:
 //!
 //! * `$var`: a variable of this trigger, else one of a trigger on the
 //!   `onmatch()` event (or on the event a `system.event.$var` names);
@@ -14,15 +17,16 @@
 //!   references that.
 //!
 //! The event path resolves the references (a reference to this trigger's
-//! own variables after the update) and gives the values, with each
-//! action's `var_ref_idx[]`, to the shell's [`SynthSink`], which emits the
-//! synthetic event as `trace_synth()` does.  A value that is a string or
-//! a stack trace is the address of its copy in the owner's entry, as in
-//! C.
+//! own variables after the update).  `onmatch()` then traces; `onmax()`
+//! and `onchange()` first compare the tracked variable with the entry's
+//! tracking variable ([`Tracking::passes`]) and act only when it passes:
+//! they set the save variables, or have the shell's [`ActionSink`] trace
+//! or take a snapshot.  A value that is a string or a stack trace is the
+//! address of its copy in the owner's entry, as in C.
 //!
-//! Not supported yet ([`not_supported`]): `onmax()` and `onchange()`, and
-//! a parameter naming a field of another event, for which C makes a
-//! hidden histogram on that event (`create_field_var_hist()`).
+//! Not supported yet ([`not_supported`]): a parameter naming a field of
+//! another event, for which C makes a hidden histogram on that event
+//! (`create_field_var_hist()`).
 
 use super::build::Builder;
 use super::*;
@@ -56,17 +60,78 @@ pub trait SynthLookup {
     fn field(&self, name: &str, pos: usize) -> Option<SynthField<'_>>;
 }
 
-/// Where the event path sends what a `trace()` action emits.
-pub trait SynthSink {
+/// What the event path asks of the shell for the actions.  Neither
+/// method may allocate, lock or sleep.
+pub trait ActionSink {
     /// `trace_synth()` for the trigger's action `action`: field `i` of its
-    /// synthetic event takes `vals[var_ref_idx[i]]`.  Must not allocate,
-    /// lock or sleep.
+    /// synthetic event takes `vals[var_ref_idx[i]]`.
     fn trace(&self, action: usize, vals: &[u64], var_ref_idx: &[u32]);
+
+    /// `tracing_snapshot_cond()` for the trigger's `snapshot()` action:
+    /// the entry of `key`, whose saved command name is `comm`, has just
+    /// tracked `val`.  The shell takes the snapshot if `val` also passes
+    /// the snapshot's own tracked value ([`Tracking::passes`]).
+    fn snapshot(&self, val: u64, key: &[u8], comm: &[u8; 16]);
+}
+
+/// What `onmax()` or `onchange()` tracks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tracking {
+    /// `onmax()`: a new maximum.
+    Max,
+    /// `onchange()`: a new value.
+    Change,
+}
+
+impl Tracking {
+    /// `check_track_val_max()` and `check_track_val_changed()`: whether
+    /// `new` replaces the tracked value `old`.
+    #[inline]
+    pub fn passes(self, old: u64, new: u64) -> bool {
+        match self {
+            Tracking::Max => new > old,
+            Tracking::Change => new != old,
+        }
+    }
+
+    /// The handler's name, as in `onmax`.
+    pub fn handler_name(self) -> &'static str {
+        match self {
+            Tracking::Max => "onmax",
+            Tracking::Change => "onchange",
+        }
+    }
+}
+
+/// An `onmax()` or `onchange()` action's tracking, as the event path
+/// uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Track {
+    /// What is tracked.
+    pub how: Tracking,
+    /// The reference to the tracked variable (C's
+    /// `track_data.var_ref->var_ref_idx`).
+    pub var_ref: usize,
+    /// The tracking variable's map variable.
+    pub var_idx: usize,
+}
+
+/// An action's tracking as `track_data_create()` made it.
+#[derive(Clone, Copy, Debug)]
+struct TrackData {
+    how: Tracking,
+    var_ref: u8,
+    /// Among the tracking variables.
+    slot: u8,
+    /// C's `track_var->var.idx`.
+    c_idx: u8,
 }
 
 /// One action as `create_actions()` made it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ActionData {
+    kind: ActionKind,
+    track: Option<TrackData>,
     /// The parameters' references (C's `var_ref_idx[]`).
     var_ref_idx: [u32; SYNTH_FIELDS_MAX],
     n_params: u8,
@@ -74,6 +139,8 @@ pub(super) struct ActionData {
 
 impl ActionData {
     pub(super) const BLANK: Self = ActionData {
+        kind: ActionKind::Trace,
+        track: None,
         var_ref_idx: [0; SYNTH_FIELDS_MAX],
         n_params: 0,
     };
@@ -92,7 +159,9 @@ impl<'a> HistData<'a> {
     /// and before the trigger is registered, as C does (not for a
     /// trigger that joins a named histogram, nor for a command that
     /// pauses, continues, clears or removes one).  `options` are those
-    /// of the build.  On error the data is left as it was built.
+    /// of the build.  On error the data is left as it was built; a
+    /// snapshot the options enabled stays enabled, for the caller to
+    /// disable.
     pub fn create_actions(
         &mut self,
         event: &EventDesc<'a>,
@@ -106,9 +175,12 @@ impl<'a> HistData<'a> {
                 let handler = handler?;
                 match handler.handler() {
                     Handler::OnMatch { system, event } => {
-                        b.trace_action_create(&handler, Some((system, event)))?
+                        b.trace_action_create(&handler, Some((system, event)), None)?
                     }
-                    Handler::OnMax { .. } | Handler::OnChange { .. } => return Err(not_supported()),
+                    Handler::OnMax { var } => b.track_data_create(&handler, Tracking::Max, var)?,
+                    Handler::OnChange { var } => {
+                        b.track_data_create(&handler, Tracking::Change, var)?
+                    }
                 }
             }
             Ok(())
@@ -117,6 +189,8 @@ impl<'a> HistData<'a> {
             self.n_nodes = n_nodes;
             self.refs.truncate(n_refs);
             self.n_field_vars = 0;
+            self.n_save_vars = 0;
+            self.n_track_vars = 0;
             self.n_actions = 0;
         }
         made
@@ -126,6 +200,26 @@ impl<'a> HistData<'a> {
     /// made.
     pub fn n_actions(&self) -> usize {
         self.n_actions
+    }
+
+    fn action(&self, i: usize) -> Option<&ActionData> {
+        self.actions.get(..self.n_actions)?.get(i)
+    }
+
+    /// What action `i` does.
+    pub fn action_kind(&self, i: usize) -> Option<ActionKind> {
+        self.action(i).map(|a| a.kind)
+    }
+
+    /// Action `i`'s tracking, if its handler is `onmax()` or
+    /// `onchange()`.
+    pub fn action_track(&self, i: usize) -> Option<Track> {
+        let t = self.action(i)?.track?;
+        Some(Track {
+            how: t.how,
+            var_ref: usize::from(t.var_ref),
+            var_idx: self.n_event_vars() + self.n_save_vars + usize::from(t.slot),
+        })
     }
 
     /// The synthetic event action `i` emits.
@@ -140,11 +234,51 @@ impl<'a> HistData<'a> {
     /// Action `i`'s `var_ref_idx[]`: the reference each field of its
     /// synthetic event takes its value from.
     pub fn action_var_ref_idx(&self, i: usize) -> &[u32] {
-        self.actions
-            .get(..self.n_actions)
-            .and_then(|a| a.get(i))
+        self.action(i)
             .and_then(|a| a.var_ref_idx.get(..usize::from(a.n_params)))
             .unwrap_or(&[])
+    }
+
+    /// C's `snapshot_action()`: the first `snapshot()` action, its
+    /// tracking and the tracked variable as written (`$var`).
+    pub fn snapshot_action(&self) -> Option<(Tracking, &'a str)> {
+        let i = (0..self.n_actions).find(|&i| self.action_kind(i) == Some(ActionKind::Snapshot))?;
+        let how = self.action(i)?.track?.how;
+        match self.spec.actions().nth(i)?.ok()?.handler() {
+            Handler::OnMax { var } | Handler::OnChange { var } => Some((how, var)),
+            Handler::OnMatch { .. } => None,
+        }
+    }
+
+    /// The number of save variables.
+    pub fn n_save_vars(&self) -> usize {
+        self.n_save_vars
+    }
+
+    /// Save variable `k`: its name and its map variable.
+    pub fn save_var(&self, k: usize) -> Option<(&'a str, usize)> {
+        let name = self.save_names.get(..self.n_save_vars)?.get(k)?;
+        Some((name, self.n_event_vars() + k))
+    }
+
+    /// The `var.idx` C gives map variable `i`: C numbers the variables
+    /// the actions make in the order it makes them, the field, save and
+    /// tracking variables mixed.
+    pub(super) fn c_var_idx(&self, i: usize) -> usize {
+        let c = |idx: Option<&u8>| idx.map_or(i, |&c| usize::from(c));
+        let Some(j) = i.checked_sub(self.n_vars) else {
+            return i;
+        };
+        let Some(k) = j.checked_sub(self.n_field_vars) else {
+            return c(self.field_var_c_idx.get(j));
+        };
+        let Some(t) = k.checked_sub(self.n_save_vars) else {
+            return c(self.save_var_c_idx.get(k));
+        };
+        let track = (0..self.n_actions)
+            .filter_map(|a| self.action(a)?.track)
+            .find(|d| usize::from(d.slot) == t);
+        c(track.as_ref().map(|d| &d.c_idx))
     }
 
     /// `print_actions_spec()`: the handlers as the trigger info shows
@@ -161,16 +295,30 @@ impl<'a> HistData<'a> {
                 Handler::OnChange { var } => write!(out, ":onchange({var}).")?,
             }
             write!(out, "{}(", action.name())?;
-            if action.kind() == ActionKind::Trace {
-                let synth = action.params().synth_name();
-                let mut sep = false;
-                for p in synth.into_iter().chain(action.params().iter()) {
-                    if sep {
-                        out.write_char(',')?;
+            match action.kind() {
+                ActionKind::Trace => {
+                    let synth = action.params().synth_name();
+                    let mut sep = false;
+                    for p in synth.into_iter().chain(action.params().iter()) {
+                        if sep {
+                            out.write_char(',')?;
+                        }
+                        out.write_str(p)?;
+                        sep = true;
                     }
-                    out.write_str(p)?;
-                    sep = true;
                 }
+                // C prints the save variables made, none if the actions
+                // were not made.
+                ActionKind::Save => {
+                    let names = self.save_names.get(..self.n_save_vars).unwrap_or(&[]);
+                    for (k, name) in names.iter().enumerate() {
+                        if k > 0 {
+                            out.write_char(',')?;
+                        }
+                        out.write_str(name)?;
+                    }
+                }
+                ActionKind::Snapshot => {}
             }
             out.write_char(')')?;
         }
@@ -191,47 +339,101 @@ impl<'a> HistData<'a> {
         }
     }
 
+    /// C's `field_var_debug_show()` of field or save variable `j`, map
+    /// variable `idx`; `false` where C stops the file (a value with no
+    /// event field).
+    fn write_field_var_debug(
+        &self,
+        out: &mut dyn Write,
+        vars: &str,
+        j: usize,
+        (name, idx, id): (&str, usize, u8),
+    ) -> Result<bool, fmt::Error> {
+        let f = self.node(id);
+        write!(out, "\n    hist_data->{vars}[{j}]:\n")?;
+        write!(out, "\n      {vars}[{j}].var:\n")?;
+        out.write_str("      flags:\n        HIST_FIELD_FL_VAR\n")?;
+        writeln!(out, "      var.name: {name}")?;
+        let c_idx = self.c_var_idx(idx);
+        writeln!(out, "      var.idx (into tracing_map_elt.vars[]): {c_idx}")?;
+        write!(out, "\n      {vars}[{j}].val:\n")?;
+        let Some(field) = f.field else {
+            return Ok(false);
+        };
+        writeln!(out, "      ftrace_event_field name: {}", field.name)?;
+        writeln!(out, "      type: {}", self.type_name(id))?;
+        writeln!(out, "      size: {}", f.size)?;
+        writeln!(out, "      is_signed: {}", u32::from(f.signed))?;
+        Ok(true)
+    }
+
     /// The field variables and actions of `hist_trigger_debug_show()`,
-    /// after the variable references.
-    pub(super) fn write_actions_debug(&self, out: &mut dyn Write) -> fmt::Result {
+    /// after the variable references; `var_hist_data` as for them.
+    pub(super) fn write_actions_debug(
+        &self,
+        out: &mut dyn Write,
+        var_hist_data: HistPtr<'_>,
+    ) -> fmt::Result {
         if self.n_field_vars > 0 {
             out.write_str("\n  field variables:\n")?;
         }
         for j in 0..self.n_field_vars {
             let idx = self.n_vars + j;
-            let Some(&id) = self.map_var_ids().get(idx) else {
+            let (Some(&id), Some(&name)) = (self.vars.get(idx), self.var_names.get(idx)) else {
                 break;
             };
-            let f = self.node(id);
-            write!(out, "\n    hist_data->field_vars[{j}]:\n")?;
-            write!(out, "\n      field_vars[{j}].var:\n")?;
-            out.write_str("      flags:\n        HIST_FIELD_FL_VAR\n")?;
-            let name = self.var_names.get(idx).copied().unwrap_or("");
-            writeln!(out, "      var.name: {name}")?;
-            writeln!(out, "      var.idx (into tracing_map_elt.vars[]): {idx}")?;
-            write!(out, "\n      field_vars[{j}].val:\n")?;
-            // C stops the file at a value with no event field.
-            let Some(field) = f.field else {
+            if !self.write_field_var_debug(out, "field_vars", j, (name, idx, id))? {
                 return Ok(());
-            };
-            writeln!(out, "      ftrace_event_field name: {}", field.name)?;
-            writeln!(out, "      type: {}", self.type_name(id))?;
-            writeln!(out, "      size: {}", f.size)?;
-            writeln!(out, "      is_signed: {}", u32::from(f.signed))?;
+            }
         }
         let n = self.spec.actions().count();
         if n > 0 {
             out.write_str("\n  action tracking variables (for onmax()/onchange()/onmatch()):\n")?;
         }
         for (i, handler) in self.spec.actions().enumerate() {
-            if let Ok(handler) = handler {
-                if let Handler::OnMatch { system, event } = handler.handler() {
+            let Ok(handler) = handler else { continue };
+            match handler.handler() {
+                Handler::OnMatch { system, event } => {
                     write!(
                         out,
                         "\n    hist_data->actions[{i}].match_data.event_system: {system}\n"
                     )?;
                     writeln!(out, "    hist_data->actions[{i}].match_data.event: {event}")?;
                 }
+                Handler::OnMax { .. } | Handler::OnChange { .. } => {
+                    let Some(t) = self.action(i).and_then(|a| a.track) else {
+                        continue;
+                    };
+                    let Some(r) = self.refs.get(usize::from(t.var_ref)) else {
+                        continue;
+                    };
+                    write!(out, "\n    hist_data->actions[{i}].track_data.var_ref:\n")?;
+                    self.debug_field(out, r.node, var_hist_data)?;
+                    write!(out, "\n    hist_data->actions[{i}].track_data.track_var:\n")?;
+                    out.write_str("      flags:\n        HIST_FIELD_FL_VAR\n")?;
+                    let name = match t.how {
+                        Tracking::Max => "__max",
+                        Tracking::Change => "__change",
+                    };
+                    writeln!(out, "      var.name: {name}")?;
+                    writeln!(
+                        out,
+                        "      var.idx (into tracing_map_elt.vars[]): {}",
+                        t.c_idx
+                    )?;
+                    out.write_str("      type: u64\n      size: 8\n      is_signed: 0\n")?;
+                }
+            }
+        }
+        if self.n_save_vars > 0 {
+            out.write_str("\n  save action variables (save() params):\n")?;
+        }
+        for k in 0..self.n_save_vars {
+            let (Some(&id), Some((name, idx))) = (self.save_vars.get(k), self.save_var(k)) else {
+                break;
+            };
+            if !self.write_field_var_debug(out, "save_vars", k, (name, idx, id))? {
+                return Ok(());
             }
         }
         Ok(())
@@ -260,6 +462,20 @@ fn same_handler(a: &HandlerSpec<'_>, b: &HandlerSpec<'_>) -> bool {
         && name(&x) == name(&y)
 }
 
+/// `parse_atom()` of a field variable's text `name`: a
+/// `system.event.field` is the field (of whatever event it names), and
+/// the variable, which C names with the text it cut in place, is named
+/// `system`.  The field's text and the variable's name.
+fn split_atom(name: &str) -> (&str, &str) {
+    match name.split_once('.') {
+        Some((system, rest)) => match rest.split_once('.') {
+            Some((_, field)) => (field, system),
+            None => (name, name),
+        },
+        None => (name, name),
+    }
+}
+
 /// `check_synth_field()`: whether `var` may fill `field`.
 fn check_synth_field(field: &SynthField<'_>, var: &VarTarget<'_>) -> bool {
     if var.type_name.contains("char[") && field.string && field.dynamic {
@@ -276,26 +492,149 @@ fn check_synth_field(field: &SynthField<'_>, var: &VarTarget<'_>) -> bool {
 }
 
 impl<'h, 'a> Builder<'h, '_, 'a> {
+    /// `track_data_create()` and `action_create()` for the `onmax()` or
+    /// `onchange()` handler `handler` of `$var`.
+    fn track_data_create(
+        &mut self,
+        handler: &HandlerSpec<'a>,
+        how: Tracking,
+        var: &'a str,
+    ) -> Result<(), HistError> {
+        let Some(name) = var.strip_prefix('$') else {
+            return Err(self.error(HistErrorKind::OnxNotVar, var));
+        };
+        // find_target_event_var(): a variable of this trigger.
+        let names = self.hd.var_names.get(..self.hd.n_vars).unwrap_or(&[]);
+        let Some(i) = names.iter().position(|&n| n == name) else {
+            return Err(self.error(HistErrorKind::OnxVarNotFound, name));
+        };
+        let track_name = match how {
+            Tracking::Max => "__max",
+            Tracking::Change => "__change",
+        };
+        let taken =
+            names.contains(&track_name) || self.defined_elsewhere.is_some_and(|f| f(track_name));
+        let id = self.hd.map_var_ids().get(i).copied().unwrap_or(0);
+        let own_type = TypeBuf::new(self.hd.type_name(id));
+        let target = self.own_target(i, own_type.as_str());
+        let var_ref = self
+            .var_ref(Some(i), &target, var, false)?
+            .ok_or(HistError::silent(ENOMEM))?;
+        // create_var() of `__max` or `__change`: not a variable's name,
+        // and room in the map.
+        if taken || self.hd.n_map_vars() >= TRACING_MAP_VARS_MAX {
+            return Err(HistError::new(HistErrorKind::OnxVarCreateFail, 0));
+        }
+        let track = TrackData {
+            how,
+            var_ref: var_ref as u8,
+            slot: self.hd.n_track_vars as u8,
+            c_idx: self.hd.n_map_vars() as u8,
+        };
+        self.hd.n_track_vars += 1;
+        let action = handler.action()?;
+        match action.kind() {
+            ActionKind::Trace => self.trace_action_create(handler, None, Some(track)),
+            ActionKind::Snapshot => {
+                match self.enable_snapshot {
+                    Some(enable) => enable().map_err(HistError::silent)?,
+                    None => return Err(HistError::silent(errno::ENODEV)),
+                }
+                self.add_action(ActionData {
+                    kind: ActionKind::Snapshot,
+                    track: Some(track),
+                    ..ActionData::BLANK
+                })
+            }
+            ActionKind::Save => {
+                if self.hd.n_save_vars > 0 {
+                    return Err(HistError::new(HistErrorKind::TooManySaveActions, 0));
+                }
+                for param in action.params().iter() {
+                    self.create_save_var(param)?;
+                }
+                self.add_action(ActionData {
+                    kind: ActionKind::Save,
+                    track: Some(track),
+                    ..ActionData::BLANK
+                })
+            }
+        }
+    }
+
+    /// Counts `data` as the next action.
+    fn add_action(&mut self, data: ActionData) -> Result<(), HistError> {
+        let slot = self
+            .hd
+            .actions
+            .get_mut(self.hd.n_actions)
+            .ok_or(not_supported())?;
+        *slot = data;
+        self.hd.n_actions += 1;
+        Ok(())
+    }
+
+    /// `create_target_field_var()` for a `save()` parameter: a save
+    /// variable of the field `name` of this event.
+    fn create_save_var(&mut self, name: &'a str) -> Result<(), HistError> {
+        let (id, var_name) = self.field_var_node(name).map_err(|e| {
+            let fail = HistError::with_errno(
+                HistErrorKind::FieldVarCreateFail,
+                self.spec().errpos(split_atom(name).1),
+                e.errno(),
+            );
+            let fail = match e.kind() {
+                Some(kind) => fail.after(kind, e.pos()),
+                None => fail,
+            };
+            match e.earlier() {
+                Some((kind, pos)) => fail.after(kind, pos),
+                None => fail,
+            }
+        })?;
+        let k = self.hd.n_save_vars;
+        let c_idx = self.hd.n_map_vars() as u8;
+        match (
+            self.hd.save_vars.get_mut(k),
+            self.hd.save_names.get_mut(k),
+            self.hd.save_var_c_idx.get_mut(k),
+        ) {
+            (Some(slot), Some(n), Some(c)) => {
+                *slot = id;
+                *n = var_name;
+                *c = c_idx;
+            }
+            _ => return Err(self.error(HistErrorKind::VarCreateFindFail, name)),
+        }
+        self.hd.n_save_vars += 1;
+        Ok(())
+    }
+
     /// `trace_action_create()` for `handler`, whose `onmatch()` event is
-    /// `matching`.
+    /// `matching`; `track` for `onmax().trace()` and `onchange().trace()`.
     fn trace_action_create(
         &mut self,
         handler: &HandlerSpec<'a>,
         matching: Option<(&'a str, &'a str)>,
+        track: Option<TrackData>,
     ) -> Result<(), HistError> {
         let action = handler.action()?;
         if action.kind() != ActionKind::Trace {
-            return Err(not_supported());
+            return Err(HistError::new(
+                HistErrorKind::ActionMismatch,
+                self.spec().errpos(action.name()),
+            ));
         }
         let synth = action.synth_event().unwrap_or("");
         let synths = self.synths;
         let Some(n_fields) = synths.and_then(|s| s.n_fields(synth)) else {
             return Err(self.error(HistErrorKind::SynthEventNotFound, synth));
         };
-        // Made in its slot, which counts once the action is complete.
-        let n = self.hd.n_actions;
-        let data = self.hd.actions.get_mut(n).ok_or(not_supported())?;
-        *data = ActionData::BLANK;
+        let mut data = ActionData {
+            kind: ActionKind::Trace,
+            track,
+            ..ActionData::BLANK
+        };
         let mut field_pos = 0;
         for (i, param) in action.params().iter().enumerate() {
             // strsep() on '.': `name` or `system.event.name`.
@@ -314,7 +653,7 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
             let own_type;
             let (own, target) = match var {
                 ParamVar::Own(i) => {
-                    let id = self.hd.map_var_ids().get(i).copied().unwrap_or(0);
+                    let id = self.hd.map_var_node(i).unwrap_or(0);
                     own_type = TypeBuf::new(self.hd.type_name(id));
                     (Some(i), self.own_target(i, own_type.as_str()))
                 }
@@ -328,19 +667,16 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
             let idx = self
                 .var_ref(own, &target, full, qualified.is_some())?
                 .ok_or(HistError::silent(ENOMEM))?;
-            if let Some(data) = self.hd.actions.get_mut(n) {
-                if let Some(slot) = data.var_ref_idx.get_mut(i) {
-                    *slot = idx as u32;
-                }
-                data.n_params = (i + 1) as u8;
+            if let Some(slot) = data.var_ref_idx.get_mut(i) {
+                *slot = idx as u32;
             }
+            data.n_params = (i + 1) as u8;
             field_pos += 1;
         }
         if field_pos != n_fields {
             return Err(self.error(HistErrorKind::SynthCountMismatch, synth));
         }
-        self.hd.n_actions += 1;
-        Ok(())
+        self.add_action(data)
     }
 
     /// `trace_action_find_var()`: `$var` among this trigger's variables
@@ -407,13 +743,39 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
     }
 
     /// `create_field_var()`: parses `name` as a field of this event
-    /// (`parse_atom()`) and makes a map variable of it; its index among
+    /// (`parse_atom()`) and makes a field variable of it; its index among
     /// the map variables.
     fn create_field_var(&mut self, name: &'a str) -> Result<usize, HistError> {
+        let (id, name) = self.field_var_node(name)?;
+        let i = self.hd.n_event_vars();
+        let c_idx = self.hd.n_map_vars() as u8;
+        let j = self.hd.n_field_vars;
+        match (
+            self.hd.vars.get_mut(i),
+            self.hd.var_names.get_mut(i),
+            self.hd.field_var_c_idx.get_mut(j),
+        ) {
+            (Some(slot), Some(n), Some(c)) => {
+                *slot = id;
+                *n = name;
+                *c = c_idx;
+            }
+            _ => return Err(self.error(HistErrorKind::VarCreateFindFail, name)),
+        }
+        self.hd.n_field_vars += 1;
+        Ok(i)
+    }
+
+    /// The checks and parsing of `create_field_var()` and `create_var()`
+    /// for the field `name`: the value's hist field and the variable's
+    /// name ([`split_atom`]).
+    fn field_var_node(&mut self, name: &'a str) -> Result<(u8, &'a str), HistError> {
         if self.hd.n_field_vars >= SYNTH_FIELDS_MAX {
             return Err(self.error(HistErrorKind::TooManyFieldVars, name));
         }
-        let spec = self.spec().parse_field(name, FieldContext::Var);
+        // C reports the errors after parse_atom() at the text it cut.
+        let (field, name) = split_atom(name);
+        let spec = self.spec().parse_field(field, FieldContext::Var);
         let id = match self.parse_field(spec, FieldContext::Var) {
             Ok(id) => id,
             Err(e) => {
@@ -432,17 +794,11 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
         // other triggers, and room in the map.
         let names = self.hd.var_names.get(..self.hd.n_vars).unwrap_or(&[]);
         let elsewhere = self.defined_elsewhere.is_some_and(|f| f(name));
-        let i = self.hd.n_map_vars();
         let taken = !self.remove && (names.contains(&name) || elsewhere);
-        if taken || i >= TRACING_MAP_VARS_MAX {
+        if taken || self.hd.n_map_vars() >= TRACING_MAP_VARS_MAX {
             return Err(self.error(HistErrorKind::VarCreateFindFail, name));
         }
-        if let (Some(slot), Some(n)) = (self.hd.vars.get_mut(i), self.hd.var_names.get_mut(i)) {
-            *slot = id;
-            *n = name;
-        }
-        self.hd.n_field_vars += 1;
-        Ok(i)
+        Ok((id, name))
     }
 
     /// Variable `i` of this trigger, of type `type_name`, as a parameter
@@ -452,7 +808,7 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
     where
         'a: 't,
     {
-        let id = self.hd.map_var_ids().get(i).copied().unwrap_or(0);
+        let id = self.hd.map_var_node(i).unwrap_or(0);
         let f = self.node(id);
         let field_var = i >= self.hd.n_vars;
         VarTarget {
@@ -766,11 +1122,133 @@ mod tests {
         let t =
             "keys=next_pid:next_prio=next_pid:onmatch(sched.sched_waking).prio_lat(next_prio,$ts0)";
         assert_eq!(create(t).err(), Some(not_supported()));
-        // onmax() comes with the next issue.
+    }
+
+    /// onmax() and onchange(): the errors of track_data_create() and of
+    /// the save() action, with C's carets and earlier entries.
+    #[test]
+    fn handler_errors() {
+        let e = |t: &'static str| create(t).unwrap_err();
+        let t = "keys=next_pid:x=next_prio:onmax(x).save(next_pid)";
+        // errpos() finds the first `x` of the text, in next_pid.
+        assert_eq!(e(t), HistError::new(HistErrorKind::OnxNotVar, at(t, "x")));
+        let t = "keys=next_pid:x=next_prio:onchange($nope).save(next_pid)";
         assert_eq!(
-            create("keys=next_pid:x=next_prio:onmax($x).save(next_pid)").err(),
-            Some(not_supported())
+            e(t),
+            HistError::new(HistErrorKind::OnxVarNotFound, at(t, "nope"))
         );
+        // A variable of another trigger is not one of this trigger's.
+        let t = "keys=next_pid:x=next_prio:onmax($ts0).save(next_pid)";
+        assert_eq!(e(t).kind(), Some(HistErrorKind::OnxVarNotFound));
+        // A user variable takes the tracking variable's name.
+        let t = "keys=next_pid:__max=next_prio:onmax($__max).save(next_pid)";
+        assert_eq!(e(t), HistError::new(HistErrorKind::OnxVarCreateFail, 0));
+        // save() of no field: three entries.
+        let t = "keys=next_pid:x=next_prio:onmax($x).save(nope)";
+        let err = e(t);
+        assert_eq!(err.kind(), Some(HistErrorKind::FieldVarCreateFail));
+        let logged: Vec<_> = err.logged_before().collect();
+        assert_eq!(
+            logged,
+            [
+                (HistErrorKind::FieldNotFound, at(t, "nope")),
+                (HistErrorKind::FieldVarParseFail, at(t, "nope"))
+            ]
+        );
+        // onmax().trace(): the synthetic event's checks, no onmatch()
+        // event to look in.
+        let t = "keys=next_pid:x=next_prio:onmax($x).prio_lat(next_prio)";
+        assert_eq!(e(t).kind(), Some(HistErrorKind::SynthCountMismatch));
+        // No snapshot buffer.
+        let spec = parse_trigger("keys=next_pid:x=next_prio:onmax($x).snapshot()").unwrap();
+        let mut hd = HistData::empty(&spec);
+        HistData::build_into(&mut hd, &spec, &switch()).unwrap();
+        let options = BuildOptions::default();
+        let err = hd.create_actions(&switch(), options).unwrap_err();
+        assert_eq!(err, HistError::silent(errno::ENODEV));
+        let busy = || Err(16);
+        let options = BuildOptions {
+            enable_snapshot: Some(&busy),
+            ..Default::default()
+        };
+        assert_eq!(
+            hd.create_actions(&switch(), options).unwrap_err(),
+            HistError::silent(16)
+        );
+        assert_eq!(
+            (hd.n_actions(), hd.n_map_vars(), hd.n_var_refs()),
+            (0, 1, 0)
+        );
+    }
+
+    /// onmax().save() and onchange().trace(): the map variables C makes,
+    /// numbered in its order, the info line and hist_debug's sections.
+    #[test]
+    fn handlers_make_track_and_save_variables() {
+        let t = "keys=next_pid:lat=common_timestamp.usecs-$ts0:\
+                 onmax($lat).save(next_comm,prev_pid):\
+                 onchange($lat).prio_lat(next_prio,$lat)";
+        let hd = create(t).unwrap();
+        let mut info = String::new();
+        hd.write_info(&mut info, "hist:").unwrap();
+        assert!(info.ends_with(
+            ":clock=global:onmax($lat).save(next_comm,prev_pid):\
+             onchange($lat).prio_lat(next_prio,$lat)"
+        ));
+        // lat; C's __max (1), the save variables (2, 3), __change (4),
+        // the field variable next_prio (5).  Here: lat, next_prio, the
+        // save variables, the tracking variables.
+        assert_eq!((hd.n_vars(), hd.n_event_vars(), hd.n_map_vars()), (1, 2, 6));
+        let c: Vec<usize> = (0..6).map(|i| hd.c_var_idx(i)).collect();
+        assert_eq!(c, [0, 5, 2, 3, 1, 4]);
+        assert_eq!(hd.save_var(1), Some(("prev_pid", 3)));
+        assert_eq!(
+            hd.action_track(0),
+            Some(Track {
+                how: Tracking::Max,
+                var_ref: 1,
+                var_idx: 4
+            })
+        );
+        assert_eq!(
+            hd.action_track(1).map(|t| (t.how, t.var_idx)),
+            Some((Tracking::Change, 5))
+        );
+        assert_eq!(hd.action_kind(0), Some(ActionKind::Save));
+        // $lat once: the tracked variable's reference serves the trace.
+        assert_eq!(hd.action_var_ref_idx(1), &[2, 1]);
+        // Only the variables every event sets keep copies there.
+        assert_eq!((hd.n_var_copies(), hd.n_event_var_copies()), (1, 0));
+
+        let mut s = String::new();
+        hd.write_debug(&mut s, &"HD").unwrap();
+        let tail = &s[s.find("\n  action tracking variables").unwrap()..];
+        let want = "\n  action tracking variables (for onmax()/onchange()/onmatch()):\n\
+            \n    hist_data->actions[0].track_data.var_ref:\n      flags:\n        \
+            HIST_FIELD_FL_VAR_REF\n      name: lat\n      \
+            var.idx (into tracing_map_elt.vars[]): 0\n      var.hist_data: HD\n      \
+            var_ref_idx (into hist_data->var_refs[]): 1\n      type: u64\n      size: 8\n      \
+            is_signed: 0\n\
+            \n    hist_data->actions[0].track_data.track_var:\n      flags:\n        \
+            HIST_FIELD_FL_VAR\n      var.name: __max\n      \
+            var.idx (into tracing_map_elt.vars[]): 1\n      type: u64\n      size: 8\n      \
+            is_signed: 0\n";
+        assert!(tail.starts_with(want), "{tail}");
+        assert!(
+            tail.contains("var.name: __change\n      var.idx (into tracing_map_elt.vars[]): 4\n")
+        );
+        let save = "\n  save action variables (save() params):\n\
+            \n    hist_data->save_vars[0]:\n\n      save_vars[0].var:\n      flags:\n        \
+            HIST_FIELD_FL_VAR\n      var.name: next_comm\n      \
+            var.idx (into tracing_map_elt.vars[]): 2\n\n      save_vars[0].val:\n      \
+            ftrace_event_field name: next_comm\n      type: char[16]\n      size: 16\n      \
+            is_signed: 0\n";
+        assert!(tail.contains(save), "{tail}");
+        assert!(tail.ends_with("var.idx (into tracing_map_elt.vars[]): 3\n\n      save_vars[1].val:\n      \
+            ftrace_event_field name: prev_pid\n      type: pid_t\n      size: 4\n      is_signed: 1\n"));
+        // The field variable's block and the reference to it give C's
+        // index.
+        assert!(s.contains("var.name: next_prio\n      var.idx (into tracing_map_elt.vars[]): 5\n"));
     }
 
     /// find_match_var(): an unqualified `$var` is looked for on the

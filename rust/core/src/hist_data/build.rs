@@ -13,7 +13,6 @@ pub(super) fn build<'a>(
     event: &EventDesc<'a>,
     options: BuildOptions<'_>,
 ) -> Result<(), HistError> {
-    let mut deferred = None;
     // parse_actions(): the grammar did what comes before onmatch()'s
     // look-up of its event.
     for handler in spec.actions() {
@@ -26,13 +25,11 @@ pub(super) fn build<'a>(
                     return Err(HistError::new(HistErrorKind::InvalidSubsysEvent, pos));
                 }
             }
-            // onmax() and onchange() come with the next issue.
-            Handler::OnMax { .. } | Handler::OnChange { .. } => deferred = Some(not_supported()),
+            Handler::OnMax { .. } | Handler::OnChange { .. } => {}
         }
         handler.action()?;
     }
     let mut b = Builder::new(hd, event, options)?;
-    b.deferred = deferred;
     let built = (|| {
         b.create_val_fields()?;
         b.create_var_fields()?;
@@ -61,6 +58,7 @@ pub(super) struct Builder<'h, 'e, 'a> {
     pub(super) vars: Option<&'h dyn VarLookup>,
     pub(super) synths: Option<&'h dyn SynthLookup>,
     pub(super) event_exists: Option<&'h EventExists<'h>>,
+    pub(super) enable_snapshot: Option<&'h dyn Fn() -> Result<(), i32>>,
     /// [`not_supported`] for something C accepts but that does not stop
     /// the build (reported if nothing else fails).
     deferred: Option<HistError>,
@@ -96,6 +94,7 @@ impl<'h, 'e, 'a> Builder<'h, 'e, 'a> {
             vars: options.vars,
             synths: options.synths,
             event_exists: options.event_exists,
+            enable_snapshot: options.enable_snapshot,
             deferred: None,
             unsupported: false,
         })

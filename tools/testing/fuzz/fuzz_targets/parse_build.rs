@@ -39,7 +39,7 @@ use rhist_core::hist::error::HistError;
 use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
 use rhist_core::hist::grammar::{self, FieldContext, KeyField, Node, NodeId, TriggerSpec};
 use rhist_core::hist::hist_data::{
-    BuildOptions, EventContext, HistData, SynthField, SynthLookup, SynthSink,
+    ActionSink, BuildOptions, EventContext, HistData, SynthField, SynthLookup,
 };
 use rhist_core::hist::histogram::{self, Histogram, TaskContext};
 use rhist_core::hist::map::TracingMap;
@@ -451,7 +451,7 @@ impl SynthLookup for Synths {
 /// Checks what an action hands the shell.
 struct CheckSink<'d>(&'d HistData<'d>);
 
-impl SynthSink for CheckSink<'_> {
+impl ActionSink for CheckSink<'_> {
     fn trace(&self, action: usize, vals: &[u64], var_ref_idx: &[u32]) {
         let synth = self
             .0
@@ -463,15 +463,25 @@ impl SynthSink for CheckSink<'_> {
         assert_eq!(var_ref_idx.len(), n, "one index per field of {synth}");
         assert!(var_ref_idx.iter().all(|&i| (i as usize) < vals.len()));
     }
+
+    fn snapshot(&self, _: u64, key: &[u8], _: &[u8; 16]) {
+        assert!(
+            self.0.snapshot_action().is_some(),
+            "a snapshot needs a snapshot() action"
+        );
+        assert_eq!(key.len(), self.0.key_size(), "the entry's whole key");
+    }
 }
 
 /// Builds `spec` with its actions, against existing events and
 /// [`Synths`], and feeds its histogram the records.
 fn run_actions(spec: &TriggerSpec<'_>, event: &EventDesc<'_>, recs: &[&[u8]]) {
     let exists = |_: &str, _: &str| true;
+    let enable = || Ok(());
     let options = BuildOptions {
         synths: Some(&Synths),
         event_exists: Some(&exists),
+        enable_snapshot: Some(&enable),
         ..Default::default()
     };
     let mut data = HistData::empty(spec);

@@ -1,0 +1,152 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# onmax() and onchange() with save(), trace() and snapshot(), hist against
+# rhist on the same events: the hist files (the tracked values and the
+# saved fields), the trigger and debug files, the synthetic events traced,
+# the snapshot and its details, and C's errors.
+. /test/lib.sh.inc
+
+OTHER=events/rhist_test/rhist_other
+WAKING=events/sched/sched_waking
+SWITCH=events/sched/sched_switch
+debug_mask='s/^hist_data: .*/hist_data: (masked)/; s/^\( *var.hist_data:\) .*/\1 (masked)/'
+
+# same FILE_C FILE_R: the two files agree, sorted (equal counts come in any
+# order), once hist's names are rhist's.
+same() {
+	sed 's/c_/r_/g; s/^# trigger info: hist:/# trigger info: rhist:/' "$1" | sort > /tmp/c
+	sort "$2" > /tmp/r
+	cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r | head -20; fail "$2 differs from $1"; }
+}
+# same_synth NAME: the hist triggers on the synthetic events c_NAME and
+# r_NAME agree.
+same_synth() {
+	sed 's/c_/r_/g' events/synthetic/c_$1/hist | sort > /tmp/c
+	sort events/synthetic/r_$1/hist > /tmp/r
+	cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r | head -20; fail "synthetic event $1: the hist files differ"; }
+}
+# same_debug DIR: hist_debug and rhist_debug agree, pointers masked.
+same_debug() {
+	sed "s/c_/r_/g; s/^# trigger info: hist:/# trigger info: rhist:/; $debug_mask" $1/hist_debug > /tmp/c
+	sed "$debug_mask" $1/rhist_debug > /tmp/r
+	cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r | head -20; fail "$1/rhist_debug differs"; }
+}
+# both TEXT FILE: hist:TEXT and rhist:TEXT, c_ names for r_ in hist's.
+both() {
+	echo "hist:$(echo "$1" | sed 's/r_/c_/g')" >> $2 || { cat error_log; fail "hist: $1 on $2"; }
+	echo "rhist:$1" >> $2 || { cat error_log; fail "rhist:$1 on $2"; }
+}
+
+# 1. Several handlers on one trigger: onmax() saving fields (a static and a
+# dynamic string, numbers), onchange() tracing a synthetic event, on
+# values of the fired events; then the same per entry on a second key.
+for p in c r; do
+	expect_write "${p}_max u32 v; char s[16]; s32 c" synthetic_events
+	expect_write "hist:keys=v,s,c" events/synthetic/${p}_max/trigger
+done
+both 'keys=a:r_v=b,r_w=c:onmax($r_v).save(rhist_test.rhist_sample.s,rhist_test.rhist_sample.c,rhist_test.rhist_sample.d,ip):onchange($r_w).r_max($r_v,rhist_test.rhist_sample.s,rhist_test.rhist_sample.c)' $EV/trigger
+both 'keys=s:r_x=c:onchange($r_x).save(rhist_test.rhist_sample.b,rhist_test.rhist_sample.s)' $EV/trigger
+fire count=400 seed=3 keys=12
+fire count=400 seed=4 keys=12
+same $EV/hist $EV/rhist
+same_synth max
+grep -q 'Hits: [1-9]' events/synthetic/r_max/hist || fail "no r_max event"
+grep -q '	max: ' $EV/rhist || fail "no max: in the rhist file"
+grep -q '	changed: ' $EV/rhist || fail "no changed: in the rhist file"
+grep '^hist:' $EV/trigger | sed 's/c_/r_/g; s/^hist:/rhist:/' | sort > /tmp/c
+grep '^rhist:' $EV/trigger | sort > /tmp/r
+cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r; fail "the trigger lines differ"; }
+same_debug $EV
+grep -q 'save_vars\[3\].var' $EV/rhist_debug || fail "no save variables in rhist_debug"
+: > $EV/trigger
+
+# 2. Across events: rhist_other's latency since rhist_sample's, its
+# maximum per key with the fields of both events (a reference to a string
+# variable included).
+both 'keys=a:r_ts=common_timestamp,r_nm=s' $EV/trigger
+both 'keys=a:r_lat=common_timestamp-$r_ts,r_n=$r_nm:onmax($r_lat).save(rhist_test.rhist_other.b)' $OTHER/trigger
+fire count=300 seed=5 keys=20
+fire count=300 seed=6 keys=20 event=other
+fire count=300 seed=7 keys=20
+fire count=300 seed=8 keys=20 event=other
+# The latencies are timestamps: each side's own, so only compare the
+# saved fields and which keys have a maximum.
+for f in hist rhist; do
+	sed 's/max: *[0-9]*/max: N/' $OTHER/$f | sort > /tmp/$f
+done
+sed 's/c_/r_/g; s/^# trigger info: hist:/# trigger info: rhist:/' /tmp/hist | sort > /tmp/c
+cmp -s /tmp/c /tmp/rhist || { diff /tmp/c /tmp/rhist | head; fail "$OTHER/rhist differs"; }
+same_debug $OTHER
+: > $OTHER/trigger
+: > $EV/trigger
+
+# 3. snapshot(): one instance has one condition, so hist and rhist take
+# turns, on the same events; the other's snapshot() is refused meanwhile.
+echo 1 > $EV/enable
+for p in hist rhist; do
+	echo 0 > snapshot 2> /dev/null
+	: > trace
+	expect_write "$p:keys=a:v=b:onmax(\$v).snapshot():onmax(\$v).save(rhist_test.rhist_sample.c)" $EV/trigger
+	other=rhist; [ $p = rhist ] && other=hist
+	expect_reject "Device or resource busy" "$other:keys=a:v2=b:onmax(\$v2).snapshot()" $EV/trigger
+	fire count=200 seed=9 keys=8
+	sed -n '/^Snapshot taken/,/^$/p' $EV/$p > /tmp/$p.details
+	sed -n 's/.*rhist_sample: //p' snapshot > /tmp/$p.snapshot
+	grep -v '^#' $EV/$p | sed 's/^# trigger info: r\?hist://' > /tmp/$p.hist
+	: > $EV/trigger
+done
+echo 0 > $EV/enable
+grep -q 'triggering value { onmax($v) }' /tmp/rhist.details || { cat $EV/rhist; fail "no snapshot details"; }
+[ -s /tmp/rhist.snapshot ] || fail "no events in the snapshot"
+for f in details snapshot hist; do
+	cmp -s /tmp/hist.$f /tmp/rhist.$f || { diff /tmp/hist.$f /tmp/rhist.$f | head; fail "snapshot: the $f differ"; }
+done
+# Gone with the trigger: the instance can take a condition again.
+expect_write 'hist:keys=a:v=b:onmax($v).snapshot()' $EV/trigger
+: > $EV/trigger
+
+# 4. The onmax selftest's pipeline on the scheduler's events, for the
+# wakeups of one shell (see synthetic.sh for why one CPU and a gate).
+rm -f /tmp/go && mkfifo /tmp/go || fail "mkfifo"
+taskset 1 sh -c 'read go < /tmp/go; i=0; while [ $i -lt 30 ]; do sleep 0.01; i=$((i + 1)); done' &
+w=$!
+both "keys=pid:r_ts0=common_timestamp.usecs if pid==$w" $WAKING/trigger
+both "keys=next_pid:r_lat=common_timestamp.usecs-\$r_ts0:onmax(\$r_lat).save(next_comm,prev_pid,prev_prio,prev_comm) if next_pid==$w" $SWITCH/trigger
+both "keys=common_pid:r_prio=prio:onchange(\$r_prio).save(comm,prio) if pid==$w" $WAKING/trigger
+echo go > /tmp/go
+wait $w
+same $SWITCH/hist $SWITCH/rhist
+same $WAKING/hist $WAKING/rhist
+grep -q '	max: ' $SWITCH/rhist || fail "no max: in $SWITCH/rhist"
+same_debug $SWITCH
+same_debug $WAKING
+: > $SWITCH/trigger
+: > $WAKING/trigger
+
+# 5. C's errors.
+Q=rhist_test.rhist_sample
+for t in \
+	"keys=a:v=b:onmax(v).save($Q.s)" \
+	"keys=a:v=b:onmax(\$nope).save($Q.s)" \
+	'keys=a:v=b:onchange($v).save(nope)' \
+	"keys=a:v=b:onmax(\$v).save($Q.s,nope)" \
+	"keys=a:v=b:onmax(\$v).save(s)" \
+	"keys=a:__max=b:onmax(\$__max).save($Q.s)" \
+	"keys=a:v=b:onmax(\$v).save($Q.s):onchange(\$v).save($Q.c)" \
+	"keys=a:v=b:onmax(\$v).nope($Q.s)" \
+	'keys=a:v=b:onmax($v).trace(nope,$v)' \
+	'keys=a:v=b:onmax($v).r_max($v)' \
+	"keys=a:v=b:onmax(\$v).r_max(\$v,$Q.s,$Q.b)" \
+	'keys=a:v=b:onmax($v' \
+	"keys=a:v=b:onmax(\$v).save($Q.s" \
+	"keys=a:v=b:onmatch($Q).save($Q.s)" \
+	"keys=a:v=b,w=c,x=a,y=b,z=c,v1=a,v2=b,v3=c,v4=a,v5=b,v6=c,v7=a,v8=b,v9=c:onmax(\$v).save($Q.s,$Q.c,$Q.d)"
+do
+	compare_hist_rhist "$t"
+done
+
+for p in c r; do
+	: > events/synthetic/${p}_max/trigger
+done
+: > synthetic_events || { cat synthetic_events; fail "synthetic events still in use"; }
+echo PASS
