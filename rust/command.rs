@@ -55,6 +55,8 @@ use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
 struct Resolved {
     data: KBox<HistData<'static>>,
     info: KVec<u8>,
+    /// The hidden histograms the actions made on other events.
+    _field_var_hists: KVec<FieldVarHist>,
     _text: KVec<u8>,
     _fields: KVec<EventField<'static>>,
     _origin: EventPin,
@@ -292,6 +294,7 @@ impl Resolved {
         Ok(Resolved {
             data,
             info,
+            _field_var_hists: KVec::new(),
             _text: owned_text,
             _fields: fields,
             _origin: origin,
@@ -333,16 +336,26 @@ impl Resolved {
             Some(cond) => unsafe { cond.enable() },
             None => Err(-code::ENODEV.to_errno()),
         };
+        let made = core::cell::RefCell::new(KVec::new());
+        let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
+            // SAFETY: `file` is live and `event_mutex` held (our
+            // contract).
+            unsafe { field_var_hist(file, &made, target, (system, event, field)) }
+        };
         // SAFETY: `file` is live and `event_mutex` held (our contract).
-        unsafe {
+        let created = unsafe {
             with_options(file, false, Some(synths), |options| {
                 let options = BuildOptions {
                     enable_snapshot: Some(&enable),
+                    field_var_hist: Some(&hidden),
                     ..options
                 };
                 data.create_actions(&desc, options)
             })
-        }?;
+        };
+        // On failure they go again here, as in hist.
+        self._field_var_hists = made.into_inner();
+        created?;
         // The info shows the save variables made.
         self.info = info_of(&self.data)?;
         Ok(())
@@ -406,7 +419,115 @@ unsafe fn with_options<R>(
         synths: synths.map(|s| s as _),
         event_exists: Some(&event_exists),
         enable_snapshot: None,
+        field_var_hist: None,
     })
+}
+
+/// A hidden histogram (C's `struct field_var_hist`): an rhist trigger
+/// made on another event for a field variable of a trigger's action, and
+/// removed with its text when that trigger goes.
+struct FieldVarHist {
+    file: *mut bindings::trace_event_file,
+    cmd: KVec<u8>,
+    _pin: EventPin,
+}
+
+impl Drop for FieldVarHist {
+    fn drop(&mut self) {
+        tracefs::assert_event_mutex_held();
+        // SAFETY: the file is pinned and `event_mutex` is held: the owner,
+        // a trigger's resolved data, is dropped with it held. hist warns
+        // when this fails (the histogram's variable has another user);
+        // rhist leaves the trigger, as hist does.
+        let _ = unsafe { run_command(command(), self.file, &self.cmd, true) };
+    }
+}
+
+/// C's `create_field_var_hist()` for the trigger `target` being made on
+/// `file`, for the field `field` of `system`.`event`: see
+/// `hist::hist_data::FieldVarHist`. A trigger it makes is pushed on
+/// `made`.
+///
+/// # Safety
+///
+/// `file` must be live and `event_mutex` held.
+unsafe fn field_var_hist(
+    file: *mut bindings::trace_event_file,
+    made: &core::cell::RefCell<KVec<FieldVarHist>>,
+    target: &HistData<'_>,
+    (system, event, field): (&str, &str, &str),
+) -> Result<bool, HistError> {
+    let pos = target.spec().errpos(field);
+    // SAFETY: `file` is live, so is its instance; `event_mutex` is held.
+    let other = unsafe { tracefs::find_event_file((*file).tr, system, event) };
+    if other.is_null() {
+        return Err(HistError::new(HistErrorKind::EventFileNotFound, pos));
+    }
+    // find_compatible_hist(): the first rhist trigger there whose keys
+    // match.
+    // SAFETY: `other` is live and `event_mutex` held: its trigger list
+    // and our triggers on it stay as they are meanwhile.
+    let compatible = unsafe { tracefs::triggers(other) }
+        // SAFETY: as above.
+        .filter(|&d| unsafe { is_ours(d) })
+        // SAFETY: `d` is a live rhist trigger.
+        .find(|&d| target.keys_compatible(unsafe { state(d) }.data()));
+    let Some(found) = compatible else {
+        return Err(HistError::new(HistErrorKind::HistNotFound, pos));
+    };
+    // One there already has the variable (find_synthetic_field_var()).
+    let mut name = KVec::new();
+    let mut w = VecWriter(&mut name, false);
+    let _ = core::fmt::Write::write_fmt(&mut w, format_args!("synthetic_{field}"));
+    let oom = HistError::silent(-code::ENOMEM.to_errno());
+    if w.1 {
+        return Err(oom);
+    }
+    // SAFETY: `file` is live and `event_mutex` held until `vars` goes.
+    let vars = unsafe { InstanceVars::new(file) };
+    let name = core::str::from_utf8(&name).unwrap_or("");
+    if let Found::One(_) = vars.find_var(Some((system, event)), name) {
+        return Ok(false);
+    }
+    // Its keys, the variable, and its filter.
+    let mut cmd = KVec::new();
+    let mut w = VecWriter(&mut cmd, false);
+    // SAFETY: `found` is a live rhist trigger.
+    let _ = unsafe { state(found) }
+        .data()
+        .write_field_var_hist_cmd(&mut w, field);
+    // SAFETY: as above; `event_mutex` keeps its filter string.
+    if let Some(filter) = unsafe { c_bytes((*found).filter_str) } {
+        let _ = w.0.extend_from_slice(b" if ", GFP_KERNEL);
+        let _ = w.0.extend_from_slice(filter, GFP_KERNEL);
+    }
+    if w.1 || cmd.len() >= hist::hist_data::MAX_FILTER_STR_VAL as usize {
+        return Err(HistError::silent(-code::E2BIG.to_errno()));
+    }
+    // SAFETY: `other` is live.
+    let pin = unsafe { EventPin::new(other) }.map_err(|e| HistError::silent(-e.to_errno()))?;
+    // SAFETY: `other` is live and `event_mutex` held.
+    if let Err(e) = unsafe { run_command(command(), other, &cmd, false) } {
+        let errno = match e {
+            BuildError::Hist(h) => h.errno(),
+            BuildError::Kernel(k) => -k.to_errno(),
+        };
+        return Err(HistError::with_errno(
+            HistErrorKind::HistCreateFail,
+            pos,
+            errno,
+        ));
+    }
+    let hidden = FieldVarHist {
+        file: other,
+        cmd,
+        _pin: pin,
+    };
+    // On failure `hidden` goes: the trigger is removed again.
+    made.borrow_mut()
+        .push(hidden, GFP_KERNEL)
+        .map_err(|_| oom)?;
+    Ok(true)
 }
 
 /// The identity of a histogram for references (`VarTarget::hist`): the

@@ -76,6 +76,21 @@ pub(crate) unsafe fn triggers(
 /// `tr` must be a live trace array, and `event_mutex` held, which keeps
 /// its event list as it is.
 pub(crate) unsafe fn has_event(tr: *mut bindings::trace_array, system: &str, event: &str) -> bool {
+    // SAFETY: the caller's contract is ours.
+    !unsafe { find_event_file(tr, system, event) }.is_null()
+}
+
+/// C's `__find_event_file()`: the file of the event `system`.`event` in
+/// the instance `tr`, or null.
+///
+/// # Safety
+///
+/// As for [`has_event`]; the file stays live while `event_mutex` is held.
+pub(crate) unsafe fn find_event_file(
+    tr: *mut bindings::trace_array,
+    system: &str,
+    event: &str,
+) -> *mut bindings::trace_event_file {
     // SAFETY: `tr` is live (the caller's contract).
     let head = unsafe { ptr::addr_of_mut!((*tr).events) };
     // SAFETY: `head` is an initialised list head.
@@ -95,13 +110,13 @@ pub(crate) unsafe fn has_event(tr: *mut bindings::trace_array, system: &str, eve
             // is held, and the names are only compared here.
             let (s, e) = unsafe { event_names(file) };
             if !e.is_empty() && s == system.as_bytes() && e == event.as_bytes() {
-                return true;
+                return file;
             }
         }
         // SAFETY: as above; the node is live.
         node = unsafe { (*node).next };
     }
-    false
+    ptr::null_mut()
 }
 
 /// `"system:event"` parts of an event file's name.

@@ -201,6 +201,17 @@ pub type HistPtr<'p> = &'p dyn Fn(&mut dyn Write, Option<u64>) -> fmt::Result;
 /// Whether the instance has the event `system`.`event`.
 pub type EventExists<'o> = dyn Fn(&str, &str) -> bool + 'o;
 
+/// C's `create_field_var_hist()` for the field `field` of the event
+/// `system`.`event`, asked by [`HistData::create_actions`] with the
+/// trigger being made: the shell finds a histogram there whose keys are
+/// compatible ([`HistData::keys_compatible`]), else fails with
+/// `HIST_NOT_FOUND`; unless a trigger there already has the variable
+/// `synthetic_<field>`, it creates one with the text
+/// [`HistData::write_field_var_hist_cmd`] makes, and the found
+/// histogram's filter, else fails with `HIST_CREATE_FAIL`.  `Ok(true)`
+/// when it created one.
+pub type FieldVarHist<'o> = dyn Fn(&HistData<'_>, &str, &str, &str) -> Result<bool, HistError> + 'o;
+
 /// What the build needs to know beyond the trigger and its event.
 #[derive(Clone, Copy, Default)]
 pub struct BuildOptions<'o> {
@@ -225,6 +236,9 @@ pub struct BuildOptions<'o> {
     /// where C calls it; an errno on failure, which C does not log.
     /// `None`: the instance has no snapshot, `-ENODEV`.
     pub enable_snapshot: Option<&'o dyn Fn() -> Result<(), i32>>,
+    /// Hidden histograms for the fields of other events ([`FieldVarHist`]);
+    /// `None`: not supported ([`not_supported`]).
+    pub field_var_hist: Option<&'o FieldVarHist<'o>>,
 }
 
 /// One sort key of the map.
@@ -692,6 +706,8 @@ pub struct HistData<'a> {
     /// variables an action makes in the order it makes them.
     field_var_c_idx: [u8; TRACING_MAP_VARS_MAX],
     save_var_c_idx: [u8; TRACING_MAP_VARS_MAX],
+    /// The hidden histograms the actions made (C's `n_field_var_hists`).
+    n_field_var_hists: usize,
     /// The handlers' actions, as `create_actions()` made them.
     actions: [ActionData; HIST_ACTIONS_MAX],
     n_actions: usize,
@@ -763,6 +779,7 @@ impl HistData<'static> {
         n_track_vars: 0,
         field_var_c_idx: [0; TRACING_MAP_VARS_MAX],
         save_var_c_idx: [0; TRACING_MAP_VARS_MAX],
+        n_field_var_hists: 0,
         actions: [ActionData::BLANK; HIST_ACTIONS_MAX],
         n_actions: 0,
     };
@@ -1683,7 +1700,7 @@ impl<'a> HistData<'a> {
         }
         if f.flags & FL_VAR_REF != 0 {
             if let Some(r) = self.ref_of(&f) {
-                writeln!(out, "      name: {}", r.name())?;
+                writeln!(out, "      name: {}{}", r.name_prefix(), r.name())?;
                 let var_idx = match r.slot {
                     OWN_SLOT => self.c_var_idx(usize::from(r.var_idx)),
                     _ => usize::from(r.var_idx),
@@ -4666,9 +4683,9 @@ mod tests {
 
     #[test]
     fn fixed_size() {
-        // No allocation: everything is inline (about 9 KiB, 1.2 of them
+        // No allocation: everything is inline (about 10 KiB, 1.7 of them
         // the variable references, 2 the actions).
-        assert!(core::mem::size_of::<HistData<'_>>() < 10 * 1024);
+        assert!(core::mem::size_of::<HistData<'_>>() < 11 * 1024);
         assert!(core::mem::size_of::<HistField<'_>>() <= 40);
     }
 

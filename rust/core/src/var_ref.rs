@@ -135,6 +135,9 @@ pub(super) struct VarRef<'a> {
     /// The text: `$name` or `system.event.$name` (what
     /// `hist_field_name()` prints for a reference with a system).
     pub(super) full: &'a str,
+    /// A reference to the variable `synthetic_<full>` of a hidden
+    /// histogram on the event `system`.`event` (`create_field_var_hist()`).
+    hidden: Option<(&'a str, &'a str)>,
     /// The variable's flags and constant (`check_expr_operands()`).
     pub(super) var_flags: u32,
     pub(super) var_constant: u64,
@@ -143,8 +146,22 @@ pub(super) struct VarRef<'a> {
 }
 
 impl<'a> VarRef<'a> {
-    /// C's `name`: the variable's name.
+    /// What C's `name` has before [`name`](Self::name): `synthetic_` for
+    /// a hidden histogram's variable.
+    pub(super) fn name_prefix(&self) -> &'static str {
+        if self.hidden.is_some() {
+            "synthetic_"
+        } else {
+            ""
+        }
+    }
+
+    /// C's `name`: the variable's name (after
+    /// [`name_prefix`](Self::name_prefix)).
     pub(super) fn name(&self) -> &'a str {
+        if self.hidden.is_some() {
+            return self.full;
+        }
         let name = match self.system() {
             Some(_) => self.full.splitn(3, '.').nth(2).unwrap_or(""),
             None => self.full,
@@ -154,6 +171,9 @@ impl<'a> VarRef<'a> {
 
     /// C's `system` and `event_name`, when written with them.
     pub(super) fn system(&self) -> Option<(&'a str, &'a str)> {
+        if self.hidden.is_some() {
+            return self.hidden;
+        }
         let mut parts = self.full.splitn(3, '.');
         match (self.qualified, parts.next(), parts.next()) {
             (true, Some(system), Some(event)) => Some((system, event)),
@@ -171,6 +191,7 @@ impl VarRef<'static> {
         copy: false,
         qualified: false,
         full: "",
+        hidden: None,
         var_flags: 0,
         var_constant: 0,
         ty: TypeBuf::EMPTY,
@@ -269,6 +290,22 @@ impl<'a> RefTable<'a> {
         self.push(node, slot as u8, target, full, qualified)
     }
 
+    /// [`add`](Self::add) for the variable `synthetic_<field>` of a
+    /// hidden histogram on `system`.`event`.
+    pub(super) fn add_hidden(
+        &mut self,
+        node: u8,
+        target: &VarTarget<'_>,
+        field: &'a str,
+        event: (&'a str, &'a str),
+    ) -> Option<usize> {
+        let i = self.add(node, target, field, false)?;
+        if let Some(r) = self.refs.get_mut(i) {
+            r.hidden = Some(event);
+        }
+        Some(i)
+    }
+
     /// [`add`](Self::add) for a variable of the trigger itself, whose
     /// `hist` is not looked at.
     pub(super) fn add_own(
@@ -302,6 +339,7 @@ impl<'a> RefTable<'a> {
             copy: target.copy,
             qualified,
             full,
+            hidden: None,
             var_flags: target.flags,
             var_constant: target.constant,
             ty: TypeBuf::new(target.type_name),

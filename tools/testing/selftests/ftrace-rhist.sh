@@ -30,7 +30,14 @@ for t in ${RHIST_SELFTESTS:-trigger-hist.tc trigger-hist-mod.tc trigger-multihis
 	 inter-event/trigger-multi-actions-accept.tc \
 	 inter-event/trigger-synthetic-event-dynstring.tc \
 	 inter-event/trigger-synthetic-eprobe.tc \
-	 inter-event/trigger-action-hist-xfail.tc}; do
+	 inter-event/trigger-action-hist-xfail.tc \
+	 inter-event/trigger-onmax-action-hist.tc \
+	 inter-event/trigger-onmatch-onmax-action-hist.tc \
+	 inter-event/trigger-onchange-action-hist.tc \
+	 inter-event/trigger-snapshot-action-hist.tc \
+	 inter-event/trigger-field-variable-support.tc \
+	 inter-event/trigger-synthetic-event-stack.tc \
+	 inter-event/trigger-synthetic-event-stack-legacy.tc}; do
 	mkdir -p $(dirname $work/test.d/rhist/$t)
 	sed -E -e 's/(^|[^_a-zA-Z])hist:/\1rhist:/g' \
 	       -e 's#/hist([^_a-zA-Z]|$)#/rhist\1#g' \

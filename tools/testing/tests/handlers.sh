@@ -10,31 +10,35 @@ OTHER=events/rhist_test/rhist_other
 WAKING=events/sched/sched_waking
 SWITCH=events/sched/sched_switch
 debug_mask='s/^hist_data: .*/hist_data: (masked)/; s/^\( *var.hist_data:\) .*/\1 (masked)/'
+# hist's names to rhist's: c_ to r_ (not in synthetic_).
+c2r='s/synthetic_/S_Y_N_/g; s/c_/r_/g; s/S_Y_N_/synthetic_/g'
 
 # same FILE_C FILE_R: the two files agree, sorted (equal counts come in any
 # order), once hist's names are rhist's.
 same() {
-	sed 's/c_/r_/g; s/^# trigger info: hist:/# trigger info: rhist:/' "$1" | sort > /tmp/c
+	sed "$c2r; s/^# trigger info: hist:/# trigger info: rhist:/" "$1" | sort > /tmp/c
 	sort "$2" > /tmp/r
 	cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r | head -20; fail "$2 differs from $1"; }
 }
 # same_synth NAME: the hist triggers on the synthetic events c_NAME and
 # r_NAME agree.
 same_synth() {
-	sed 's/c_/r_/g' events/synthetic/c_$1/hist | sort > /tmp/c
+	sed "$c2r" events/synthetic/c_$1/hist | sort > /tmp/c
 	sort events/synthetic/r_$1/hist > /tmp/r
 	cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r | head -20; fail "synthetic event $1: the hist files differ"; }
 }
 # same_debug DIR: hist_debug and rhist_debug agree, pointers masked.
 same_debug() {
-	sed "s/c_/r_/g; s/^# trigger info: hist:/# trigger info: rhist:/; $debug_mask" $1/hist_debug > /tmp/c
+	sed "$c2r; s/^# trigger info: hist:/# trigger info: rhist:/; $debug_mask" $1/hist_debug > /tmp/c
 	sed "$debug_mask" $1/rhist_debug > /tmp/r
 	cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r | head -20; fail "$1/rhist_debug differs"; }
 }
 # both TEXT FILE: hist:TEXT and rhist:TEXT, c_ names for r_ in hist's.
 both() {
-	echo "hist:$(echo "$1" | sed 's/r_/c_/g')" >> $2 || { cat error_log; fail "hist: $1 on $2"; }
-	echo "rhist:$1" >> $2 || { cat error_log; fail "rhist:$1 on $2"; }
+	t=$1 not=
+	case $t in '!'*) not='!' t=${t#!} ;; esac
+	echo "${not}hist:$(echo "$t" | sed 's/r_/c_/g')" >> $2 || { cat error_log; fail "${not}hist:$t on $2"; }
+	echo "${not}rhist:$t" >> $2 || { cat error_log; fail "${not}rhist:$t on $2"; }
 }
 
 # 1. Several handlers on one trigger: onmax() saving fields (a static and a
@@ -53,7 +57,7 @@ same_synth max
 grep -q 'Hits: [1-9]' events/synthetic/r_max/hist || fail "no r_max event"
 grep -q '	max: ' $EV/rhist || fail "no max: in the rhist file"
 grep -q '	changed: ' $EV/rhist || fail "no changed: in the rhist file"
-grep '^hist:' $EV/trigger | sed 's/c_/r_/g; s/^hist:/rhist:/' | sort > /tmp/c
+grep '^hist:' $EV/trigger | sed "$c2r; s/^hist:/rhist:/" | sort > /tmp/c
 grep '^rhist:' $EV/trigger | sort > /tmp/r
 cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r; fail "the trigger lines differ"; }
 same_debug $EV
@@ -74,7 +78,7 @@ fire count=300 seed=8 keys=20 event=other
 for f in hist rhist; do
 	sed 's/max: *[0-9]*/max: N/' $OTHER/$f | sort > /tmp/$f
 done
-sed 's/c_/r_/g; s/^# trigger info: hist:/# trigger info: rhist:/' /tmp/hist | sort > /tmp/c
+sed "$c2r; s/^# trigger info: hist:/# trigger info: rhist:/" /tmp/hist | sort > /tmp/c
 cmp -s /tmp/c /tmp/rhist || { diff /tmp/c /tmp/rhist | head; fail "$OTHER/rhist differs"; }
 same_debug $OTHER
 : > $OTHER/trigger
@@ -123,7 +127,41 @@ same_debug $WAKING
 : > $SWITCH/trigger
 : > $WAKING/trigger
 
-# 5. C's errors.
+# 5. A field of the matching event (histogram-design.rst's synthetic_prio):
+# a hidden histogram on that event, with the keys and filter of a
+# compatible trigger there, in its trigger, rhist and debug files, used by
+# the events, and gone with its user.
+for p in c r; do
+	expect_write "${p}_fv u64 lat; u32 b; u64 a" synthetic_events
+	expect_write "hist:keys=lat,b,a" events/synthetic/${p}_fv/trigger
+done
+both 'keys=a:r_ts=common_timestamp if c > 0' $EV/trigger
+both 'keys=a:r_l=common_timestamp-$r_ts:onmatch(rhist_test.rhist_sample).r_fv($r_l,rhist_test.rhist_sample.b,rhist_test.rhist_other.a)' $OTHER/trigger
+grep '^hist:' $EV/trigger | sed "$c2r; s/^hist:/rhist:/" | sort > /tmp/c
+grep '^rhist:' $EV/trigger | sort > /tmp/r
+cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r; fail "the trigger lines with the hidden histogram differ"; }
+grep -q '^rhist:keys=a:vals=hitcount:synthetic_b=b:' $EV/trigger || { cat $EV/trigger; fail "no hidden histogram"; }
+fire count=300 seed=10 keys=20
+fire count=300 seed=11 keys=20 event=other
+same_synth fv
+grep -q 'Hits: [1-9]' events/synthetic/r_fv/hist || fail "no r_fv event"
+same_debug $EV
+same_debug $OTHER
+# The hidden histogram is in use: it cannot go by itself.
+expect_reject "Device or resource busy" '!hist:keys=a:synthetic_b=b if c > 0' $EV/trigger
+expect_reject "Device or resource busy" '!rhist:keys=a:synthetic_b=b if c > 0' $EV/trigger
+both '!keys=a:r_l=common_timestamp-$r_ts:onmatch(rhist_test.rhist_sample).r_fv($r_l,rhist_test.rhist_sample.b,rhist_test.rhist_other.a)' $OTHER/trigger
+expect_no_grep 'synthetic_b' $EV/trigger
+expect_no_grep 'synthetic_b' $EV/rhist
+# The same without a compatible histogram: C's errors.
+: > $EV/trigger
+both 'keys=s:ts=common_timestamp' $EV/trigger
+EV=$OTHER
+compare_hist_rhist 'keys=a:l=common_timestamp-$ts:onmatch(rhist_test.rhist_sample).r_fv($l,rhist_test.rhist_sample.b,rhist_test.rhist_other.a)'
+EV=events/rhist_test/rhist_sample
+: > $EV/trigger
+
+# 6. C's errors.
 Q=rhist_test.rhist_sample
 for t in \
 	"keys=a:v=b:onmax(v).save($Q.s)" \
@@ -147,6 +185,7 @@ done
 
 for p in c r; do
 	: > events/synthetic/${p}_max/trigger
+	: > events/synthetic/${p}_fv/trigger
 done
 : > synthetic_events || { cat synthetic_events; fail "synthetic events still in use"; }
 echo PASS

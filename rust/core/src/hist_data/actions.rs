@@ -147,11 +147,13 @@ impl ActionData {
 }
 
 /// The variable an action's parameter names.
-enum ParamVar<'t> {
+enum ParamVar<'t, 'a> {
     /// Variable `i` of this trigger (a field variable if `i >= n_vars`).
     Own(usize),
     /// Another trigger's.
     Other(VarTarget<'t>),
+    /// `synthetic_<field>` of a hidden histogram on an event.
+    Hidden(VarTarget<'t>, (&'a str, &'a str)),
 }
 
 impl<'a> HistData<'a> {
@@ -191,6 +193,7 @@ impl<'a> HistData<'a> {
             self.n_field_vars = 0;
             self.n_save_vars = 0;
             self.n_track_vars = 0;
+            self.n_field_var_hists = 0;
             self.n_actions = 0;
         }
         made
@@ -248,6 +251,31 @@ impl<'a> HistData<'a> {
             Handler::OnMax { var } | Handler::OnChange { var } => Some((how, var)),
             Handler::OnMatch { .. } => None,
         }
+    }
+
+    /// `compatible_keys()`: whether `other`'s keys have the types and
+    /// sizes of this trigger's, one for one.
+    pub fn keys_compatible(&self, other: &HistData<'_>) -> bool {
+        let (mine, theirs) = (self.key_ids(), other.key_ids());
+        mine.len() == theirs.len()
+            && mine.iter().zip(theirs).all(|(&a, &b)| {
+                let (f, g) = (self.node(a), other.node(b));
+                self.type_name(a) == other.type_name(b) && f.size == g.size && f.signed == g.signed
+            })
+    }
+
+    /// The text of the trigger `create_field_var_hist()` makes on this
+    /// trigger's event for a field variable of another trigger: this
+    /// one's keys, and the variable `synthetic_<field>`.
+    pub fn write_field_var_hist_cmd(&self, out: &mut dyn Write, field: &str) -> fmt::Result {
+        out.write_str("keys=")?;
+        for (i, &id) in self.key_ids().iter().enumerate() {
+            if i > 0 {
+                out.write_char(',')?;
+            }
+            self.write_expr_field_str(out, id)?;
+        }
+        write!(out, ":synthetic_{field}={field}")
     }
 
     /// The number of save variables.
@@ -462,6 +490,20 @@ fn same_handler(a: &HandlerSpec<'_>, b: &HandlerSpec<'_>) -> bool {
         && name(&x) == name(&y)
 }
 
+/// `synthetic_<field>`, the variable of a hidden histogram, written into
+/// `buf`; empty if it does not fit (C's `-E2BIG`).
+fn synthetic_var_name<'b>(buf: &'b mut [u8], field: &str) -> &'b str {
+    const PREFIX: &str = "synthetic_";
+    let len = PREFIX.len() + field.len();
+    let Some(out) = buf.get_mut(..len) else {
+        return "";
+    };
+    let (p, f) = out.split_at_mut(PREFIX.len());
+    p.copy_from_slice(PREFIX.as_bytes());
+    f.copy_from_slice(field.as_bytes());
+    core::str::from_utf8(out).unwrap_or("")
+}
+
 /// `parse_atom()` of a field variable's text `name`: a
 /// `system.event.field` is the field (of whatever event it names), and
 /// the variable, which C names with the text it cut in place, is named
@@ -651,22 +693,25 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
                 self.action_create_field_var(qualified, name, matching)?
             };
             let own_type;
-            let (own, target) = match var {
+            let (own, target, hidden) = match var {
                 ParamVar::Own(i) => {
                     let id = self.hd.map_var_node(i).unwrap_or(0);
                     own_type = TypeBuf::new(self.hd.type_name(id));
-                    (Some(i), self.own_target(i, own_type.as_str()))
+                    (Some(i), self.own_target(i, own_type.as_str()), None)
                 }
-                ParamVar::Other(target) => (None, target),
+                ParamVar::Other(target) => (None, target, None),
+                ParamVar::Hidden(target, event) => (None, target, Some(event)),
             };
             let field = synths.and_then(|s| s.field(synth, field_pos));
             if !field.is_some_and(|f| check_synth_field(&f, &target)) {
                 return Err(self.error(HistErrorKind::SynthTypeMismatch, name));
             }
             let full = if qualified.is_some() { param } else { name };
-            let idx = self
-                .var_ref(own, &target, full, qualified.is_some())?
-                .ok_or(HistError::silent(ENOMEM))?;
+            let idx = match hidden {
+                Some(event) => self.hidden_var_ref(&target, name, event)?,
+                None => self.var_ref(own, &target, full, qualified.is_some())?,
+            };
+            let idx = idx.ok_or(HistError::silent(ENOMEM))?;
             if let Some(slot) = data.var_ref_idx.get_mut(i) {
                 *slot = idx as u32;
             }
@@ -687,7 +732,7 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
         qualified: Option<(&'a str, &'a str)>,
         name: &'a str,
         matching: Option<(&'a str, &'a str)>,
-    ) -> Result<ParamVar<'h>, HistError> {
+    ) -> Result<ParamVar<'h, 'a>, HistError> {
         let var = name.get(1..).unwrap_or("");
         let here = qualified.is_none_or(|q| q == (self.event.system, self.event.name));
         if here {
@@ -713,7 +758,7 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
         qualified: Option<(&'a str, &'a str)>,
         name: &'a str,
         matching: Option<(&'a str, &'a str)>,
-    ) -> Result<ParamVar<'h>, HistError> {
+    ) -> Result<ParamVar<'h, 'a>, HistError> {
         let here = qualified.is_none_or(|q| q == (self.event.system, self.event.name));
         let mut logged = None;
         if here {
@@ -722,24 +767,54 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
                 Err(e) => logged = Some(e),
             }
         }
-        // create_field_var_hist() on the other event.
+        // create_field_var_hist() on the other event; C logged the
+        // field's errors before its own.
         let Some((system, event)) = qualified.or(matching) else {
             return Err(logged.unwrap_or(HistError::silent(errno::EINVAL)));
         };
-        if self.event_exists.is_some_and(|f| f(system, event)) {
+        let after_logged = |mut e: HistError| {
+            if let Some(l) = logged {
+                if let Some(kind) = l.kind() {
+                    e = e.after(kind, l.pos());
+                }
+                if let Some((kind, pos)) = l.earlier() {
+                    e = e.after(kind, pos);
+                }
+            }
+            e
+        };
+        let pos = self.spec().errpos(name);
+        if self.hd.n_field_var_hists >= SYNTH_FIELDS_MAX {
+            return Err(after_logged(HistError::new(
+                HistErrorKind::TooManyFieldVars,
+                pos,
+            )));
+        }
+        if !self.event_exists.is_some_and(|f| f(system, event)) {
+            return Err(after_logged(HistError::new(
+                HistErrorKind::EventFileNotFound,
+                pos,
+            )));
+        }
+        let Some(create) = self.field_var_hist else {
             return Err(not_supported());
+        };
+        if create(&*self.hd, system, event, name).map_err(after_logged)? {
+            self.hd.n_field_var_hists += 1;
         }
-        // C logged the field's errors before this one.
-        let mut e = HistError::new(HistErrorKind::EventFileNotFound, self.spec().errpos(name));
-        if let Some(l) = logged {
-            if let Some(kind) = l.kind() {
-                e = e.after(kind, l.pos());
+        // find_synthetic_field_var().
+        let mut buf = [0u8; MAX_FILTER_STR_VAL as usize];
+        let var = synthetic_var_name(&mut buf, name);
+        let found = self.vars.map(|l| l.find_var(Some((system, event)), var));
+        match found {
+            Some(Found::One(target)) if !var.is_empty() => {
+                Ok(ParamVar::Hidden(target, (system, event)))
             }
-            if let Some((kind, pos)) = l.earlier() {
-                e = e.after(kind, pos);
-            }
+            _ => Err(after_logged(HistError::new(
+                HistErrorKind::SynthVarNotFound,
+                pos,
+            ))),
         }
-        Err(e)
     }
 
     /// `create_field_var()`: parses `name` as a field of this event
@@ -835,6 +910,7 @@ mod tests {
     use super::super::super::event::{EventField, FieldStorage, COMMON_FIELDS};
     use super::super::super::grammar::parse_trigger;
     use super::*;
+    use std::format;
     use std::string::String;
     use std::vec::Vec;
 
@@ -1249,6 +1325,74 @@ mod tests {
         // The field variable's block and the reference to it give C's
         // index.
         assert!(s.contains("var.name: next_prio\n      var.idx (into tracing_map_elt.vars[]): 5\n"));
+    }
+
+    /// A field of the onmatch() event: the shell's hidden histogram
+    /// (C's create_field_var_hist()) has `synthetic_<field>`, which the
+    /// parameter references; its errors come after the field's own.
+    #[test]
+    fn fields_of_the_matching_event_use_a_hidden_histogram() {
+        let spec =
+            parse_trigger("keys=pid:ts0=common_timestamp.usecs,wcomm=comm,synthetic_prio=prio")
+                .unwrap();
+        let waking = Waking(HistData::build(&spec, &waking()).unwrap());
+        let t = "keys=next_pid:l=common_timestamp.usecs-$ts0:\
+                 onmatch(sched.sched_waking).prio_lat(sched.sched_waking.prio,$l)";
+        let spec = parse_trigger(t).unwrap();
+        let exists = |_: &str, _: &str| true;
+        let asked = core::cell::RefCell::new(Vec::new());
+        let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
+            assert!(target.keys_compatible(&waking.0));
+            let mut cmd = String::new();
+            waking.0.write_field_var_hist_cmd(&mut cmd, field).unwrap();
+            asked.borrow_mut().push(format!("{system}.{event}: {cmd}"));
+            Ok(true)
+        };
+        let options = BuildOptions {
+            vars: Some(&waking),
+            synths: Some(&Synths),
+            event_exists: Some(&exists),
+            field_var_hist: Some(&hidden),
+            ..Default::default()
+        };
+        let mut hd = HistData::empty(&spec);
+        HistData::build_into_with(&mut hd, &spec, &switch(), options).unwrap();
+        hd.create_actions(&switch(), options).unwrap();
+        assert_eq!(
+            *asked.borrow(),
+            ["sched.sched_waking: keys=pid:synthetic_prio=prio"]
+        );
+        // The reference names the hidden histogram's variable, qualified.
+        assert_eq!(hd.action_var_ref_idx(0), &[1, 2]);
+        let r = hd.var_ref(1).unwrap();
+        assert!(!r.own);
+        assert_eq!(r.var_idx, 2);
+        assert_eq!((hd.n_field_vars, hd.n_field_var_hists), (0, 1));
+
+        // No compatible histogram: the shell's error, after the field's
+        // own (an unqualified field is tried on this event first).
+        let t = "keys=next_pid:l=common_timestamp.usecs-$ts0:\
+                 onmatch(sched.sched_waking).prio_lat(prio,$l)";
+        let spec = parse_trigger(t).unwrap();
+        let none = |_: &HistData<'_>, _: &str, _: &str, field: &str| {
+            Err(HistError::new(HistErrorKind::HistNotFound, at(t, field)))
+        };
+        let options = BuildOptions {
+            field_var_hist: Some(&none),
+            ..options
+        };
+        let mut hd = HistData::empty(&spec);
+        HistData::build_into_with(&mut hd, &spec, &switch(), options).unwrap();
+        let e = hd.create_actions(&switch(), options).unwrap_err();
+        assert_eq!(e.kind(), Some(HistErrorKind::HistNotFound));
+        let logged: Vec<_> = e.logged_before().map(|(k, _)| k).collect();
+        assert_eq!(
+            logged,
+            [
+                HistErrorKind::FieldNotFound,
+                HistErrorKind::FieldVarParseFail
+            ]
+        );
     }
 
     /// find_match_var(): an unqualified `$var` is looked for on the

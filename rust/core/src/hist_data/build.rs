@@ -59,6 +59,7 @@ pub(super) struct Builder<'h, 'e, 'a> {
     pub(super) synths: Option<&'h dyn SynthLookup>,
     pub(super) event_exists: Option<&'h EventExists<'h>>,
     pub(super) enable_snapshot: Option<&'h dyn Fn() -> Result<(), i32>>,
+    pub(super) field_var_hist: Option<&'h FieldVarHist<'h>>,
     /// [`not_supported`] for something C accepts but that does not stop
     /// the build (reported if nothing else fails).
     deferred: Option<HistError>,
@@ -95,6 +96,7 @@ impl<'h, 'e, 'a> Builder<'h, 'e, 'a> {
             synths: options.synths,
             event_exists: options.event_exists,
             enable_snapshot: options.enable_snapshot,
+            field_var_hist: options.field_var_hist,
             deferred: None,
             unsupported: false,
         })
@@ -628,6 +630,28 @@ impl<'a> Builder<'_, '_, 'a> {
         full: &'a str,
         qualified: bool,
     ) -> Result<Option<usize>, HistError> {
+        self.make_var_ref(own, target, full, qualified, None)
+    }
+
+    /// [`var_ref`](Self::var_ref) for the variable `synthetic_<field>`
+    /// of a hidden histogram on `event`.
+    pub(super) fn hidden_var_ref(
+        &mut self,
+        target: &VarTarget<'_>,
+        field: &'a str,
+        event: (&'a str, &'a str),
+    ) -> Result<Option<usize>, HistError> {
+        self.make_var_ref(None, target, field, false, Some(event))
+    }
+
+    fn make_var_ref(
+        &mut self,
+        own: Option<usize>,
+        target: &VarTarget<'_>,
+        full: &'a str,
+        qualified: bool,
+        hidden: Option<(&'a str, &'a str)>,
+    ) -> Result<Option<usize>, HistError> {
         let existing = match own {
             Some(i) => self.hd.refs.find_own(i),
             None => self.hd.refs.find(target),
@@ -647,9 +671,10 @@ impl<'a> Builder<'_, '_, 'a> {
             ty: TypeName::Ref(idx as u8),
             ..HistField::default()
         })?;
-        Ok(match own {
-            Some(_) => self.hd.refs.add_own(id, target, full, qualified),
-            None => self.hd.refs.add(id, target, full, qualified),
+        Ok(match (own, hidden) {
+            (Some(_), _) => self.hd.refs.add_own(id, target, full, qualified),
+            (None, Some(event)) => self.hd.refs.add_hidden(id, target, full, event),
+            (None, None) => self.hd.refs.add(id, target, full, qualified),
         })
     }
 
