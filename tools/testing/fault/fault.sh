@@ -146,6 +146,62 @@ p_synth_undo() {
 	:
 }
 
+# --- onmax().save() and onchange().snapshot() -------------------------------
+FH='rhist:keys=a:fhv=b:onmax($fhv).save(rhist_test.rhist_sample.s):onchange($fhv).snapshot()'
+p_handlers_setup() { :; }
+p_handlers_body() { write_armed "$FH" $EV/trigger; }
+p_handlers_check() {
+	if attached $EV 'rhist:.*:fhv='; then
+		[ $rc = 0 ] || { why="failed but attached"; return 1; }
+		works $EV 10 || return 1
+		grep -q 'max: ' $EV/rhist || { why="no max: in $EV/rhist"; return 1; }
+		! echo 'hist:keys=a:fhh=b:onmax($fhh).snapshot()' >> $EV/trigger 2> /dev/null ||
+			{ why="the snapshot condition was free"; return 1; }
+		outcome=ok
+	else
+		clean || { why="not attached"; return 1; }
+		unlogged || return 1
+		# The instance's snapshot condition was given back.
+		echo 'hist:keys=a:fhh=b:onmax($fhh).snapshot()' >> $EV/trigger 2> /dev/null ||
+			{ why="the snapshot condition is still held"; return 1; }
+		outcome=clean
+	fi
+}
+p_handlers_undo() {
+	echo "!$FH" >> $EV/trigger
+	echo '!hist:keys=a:fhh=b:onmax($fhh).snapshot()' >> $EV/trigger 2> /dev/null
+	:
+}
+
+# --- a field of the matching event: a hidden histogram there --------------
+FO=events/rhist_test/rhist_other
+FV='rhist:keys=a:fl2=common_timestamp-$fts2:onmatch(rhist_test.rhist_sample).fsynth2($fl2,rhist_test.rhist_sample.b)'
+p_hidden_setup() {
+	grep -q '^fsynth2 ' synthetic_events || echo 'fsynth2 u64 lat; u32 b' >> synthetic_events
+	attached $EV 'rhist:.*:fts2=' || echo 'rhist:keys=a:fts2=common_timestamp' >> $EV/trigger
+}
+p_hidden_body() { write_armed "$FV" $FO/trigger; }
+p_hidden_check() {
+	if attached $FO 'rhist:.*:fl2='; then
+		[ $rc = 0 ] || { why="failed but attached"; return 1; }
+		attached $EV 'rhist:keys=a:vals=hitcount:synthetic_b=b' ||
+			{ why="no hidden histogram"; return 1; }
+		outcome=ok
+	else
+		clean || { why="not attached"; return 1; }
+		# hist logs HIST_CREATE_FAIL when the hidden trigger fails.
+		! attached $EV 'rhist:keys=a:vals=hitcount:synthetic_b=b' ||
+			{ why="the hidden histogram was left"; return 1; }
+		outcome=clean
+	fi
+}
+p_hidden_undo() {
+	echo "!$FV" >> $FO/trigger
+	echo '!rhist:keys=a:fts2=common_timestamp' >> $EV/trigger
+	echo '!fsynth2 u64 lat; u32 b' >> synthetic_events 2> /dev/null
+	:
+}
+
 # --- remove a filtered trigger -------------------------------------------
 p_remove_setup() {
 	echo 'rhist:keys=a:vals=b if b > 100' >> $EV/trigger
@@ -353,7 +409,7 @@ watchdog &
 dog=$!
 total_injected=0
 failed_paths=
-PATHS='create named share share_filter ref synth remove clear read_rhist read_debug instance_trigger rmdir truncate unload'
+PATHS='create named share share_filter ref synth handlers hidden remove clear read_rhist read_debug instance_trigger rmdir truncate unload'
 echo "fault: paths ${FAULT_PATHS:-$PATHS}"
 run() { # PATH: runs it if FAULT_PATHS (all by default) has it
 	case " ${FAULT_PATHS:-$PATHS} " in
@@ -367,6 +423,8 @@ run share_filter
 [ ! -d $SH ] || rmdir $SH
 run ref
 run synth
+run handlers
+run hidden
 run remove
 run clear
 

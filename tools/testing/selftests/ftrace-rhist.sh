@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # The kernel's own ftrace selftests about histograms, run by ftracetest
 # twice in one boot:
-#  - against rhist, those of the features rhist has (RHIST_SELFTESTS:
-#    plain histograms, onmatch() and synthetic events), each translated
-#    from hist to rhist in command and file names ("hist:" -> "rhist:",
-#    ".../hist" -> ".../rhist") and otherwise unmodified;
+#  - against rhist, every selftest of 6.12 that mentions hist
+#    (RHIST_SELFTESTS), each translated from hist to rhist in command and
+#    file names ("hist:" -> "rhist:", ".../hist" -> ".../rhist") and
+#    otherwise unmodified;
 #  - against hist, untranslated, every selftest of 6.12 that mentions hist
 #    (HIST_SELFTESTS): the test kernel must run them all, or a failure
 #    against rhist could be the kernel's.
@@ -21,23 +21,7 @@ T=$src/test.d/trigger
 rm -rf $work
 cp -r $src $work
 mkdir -p $work/test.d/rhist $work/test.d/hist
-for t in ${RHIST_SELFTESTS:-trigger-hist.tc trigger-hist-mod.tc trigger-multihist.tc \
-	 trigger-trace-marker-hist.tc trigger-hist-syntax-errors.tc \
-	 trigger-hist-expressions.tc \
-	 trigger-trace-marker-synthetic.tc trigger-trace-marker-synthetic-kernel.tc \
-	 inter-event/trigger-onmatch-action-hist.tc inter-event/trigger-trace-action-hist.tc \
-	 inter-event/trigger-inter-event-combined-hist.tc \
-	 inter-event/trigger-multi-actions-accept.tc \
-	 inter-event/trigger-synthetic-event-dynstring.tc \
-	 inter-event/trigger-synthetic-eprobe.tc \
-	 inter-event/trigger-action-hist-xfail.tc \
-	 inter-event/trigger-onmax-action-hist.tc \
-	 inter-event/trigger-onmatch-onmax-action-hist.tc \
-	 inter-event/trigger-onchange-action-hist.tc \
-	 inter-event/trigger-snapshot-action-hist.tc \
-	 inter-event/trigger-field-variable-support.tc \
-	 inter-event/trigger-synthetic-event-stack.tc \
-	 inter-event/trigger-synthetic-event-stack-legacy.tc}; do
+for t in ${RHIST_SELFTESTS:-$(cd $T && grep -l hist *.tc inter-event/*.tc)}; do
 	mkdir -p $(dirname $work/test.d/rhist/$t)
 	sed -E -e 's/(^|[^_a-zA-Z])hist:/\1rhist:/g' \
 	       -e 's#/hist([^_a-zA-Z]|$)#/rhist\1#g' \
