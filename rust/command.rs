@@ -498,10 +498,14 @@ unsafe fn field_var_hist(
         .write_field_var_hist_cmd(&mut w, field);
     // SAFETY: as above; `event_mutex` keeps its filter string.
     if let Some(filter) = unsafe { c_bytes((*found).filter_str) } {
-        let _ = w.0.extend_from_slice(b" if ", GFP_KERNEL);
-        let _ = w.0.extend_from_slice(filter, GFP_KERNEL);
+        w.1 |= w.0.extend_from_slice(b" if ", GFP_KERNEL).is_err();
+        w.1 |= w.0.extend_from_slice(filter, GFP_KERNEL).is_err();
     }
-    if w.1 || cmd.len() >= hist::hist_data::MAX_FILTER_STR_VAL as usize {
+    // A failed allocation is ENOMEM; only a command too long is E2BIG.
+    if w.1 {
+        return Err(oom);
+    }
+    if cmd.len() >= hist::hist_data::MAX_FILTER_STR_VAL as usize {
         return Err(HistError::silent(-code::E2BIG.to_errno()));
     }
     // SAFETY: `other` is live.
