@@ -44,6 +44,11 @@ void rhist_unpin_event(struct trace_event_call *call)
 	trace_event_put_ref(call);
 }
 
+void rhist_list_add_rcu(struct list_head *new, struct list_head *head)
+{
+	list_add_rcu(new, head);
+}
+
 void rhist_list_add_tail_rcu(struct list_head *new, struct list_head *head)
 {
 	list_add_tail_rcu(new, head);

@@ -20,6 +20,7 @@ struct trace_event_file *rhist_event_file_file(struct file *filp);
 const char *rhist_trace_event_name(struct trace_event_call *call);
 bool rhist_pin_event(struct trace_event_call *call);
 void rhist_unpin_event(struct trace_event_call *call);
+void rhist_list_add_rcu(struct list_head *new, struct list_head *head);
 void rhist_list_add_tail_rcu(struct list_head *new, struct list_head *head);
 void rhist_list_del_rcu(struct list_head *entry);
 void rhist_lockdep_assert_event_mutex_held(void);

@@ -722,7 +722,7 @@ unsafe fn forever<T>(v: &[T]) -> &'static [T] {
 }
 
 /// A pinned and referenced event file; releases both when dropped.
-struct EventPin(*mut bindings::trace_event_file);
+pub(crate) struct EventPin(*mut bindings::trace_event_file);
 
 impl EventPin {
     /// Pins the event behind `file` and takes a reference on `file`.
@@ -730,7 +730,7 @@ impl EventPin {
     /// # Safety
     ///
     /// `file` must be a live event file.
-    unsafe fn new(file: *mut bindings::trace_event_file) -> Result<Self> {
+    pub(crate) unsafe fn new(file: *mut bindings::trace_event_file) -> Result<Self> {
         // SAFETY: `file` is live; its call is live.
         if !unsafe { shim::rhist_pin_event((*file).event_call) } {
             return Err(code::ENODEV);
@@ -738,6 +738,11 @@ impl EventPin {
         // SAFETY: `file` is live; released in `drop`.
         unsafe { bindings::event_file_get(file) };
         Ok(EventPin(file))
+    }
+
+    /// The file, live for as long as the pin.
+    pub(crate) fn file(&self) -> *mut bindings::trace_event_file {
+        self.0
     }
 }
 
@@ -816,20 +821,26 @@ pub(crate) unsafe fn state<'a>(data: *mut bindings::event_trigger_data) -> &'a T
     unsafe { &*(*data).private_data.cast::<Trigger>() }
 }
 
-/// The triggers rhist has attached, guarded by `event_mutex`.
-struct Registry(UnsafeCell<KVec<*mut bindings::event_trigger_data>>);
+/// Triggers a command of rhist has attached, guarded by `event_mutex`.
+pub(crate) struct Registry(UnsafeCell<KVec<*mut bindings::event_trigger_data>>);
 
 // SAFETY: the vector is only touched with `event_mutex` held.
 unsafe impl Sync for Registry {}
 
-static REGISTRY: Registry = Registry(UnsafeCell::new(KVec::new()));
+/// The rhist triggers attached.
+static REGISTRY: Registry = Registry::new();
 
 impl Registry {
+    /// An empty registry.
+    pub(crate) const fn new() -> Self {
+        Registry(UnsafeCell::new(KVec::new()))
+    }
+
     /// # Safety
     ///
     /// `event_mutex` must be held while the result is used.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn get(&self) -> &mut KVec<*mut bindings::event_trigger_data> {
+    pub(crate) unsafe fn get(&self) -> &mut KVec<*mut bindings::event_trigger_data> {
         tracefs::assert_event_mutex_held();
         // SAFETY: `event_mutex` serialises all access (the caller's contract).
         unsafe { &mut *self.0.get() }
@@ -838,7 +849,7 @@ impl Registry {
     /// # Safety
     ///
     /// `event_mutex` must be held.
-    unsafe fn remove(&self, data: *mut bindings::event_trigger_data) {
+    pub(crate) unsafe fn remove(&self, data: *mut bindings::event_trigger_data) {
         // SAFETY: the caller holds `event_mutex`.
         let list = unsafe { self.get() };
         if let Some(at) = list.iter().position(|&d| d == data) {
@@ -971,7 +982,7 @@ unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistE
 /// # Safety
 ///
 /// `p` must be null or a NUL-terminated string valid for `'a`.
-unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
+pub(crate) unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
     // SAFETY: the caller's contract.
     (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
 }
@@ -1412,7 +1423,7 @@ unsafe extern "C" fn reg(
     // SAFETY: `file` is live, `event_mutex` held.
     unsafe { bindings::update_cond_flag(file) };
     // SAFETY: as above.
-    let ret = unsafe { bindings::trace_event_trigger_enable_disable(file, 1) };
+    let ret = unsafe { tracefs::trigger_mode_get(file) };
     if ret < 0 {
         // SAFETY: `data` was put on the list above, under the lock held.
         unsafe { shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };

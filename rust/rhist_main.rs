@@ -2,9 +2,10 @@
 
 //! rhist: the kernel's event histograms (hist triggers) as a Rust module.
 //!
-//! Loading the module registers the trigger command `rhist` and adds the
-//! files `rhist` and `rhist_debug` to every event directory in tracefs;
-//! unloading removes every rhist trigger and the files again. The
+//! Loading the module registers the trigger commands `rhist`,
+//! `enable_rhist` and `disable_rhist`, and adds the files `rhist` and
+//! `rhist_debug` to every event directory in tracefs; unloading removes
+//! every trigger of those commands and the files again. The
 //! histogram logic itself is the portable core in `core/src/`.
 
 use kernel::prelude::*;
@@ -14,6 +15,7 @@ use kernel::prelude::*;
 mod hist;
 
 mod command;
+mod enable;
 mod event;
 mod files;
 #[cfg(CONFIG_KUNIT)]
@@ -35,6 +37,7 @@ struct Rhist {
     // Dropped in this order: the files go before the command and its
     // triggers, so no new reader can reach a trigger being removed.
     _files: files::Registration,
+    _enable: enable::Registration,
     _command: command::Registration,
 }
 
@@ -42,10 +45,12 @@ impl kernel::Module for Rhist {
     fn init(module: &'static ThisModule) -> Result<Self> {
         event::find_stack_anchor();
         let command = command::Registration::new()?;
+        let enable = enable::Registration::new()?;
         let files = files::Registration::new(module)?;
-        pr_info!("loaded: trigger command 'rhist', files 'rhist' and 'rhist_debug'\n");
+        pr_info!("loaded: trigger commands 'rhist', 'enable_rhist' and 'disable_rhist', files 'rhist' and 'rhist_debug'\n");
         Ok(Rhist {
             _files: files,
+            _enable: enable,
             _command: command,
         })
     }

@@ -23,6 +23,8 @@ extern "C" {
     pub(crate) fn rhist_pin_event(call: *mut bindings::trace_event_call) -> bool;
     /// `trace_event_put_ref()`: releases what `rhist_pin_event()` took.
     pub(crate) fn rhist_unpin_event(call: *mut bindings::trace_event_call);
+    /// `list_add_rcu()`.
+    pub(crate) fn rhist_list_add_rcu(new: *mut bindings::list_head, head: *mut bindings::list_head);
     /// `list_add_tail_rcu()`.
     pub(crate) fn rhist_list_add_tail_rcu(
         new: *mut bindings::list_head,

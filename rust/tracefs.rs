@@ -5,7 +5,7 @@
 
 use core::fmt;
 use core::ptr;
-use kernel::ffi::c_char;
+use kernel::ffi::{c_char, c_int};
 
 use kernel::bindings;
 use kernel::str::CStr;
@@ -35,6 +35,46 @@ impl Drop for EventMutexGuard {
 pub(crate) fn assert_event_mutex_held() {
     // SAFETY: no preconditions; it only checks.
     unsafe { shim::rhist_lockdep_assert_event_mutex_held() };
+}
+
+/// Takes one more trigger-mode reference on `file` for a trigger being
+/// attached: C's `trace_event_trigger_enable_disable(file, 1)`, undone
+/// when it fails.
+///
+/// When the event's probe cannot be registered (out of memory), the
+/// tracing core returns the error with its counts (`tm_ref`, `sm_ref`)
+/// taken and the event in soft mode for good, whatever the caller does.
+/// No probe was registered, so dropping them again with the matching
+/// disable call restores the event exactly.
+///
+/// # Safety
+///
+/// `file` must be live and `event_mutex` held.
+pub(crate) unsafe fn trigger_mode_get(file: *mut bindings::trace_event_file) -> c_int {
+    // SAFETY: the caller's contract.
+    let ret = unsafe { bindings::trace_event_trigger_enable_disable(file, 1) };
+    if ret < 0 {
+        // SAFETY: as above; drops the references the failed call took.
+        unsafe { bindings::trace_event_trigger_enable_disable(file, 0) };
+    }
+    ret
+}
+
+/// Holds `file` in soft mode once more: C's
+/// `trace_event_enable_disable(file, 1, 1)`, undone when it fails (see
+/// [`trigger_mode_get`]).
+///
+/// # Safety
+///
+/// `file` must be live and `event_mutex` held.
+pub(crate) unsafe fn soft_mode_get(file: *mut bindings::trace_event_file) -> c_int {
+    // SAFETY: the caller's contract.
+    let ret = unsafe { bindings::trace_event_enable_disable(file, 1, 1) };
+    if ret < 0 {
+        // SAFETY: as above; drops the reference the failed call took.
+        unsafe { bindings::trace_event_enable_disable(file, 0, 1) };
+    }
+    ret
 }
 
 /// The triggers attached to `file`, in list order.
@@ -117,6 +157,38 @@ pub(crate) unsafe fn find_event_file(
         node = unsafe { (*node).next };
     }
     ptr::null_mut()
+}
+
+/// The triggers attached to `file`, for an RCU-sched reader: C's
+/// `list_for_each_entry_rcu()`.
+///
+/// # Safety
+///
+/// `file` must be live, and the caller an RCU-sched reader (a probe) for
+/// as long as the iterator and the pointers it yields are used.
+pub(crate) unsafe fn triggers_rcu(
+    file: *mut bindings::trace_event_file,
+) -> impl Iterator<Item = *mut bindings::event_trigger_data> {
+    // SAFETY: `file` is live (the caller's contract).
+    let head = unsafe { ptr::addr_of_mut!((*file).triggers) };
+    // SAFETY: `head` is an initialised list head; writers publish nodes
+    // with `list_add_rcu()`, so a node read here is initialised.
+    let mut node = unsafe { ptr::read_volatile(ptr::addr_of!((*head).next)) };
+    core::iter::from_fn(move || {
+        if node == head {
+            return None;
+        }
+        // SAFETY: every node on `file->triggers` is the `list` member of an
+        // `event_trigger_data`, freed only after RCU-sched readers finish.
+        let data = unsafe {
+            node.cast::<u8>()
+                .sub(core::mem::offset_of!(bindings::event_trigger_data, list))
+                .cast::<bindings::event_trigger_data>()
+        };
+        // SAFETY: as above; `rcu_dereference()` of the next pointer.
+        node = unsafe { ptr::read_volatile(ptr::addr_of!((*node).next)) };
+        Some(data)
+    })
 }
 
 /// `"system:event"` parts of an event file's name.

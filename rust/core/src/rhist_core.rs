@@ -4,6 +4,7 @@
 //! kernel. It is compiled by cargo on the host and by Kbuild into the
 //! module, so it depends on `core` only.
 
+pub mod enable;
 pub mod error;
 pub mod event;
 pub mod grammar;

@@ -192,6 +192,8 @@ p_hidden_check() {
 		# hist logs HIST_CREATE_FAIL when the hidden trigger fails.
 		! attached $EV 'rhist:keys=a:vals=hitcount:synthetic_b=b' ||
 			{ why="the hidden histogram was left"; return 1; }
+		# A failed registration of its probe leaves no soft mode.
+		[ "$(cat $FO/enable)" = 0 ] || { why="rhist_other left in soft mode"; return 1; }
 		outcome=clean
 	fi
 }
@@ -201,6 +203,29 @@ p_hidden_undo() {
 	echo '!fsynth2 u64 lat; u32 b' >> synthetic_events 2> /dev/null
 	:
 }
+
+# --- enable_rhist: holds rhist_other, which has no trigger, in soft mode ----
+p_enable_setup() { :; }
+p_enable_body() { write_armed 'enable_rhist:rhist_test:rhist_other:3 if b > 0' $EV/trigger; }
+p_enable_check() {
+	if attached $EV 'enable_rhist:'; then
+		[ $rc = 0 ] || { why="failed but attached"; return 1; }
+		[ "$(cat $FO/enable)" = '0*' ] || { why="rhist_other not in soft mode"; return 1; }
+		fire count=10 seed=1 keys=4
+		# Each of the ten events used up one of the three.
+		attached $EV 'enable_rhist:rhist_test:rhist_other:count=0 if b > 0' ||
+			{ why="count not 0: $(grep able_ $EV/trigger)"; return 1; }
+		echo '!enable_rhist:rhist_test:rhist_other' >> $EV/trigger
+		[ "$(cat $FO/enable)" = 0 ] || { why="rhist_other left in soft mode after removal"; return 1; }
+		outcome=ok
+	else
+		clean || { why="not attached"; return 1; }
+		unlogged || return 1
+		[ "$(cat $FO/enable)" = 0 ] || { why="rhist_other left in soft mode"; return 1; }
+		outcome=clean
+	fi
+}
+p_enable_undo() { echo '!enable_rhist:rhist_test:rhist_other' >> $EV/trigger; }
 
 # --- remove a filtered trigger -------------------------------------------
 p_remove_setup() {
@@ -409,7 +434,7 @@ watchdog &
 dog=$!
 total_injected=0
 failed_paths=
-PATHS='create named share share_filter ref synth handlers hidden remove clear read_rhist read_debug instance_trigger rmdir truncate unload'
+PATHS='create named share share_filter ref synth handlers hidden enable remove clear read_rhist read_debug instance_trigger rmdir truncate unload'
 echo "fault: paths ${FAULT_PATHS:-$PATHS}"
 run() { # PATH: runs it if FAULT_PATHS (all by default) has it
 	case " ${FAULT_PATHS:-$PATHS} " in
@@ -425,6 +450,7 @@ run ref
 run synth
 run handlers
 run hidden
+run enable
 run remove
 run clear
 

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `enable_rhist` and `disable_rhist` trigger commands: on each event
+//! they see, they continue or pause every rhist trigger of another event,
+//! as the tracing core's `enable_hist` and `disable_hist` do for hist's.
+//!
+//! `enable_rhist:<system>:<event>[:<count>] [if <filter>]` written to an
+//! event's `trigger` file behaves as `enable_hist` would, errors included:
+//! the event acted on is held in soft mode while the trigger exists, a
+//! second trigger of either command for the same event is `EEXIST`, and
+//! `!enable_rhist:...` removes whichever of the two acts on that event.
+//! Every trigger is also kept in [`REGISTRY`], so that unloading the
+//! module can remove them.
+
+use core::cell::UnsafeCell;
+use core::ptr;
+use kernel::ffi::{c_char, c_int, c_void};
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::bindings;
+use kernel::error::{code, Error};
+use kernel::prelude::*;
+
+use crate::command::{c_bytes, is_ours, EventPin, Registry};
+use crate::hist::enable::EnableSpec;
+use crate::tracefs::{self, EventMutexGuard, SeqWriter};
+
+/// What an enable trigger owns, in its `private_data`.
+struct Target {
+    /// True for `enable_rhist`, false for `disable_rhist`.
+    enable: bool,
+    /// The event whose rhist triggers it continues or pauses, pinned and
+    /// referenced, and held in soft mode while the trigger exists.
+    target: EventPin,
+    /// The event the trigger sits on, pinned and referenced until the
+    /// trigger is freed.
+    on: EventPin,
+}
+
+/// A trigger command; the tracing core links it into its command list.
+struct EnableCommand(UnsafeCell<bindings::event_command>);
+
+// SAFETY: the tracing core mutates the command (its list node) only under
+// its own lock; rhist never writes to it after registration.
+unsafe impl Sync for EnableCommand {}
+
+const fn enable_command(name: &'static core::ffi::CStr) -> EnableCommand {
+    EnableCommand(UnsafeCell::new(bindings::event_command {
+        list: bindings::list_head {
+            next: ptr::null_mut(),
+            prev: ptr::null_mut(),
+        },
+        name: name.as_ptr().cast::<c_char>().cast_mut(),
+        // Not ETT_HIST_ENABLE: the tracing core's hist code takes triggers
+        // of that type for its own.
+        trigger_type: bindings::event_trigger_type_ETT_NONE,
+        flags: 0,
+        parse: Some(parse),
+        reg: Some(reg),
+        unreg: Some(unreg),
+        unreg_all: Some(unreg_all),
+        set_filter: Some(bindings::set_trigger_filter),
+        trigger: Some(on_event),
+        count_func: Some(count),
+        init: Some(init),
+        free: Some(free),
+        print: Some(print),
+    }))
+}
+
+static ENABLE: EnableCommand = enable_command(c"enable_rhist");
+static DISABLE: EnableCommand = enable_command(c"disable_rhist");
+
+/// The enable triggers rhist has attached, guarded by `event_mutex`.
+static REGISTRY: Registry = Registry::new();
+
+/// Whether `data` is an `enable_rhist` or `disable_rhist` trigger.
+///
+/// # Safety
+///
+/// `data` must be a live trigger.
+unsafe fn is_enable(data: *mut bindings::event_trigger_data) -> bool {
+    // SAFETY: `data` is live.
+    let ops = unsafe { (*data).cmd_ops };
+    ops == ENABLE.0.get() || ops == DISABLE.0.get()
+}
+
+/// The target of an enable trigger.
+///
+/// # Safety
+///
+/// `data` must be a live enable trigger (see [`is_enable`]) past
+/// `parse()`, which sets its private data.
+unsafe fn target<'a>(data: *mut bindings::event_trigger_data) -> &'a Target {
+    // SAFETY: an attached enable trigger owns a `Target` in
+    // `private_data` until it is freed.
+    unsafe { &*(*data).private_data.cast::<Target>() }
+}
+
+/// C's `find_event_file()`: the instance's event `system`.`event` if it
+/// can be enabled.
+///
+/// # Safety
+///
+/// `tr` must be live and `event_mutex` held.
+unsafe fn find_enable_file(
+    tr: *mut bindings::trace_array,
+    system: &[u8],
+    event: &[u8],
+) -> Option<*mut bindings::trace_event_file> {
+    let (Ok(system), Ok(event)) = (core::str::from_utf8(system), core::str::from_utf8(event))
+    else {
+        return None;
+    };
+    // SAFETY: the caller's contract is the callee's.
+    let file = unsafe { tracefs::find_event_file(tr, system, event) };
+    if file.is_null() {
+        return None;
+    }
+    // SAFETY: a listed file points at its live event and class.
+    let usable = unsafe {
+        let call = (*file).event_call;
+        (*(*call).class).reg.is_some()
+            && (*call).flags & bindings::TRACE_EVENT_FL_IGNORE_ENABLE as c_int == 0
+    };
+    usable.then_some(file)
+}
+
+/// `parse()`: handles `[!](enable|disable)_rhist:<param> [if <filter>]`
+/// written to `file`'s trigger file. Called with `event_mutex` held.
+unsafe extern "C" fn parse(
+    cmd_ops: *mut bindings::event_command,
+    file: *mut bindings::trace_event_file,
+    glob: *mut c_char,
+    _cmd: *mut c_char,
+    param_and_filter: *mut c_char,
+) -> c_int {
+    // SAFETY: the tracing core passes valid strings, a live file, one of
+    // our commands, and holds `event_mutex`.
+    let ret = unsafe {
+        let remove = c_bytes(glob).unwrap_or(b"").first() == Some(&b'!');
+        create_or_remove(cmd_ops, file, c_bytes(param_and_filter), remove)
+    };
+    match ret {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Carries out the command `cmd_ops` with `text` on `file`, in the order
+/// of C's `event_enable_trigger_parse()`, so that each error is its.
+///
+/// # Safety
+///
+/// `parse()`'s arguments, with `event_mutex` held.
+unsafe fn create_or_remove(
+    cmd_ops: *mut bindings::event_command,
+    file: *mut bindings::trace_event_file,
+    text: Option<&[u8]>,
+    remove: bool,
+) -> Result {
+    let spec = EnableSpec::parse(text).map_err(|e| Error::from_errno(-e))?;
+    // SAFETY: `file` is live, so is its instance; `event_mutex` is held.
+    let target_file =
+        unsafe { find_enable_file((*file).tr, spec.system, spec.event) }.ok_or(code::EINVAL)?;
+    if remove {
+        // SAFETY: `file` is live and `event_mutex` held.
+        unsafe { remove_matching(file, target_file) };
+        return Ok(());
+    }
+    let count = spec.count().map_err(|e| Error::from_errno(-e))?;
+    let mut filter = KVec::new();
+    if let Some(text) = spec.filter {
+        filter.extend_from_slice(text, GFP_KERNEL)?;
+        filter.push(0, GFP_KERNEL)?;
+    }
+    // Made infallible here: `reg()` cannot fail for want of a slot.
+    // SAFETY: `event_mutex` is held.
+    unsafe { REGISTRY.get() }.reserve(1, GFP_KERNEL)?;
+
+    // SAFETY: `cmd_ops` is one of our commands; no private data yet.
+    let data = unsafe {
+        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
+    };
+    if data.is_null() {
+        return Err(code::ENOMEM);
+    }
+    // SAFETY: `data` is ours alone until registered.
+    unsafe {
+        if let Some(count) = count {
+            (*data).count = count as _;
+            (*data).flags |= bindings::EVENT_TRIGGER_FL_COUNT as c_int;
+        }
+        // The reference of this function, dropped before it returns.
+        (*data).ref_ = 1;
+    }
+    // SAFETY: `data` is ours and `file` live; the filter is a
+    // NUL-terminated copy that `set_trigger_filter()` may cut up.
+    let ret = unsafe {
+        match spec.filter {
+            Some(_) => bindings::set_trigger_filter(filter.as_mut_ptr().cast(), data, file),
+            None => 0,
+        }
+    };
+    let attached = if ret < 0 {
+        Err(Error::from_errno(ret))
+    } else {
+        // SAFETY: `data` is ours, with its filter set; both files are
+        // live and `event_mutex` held.
+        unsafe { attach(cmd_ops == ENABLE.0.get(), data, file, target_file) }
+    };
+    // SAFETY: drops this function's reference: frees `data`, filter
+    // included, unless it was attached, and its `Target` if it has one.
+    unsafe { free(data) };
+    attached
+}
+
+/// Pins both events, puts the target in soft mode and registers `data`.
+///
+/// # Safety
+///
+/// `data` must be an unregistered enable trigger without private data,
+/// holding a reference of the caller; both files live; `event_mutex` held.
+unsafe fn attach(
+    enable: bool,
+    data: *mut bindings::event_trigger_data,
+    file: *mut bindings::trace_event_file,
+    target_file: *mut bindings::trace_event_file,
+) -> Result {
+    // SAFETY: `target_file` is live.
+    let target = unsafe { EventPin::new(target_file) }.map_err(|_| code::EBUSY)?;
+    // SAFETY: `file` is live.
+    let on = unsafe { EventPin::new(file) }.map_err(|_| code::EBUSY)?;
+    let owned = KBox::new(Target { enable, target, on }, GFP_KERNEL)?;
+    // SAFETY: `target_file` is live, `event_mutex` held; undone by
+    // `free()`, which the private data set just below makes do it.
+    let ret = unsafe { tracefs::soft_mode_get(target_file) };
+    if ret < 0 {
+        return Err(Error::from_errno(ret));
+    }
+    // SAFETY: `data` is ours; `free()` turns this back into the box.
+    unsafe { (*data).private_data = KBox::into_raw(owned).cast::<c_void>() };
+    // SAFETY: the caller's contract; `data` is fully set up.
+    let ret = unsafe { reg(ptr::null_mut(), data, file) };
+    if ret < 0 {
+        return Err(Error::from_errno(ret));
+    }
+    Ok(())
+}
+
+/// `reg()`: attaches `data` to `file`, unless a trigger of either
+/// command there acts on the same event (`EEXIST`).
+unsafe extern "C" fn reg(
+    _glob: *mut c_char,
+    data: *mut bindings::event_trigger_data,
+    file: *mut bindings::trace_event_file,
+) -> c_int {
+    tracefs::assert_event_mutex_held();
+    // SAFETY: `data` is an enable trigger set up by `attach()`, the only
+    // caller; `file` is live and `event_mutex` held.
+    let taken = unsafe {
+        let target_file = target(data).target.file();
+        tracefs::triggers(file).any(|d| is_enable(d) && target(d).target.file() == target_file)
+    };
+    if taken {
+        return code::EEXIST.to_errno();
+    }
+    // SAFETY: `data` is live; this is the list's reference.
+    unsafe { init(data) };
+    // At the head, as the enable commands of the tracing core add theirs.
+    // SAFETY: `file` is live and `event_mutex`, the lock of its trigger
+    // list, is held; `data` is on no list.
+    unsafe {
+        crate::shim::rhist_list_add_rcu(
+            ptr::addr_of_mut!((*data).list),
+            ptr::addr_of_mut!((*file).triggers),
+        )
+    };
+    // SAFETY: `file` is live, `event_mutex` held.
+    unsafe { bindings::update_cond_flag(file) };
+    // SAFETY: as above.
+    let ret = unsafe { tracefs::trigger_mode_get(file) };
+    if ret < 0 {
+        // SAFETY: `data` was put on the list above, under the lock held.
+        unsafe { crate::shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };
+        // SAFETY: `file` is live, `event_mutex` held.
+        unsafe { bindings::update_cond_flag(file) };
+        // SAFETY: drops the list's reference taken above; the caller
+        // holds its own.
+        unsafe { free(data) };
+        return ret;
+    }
+    // SAFETY: `event_mutex` is held; `create_or_remove()` reserved the
+    // slot, so this cannot fail.
+    let _ = unsafe { REGISTRY.get() }.push(data, GFP_KERNEL);
+    0
+}
+
+/// Unlinks an attached enable trigger from `file` and drops the list's
+/// reference.
+///
+/// # Safety
+///
+/// `data` must be an enable trigger on the list of the live `file`, with
+/// `event_mutex` held.
+unsafe fn unregister_one(
+    file: *mut bindings::trace_event_file,
+    data: *mut bindings::event_trigger_data,
+) {
+    // SAFETY: `data` is on `file`'s list, whose lock is held; probes are
+    // RCU-sched readers, which `free()` waits for.
+    unsafe { crate::shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };
+    // SAFETY: `file` is live, `event_mutex` held; drops `reg()`'s.
+    unsafe { bindings::trace_event_trigger_enable_disable(file, 0) };
+    // SAFETY: as above.
+    unsafe { bindings::update_cond_flag(file) };
+    // SAFETY: drops the reference of the list `data` was just taken off.
+    unsafe { free(data) };
+}
+
+/// Removes the enable trigger of `file` that acts on `target_file`, if
+/// any, whichever of the two commands made it.
+///
+/// # Safety
+///
+/// `file` must be live and `event_mutex` held.
+unsafe fn remove_matching(
+    file: *mut bindings::trace_event_file,
+    target_file: *mut bindings::trace_event_file,
+) {
+    // SAFETY: `file` is live and `event_mutex` held; attached enable
+    // triggers have their `Target`.
+    let found = unsafe {
+        tracefs::triggers(file).find(|&d| is_enable(d) && target(d).target.file() == target_file)
+    };
+    if let Some(data) = found {
+        // SAFETY: `data` is an enable trigger on `file`.
+        unsafe { unregister_one(file, data) };
+    }
+}
+
+/// `unreg()`: removes the trigger of `file` that acts on what `data`
+/// acts on.
+unsafe extern "C" fn unreg(
+    _glob: *mut c_char,
+    data: *mut bindings::event_trigger_data,
+    file: *mut bindings::trace_event_file,
+) {
+    // SAFETY: the tracing core passes a set up enable trigger and a live
+    // file, and holds `event_mutex`.
+    unsafe { remove_matching(file, target(data).target.file()) };
+}
+
+/// `unreg_all()`: removes every enable trigger of `file` (the trigger
+/// file was opened with O_TRUNC).
+unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
+    loop {
+        // SAFETY: the tracing core holds `event_mutex`; `file` is live.
+        let next = unsafe { tracefs::triggers(file).find(|&d| is_enable(d)) };
+        match next {
+            // SAFETY: `data` is an enable trigger on `file`.
+            Some(data) => unsafe { unregister_one(file, data) },
+            None => break,
+        }
+    }
+}
+
+/// `trigger()`: continues or pauses the target's rhist triggers. Runs on
+/// the event path: no allocation, lock or sleep.
+unsafe extern "C" fn on_event(
+    data: *mut bindings::event_trigger_data,
+    _buffer: *mut bindings::trace_buffer,
+    _rec: *mut c_void,
+    _rbe: *mut bindings::ring_buffer_event,
+) {
+    // SAFETY: the tracing core calls this only for attached enable
+    // triggers, freed only after the probes that can see them finished.
+    let target = unsafe { target(data) };
+    let paused = !target.enable;
+    // SAFETY: the target file is referenced by the trigger; this is an
+    // RCU-sched reader of its list, as every probe is, and rhist triggers
+    // are freed only after such readers finish.
+    for test in unsafe { tracefs::triggers_rcu(target.target.file()) } {
+        // SAFETY: as above; `paused` is a plain flag the tracing core
+        // reads on each event, written here as hist's does.
+        unsafe {
+            if is_ours(test) {
+                ptr::write_volatile(ptr::addr_of_mut!((*test).paused), paused);
+            }
+        }
+    }
+}
+
+/// `count_func()`: lets a counted trigger fire `count` times.
+unsafe extern "C" fn count(
+    data: *mut bindings::event_trigger_data,
+    _buffer: *mut bindings::trace_buffer,
+    _rec: *mut c_void,
+    _rbe: *mut bindings::ring_buffer_event,
+) -> bool {
+    // SAFETY: `data` is an attached trigger. The count is read and
+    // written racily across CPUs, as C's `event_trigger_count()` does; a
+    // lost decrement lets the trigger fire once more, as it does there.
+    unsafe {
+        let count = ptr::addr_of_mut!((*data).count);
+        let left = ptr::read_volatile(count);
+        if left == 0 {
+            return false;
+        }
+        if left != !0 {
+            ptr::write_volatile(count, left - 1);
+        }
+    }
+    true
+}
+
+/// `print()`: `enable_rhist:<system>:<event>:unlimited|count=N[ if
+/// <filter>]`, as `event_enable_trigger_print()` shows enable_hist's.
+unsafe extern "C" fn print(
+    m: *mut bindings::seq_file,
+    data: *mut bindings::event_trigger_data,
+) -> c_int {
+    // SAFETY: `m` is being shown.
+    let mut out = unsafe { SeqWriter::new(m) };
+    // SAFETY: `data` is an attached enable trigger; `event_mutex`, held
+    // while the trigger file is shown, keeps it, its filter string and
+    // the target event as they are.
+    let (target, count, filter) =
+        unsafe { (target(data), (*data).count, c_bytes((*data).filter_str)) };
+    // SAFETY: as above; the target is pinned.
+    let (system, event) = unsafe { tracefs::event_names(target.target.file()) };
+    let name: &[u8] = if target.enable {
+        b"enable_rhist:"
+    } else {
+        b"disable_rhist:"
+    };
+    for part in [name, system, b":", event] {
+        out.bytes(part);
+    }
+    if count == !0 {
+        out.bytes(b":unlimited");
+    } else {
+        let _ = core::fmt::Write::write_fmt(&mut out, format_args!(":count={}", count as i64));
+    }
+    if let Some(filter) = filter {
+        out.bytes(b" if ");
+        out.bytes(filter);
+    }
+    out.bytes(b"\n");
+    0
+}
+
+/// `init()`: takes a reference on `data`.
+unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
+    // SAFETY: `data` is live; references change under `event_mutex`.
+    unsafe { (*data).ref_ += 1 };
+    0
+}
+
+/// `free()`: drops a reference on `data`; with the last one it takes the
+/// target out of soft mode and frees the trigger. Called with
+/// `event_mutex` held: from our own paths, and from the tracing core when
+/// it clears the triggers of an instance being removed.
+unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
+    // SAFETY: `data` is live; its count is changed only under
+    // `event_mutex`, which every caller holds.
+    let refs = unsafe { &mut (*data).ref_ };
+    if *refs <= 0 {
+        pr_warn!("unbalanced enable trigger reference\n");
+        return;
+    }
+    *refs -= 1;
+    if *refs > 0 {
+        return;
+    }
+    // SAFETY: `event_mutex` is held.
+    unsafe { REGISTRY.remove(data) };
+    // SAFETY: `data` is live; its private data is null or the `Target`
+    // that `attach()` leaked into it.
+    let owned = unsafe { (*data).private_data.cast::<Target>() };
+    if !owned.is_null() {
+        // SAFETY: the target is pinned and live; this undoes the soft
+        // mode `attach()` set, under `event_mutex`.
+        unsafe { bindings::trace_event_enable_disable((*owned).target.file(), 0, 1) };
+    }
+    // SAFETY: the last reference is gone and `data` is on no list; this
+    // clears its filter, waits for running probes and frees it.
+    unsafe { bindings::trigger_data_free(data) };
+    if !owned.is_null() {
+        // SAFETY: no probe can reach the trigger any more (waited for
+        // above), and `owned` came from `KBox::into_raw()`; this unpins
+        // both events.
+        drop(unsafe { KBox::from_raw(owned) });
+    }
+}
+
+/// The registration of both commands with the tracing core.
+pub(crate) struct Registration(());
+
+impl Registration {
+    /// Registers `enable_rhist` and `disable_rhist`.
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: `ENABLE` is static and fully initialised.
+        let ret = unsafe { bindings::register_event_command(ENABLE.0.get()) };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        // SAFETY: as above.
+        let ret = unsafe { bindings::register_event_command(DISABLE.0.get()) };
+        if ret != 0 {
+            // SAFETY: registered just above, with no trigger yet.
+            unsafe { bindings::unregister_event_command(ENABLE.0.get()) };
+            return Err(Error::from_errno(ret));
+        }
+        Ok(Self(()))
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // SAFETY: both were registered by `new()`. Once this returns, no
+        // `parse()` or `unreg_all()` of them runs or can start.
+        unsafe {
+            bindings::unregister_event_command(ENABLE.0.get());
+            bindings::unregister_event_command(DISABLE.0.get());
+        }
+        let _guard = EventMutexGuard::lock();
+        let mut attached = KVec::new();
+        // SAFETY: `event_mutex` is held.
+        core::mem::swap(unsafe { REGISTRY.get() }, &mut attached);
+        for &data in attached.iter() {
+            // SAFETY: registered triggers are live, on the list of the
+            // file they pin; `event_mutex` is held. `free()` finds the
+            // trigger gone from the registry already.
+            unsafe { unregister_one(target(data).on.file(), data) };
+        }
+    }
+}
