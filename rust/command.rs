@@ -336,11 +336,14 @@ impl Resolved {
             Some(cond) => unsafe { cond.enable() },
             None => Err(-code::ENODEV.to_errno()),
         };
+        let text = &self._text;
+        // SAFETY: `file` is live (our contract).
+        let log = |kind, pos| unsafe { log_entries(file, text, [(kind, pos)].into_iter()) };
         let made = core::cell::RefCell::new(KVec::new());
         let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
             // SAFETY: `file` is live and `event_mutex` held (our
             // contract).
-            unsafe { field_var_hist(file, &made, target, (system, event, field)) }
+            unsafe { field_var_hist(file, &made, target, (system, event, field), &log) }
         };
         // SAFETY: `file` is live and `event_mutex` held (our contract).
         let created = unsafe {
@@ -348,6 +351,7 @@ impl Resolved {
                 let options = BuildOptions {
                     enable_snapshot: Some(&enable),
                     field_var_hist: Some(&hidden),
+                    log: Some(&log),
                     ..options
                 };
                 data.create_actions(&desc, options)
@@ -420,6 +424,7 @@ unsafe fn with_options<R>(
         event_exists: Some(&event_exists),
         enable_snapshot: None,
         field_var_hist: None,
+        log: None,
     })
 }
 
@@ -456,6 +461,7 @@ unsafe fn field_var_hist(
     made: &core::cell::RefCell<KVec<FieldVarHist>>,
     target: &HistData<'_>,
     (system, event, field): (&str, &str, &str),
+    log: &dyn Fn(HistErrorKind, usize),
 ) -> Result<bool, HistError> {
     let pos = target.spec().errpos(field);
     // SAFETY: `file` is live, so is its instance; `event_mutex` is held.
@@ -513,7 +519,17 @@ unsafe fn field_var_hist(
     // SAFETY: `other` is live and `event_mutex` held.
     if let Err(e) = unsafe { run_command(command(), other, &cmd, false) } {
         let errno = match e {
-            BuildError::Hist(h) => h.errno(),
+            BuildError::Hist(h) => {
+                // hist logs the hidden command's errors as its own
+                // (`last_cmd` stays this trigger's text).
+                if let Some(kind) = h.kind() {
+                    let entries = Iterator::chain(h.logged_before(), [(kind, h.pos())]);
+                    for (kind, pos) in entries {
+                        log(kind, nested_errpos(target, &cmd, pos));
+                    }
+                }
+                h.errno()
+            }
             BuildError::Kernel(k) => -k.to_errno(),
         };
         return Err(HistError::with_errno(
@@ -532,6 +548,25 @@ unsafe fn field_var_hist(
         .push(hidden, GFP_KERNEL)
         .map_err(|_| oom)?;
     Ok(true)
+}
+
+/// Where hist's caret for an error of the hidden command `cmd` at `pos`
+/// lands: hist looks the offending piece up (`errpos()`) in the command
+/// being written, `data`'s, not in the hidden one. The piece is taken to
+/// run from `pos` to the next separator of the hidden command.
+fn nested_errpos(data: &HistData<'_>, cmd: &[u8], pos: usize) -> usize {
+    let prefix = hist::trigger::PREFIX.len();
+    let Some(rest) = pos.checked_sub(prefix).and_then(|at| cmd.get(at..)) else {
+        return 0;
+    };
+    let end = rest
+        .iter()
+        .position(|b| b":=, ()".contains(b))
+        .unwrap_or(rest.len());
+    match core::str::from_utf8(&rest[..end]) {
+        Ok(piece) if !piece.is_empty() => data.spec().errpos(piece),
+        _ => 0,
+    }
 }
 
 /// The identity of a histogram for references (`VarTarget::hist`): the
@@ -949,9 +984,25 @@ static ERRORS: [ErrText; hist::trigger::ERROR_COUNT] = {
 ///
 /// `file` must be a live event file.
 unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistError) -> c_int {
-    let Some(kind) = err.kind() else {
-        return -err.errno();
-    };
+    if let Some(kind) = err.kind() {
+        let entries = Iterator::chain(err.logged_before(), [(kind, err.pos())]);
+        // SAFETY: `file` is live.
+        unsafe { log_entries(file, text, entries) };
+    }
+    -err.errno()
+}
+
+/// Logs `entries` (kind and caret) for the command `rhist:<text>` on
+/// `file`'s event to tracing/error_log, as hist's `hist_err()` does.
+///
+/// # Safety
+///
+/// `file` must be a live event file.
+unsafe fn log_entries(
+    file: *mut bindings::trace_event_file,
+    text: &[u8],
+    entries: impl Iterator<Item = (HistErrorKind, usize)>,
+) {
     let prefix = hist::trigger::PREFIX.as_bytes();
     // SAFETY: `file` is live, and its event registered until `parse()`,
     // which holds `event_mutex`, returns; the names are used before that.
@@ -968,13 +1019,11 @@ unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistE
         Ok(())
     })();
     if built.is_ok() {
-        let entries = Iterator::chain(err.logged_before(), [(kind, err.pos())]);
         for (kind, pos) in entries {
             // SAFETY: `file` is live; both strings are NUL-terminated.
             unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), pos) };
         }
     }
-    -err.errno()
 }
 
 /// Borrows a C string argument.

@@ -239,6 +239,11 @@ pub struct BuildOptions<'o> {
     /// Hidden histograms for the fields of other events ([`FieldVarHist`]);
     /// `None`: not supported ([`not_supported`]).
     pub field_var_hist: Option<&'o FieldVarHist<'o>>,
+    /// `hist_err()` where C logs an entry and goes on: the errors of an
+    /// unqualified action parameter tried as a field of this event before
+    /// it is taken from the matching event, which stay in the log whether
+    /// or not the command then fails. `None`: they are not logged.
+    pub log: Option<&'o dyn Fn(HistErrorKind, usize)>,
 }
 
 /// One sort key of the map.

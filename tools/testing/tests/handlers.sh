@@ -183,6 +183,39 @@ do
 	compare_hist_rhist "$t"
 done
 
+# 7. An unqualified parameter that is a field of the matching event only:
+# hist logs its errors as a field of this event, then takes it from the
+# matching event; the entries stay in the log, whether the command then
+# succeeds or fails (at the hidden trigger, or later).
+expect_write 'fvx u64 lat; unsigned long ip' synthetic_events
+expect_write 'fvy u64 lat; unsigned long ip; u32 b' synthetic_events
+expect_write 'hist:keys=a' $EV/trigger
+expect_write 'rhist:keys=a' $EV/trigger
+t="keys=a:v0=a:onmatch($Q).fvx(\$v0,ip)"
+echo > error_log
+expect_write "hist:$t" $OTHER/trigger
+hlog=$(hist_log_of)
+echo > error_log
+expect_write "rhist:$t" $OTHER/trigger
+rlog=$(hist_log_of)
+[ -n "$hlog" ] || fail "hist logged nothing for $t"
+# rhist's carets are one column right ("rhist:").
+plus1=$(echo "$hlog" | tr ';' '\n' | awk -F'|' 'NF == 2 { printf "%s|%d;", $1, $2 + 1 }')
+[ "$plus1" = "$rlog" ] || fail "$t: hist logged [$hlog], rhist [$rlog]"
+grep -q '^rhist:keys=a:vals=hitcount:synthetic_ip=ip:' $EV/trigger || fail "no hidden histogram for ip"
+expect_write "!hist:$t" $OTHER/trigger
+expect_write "!rhist:$t" $OTHER/trigger
+EV=$OTHER
+for t in "keys=a:v0=a:onmatch($Q).fvx(\$v0,nosuch)" \
+	"keys=a:v0=a:onmatch($Q).fvy(\$v0,ip)" \
+	"keys=a:v0=a:onmatch($Q).fvy(\$v0,ip,\$nosuch)"; do
+	compare_hist_rhist "$t"
+done
+EV=events/rhist_test/rhist_sample
+: > $EV/trigger
+expect_write '!fvx u64 lat; unsigned long ip' synthetic_events
+expect_write '!fvy u64 lat; unsigned long ip; u32 b' synthetic_events
+
 for p in c r; do
 	: > events/synthetic/${p}_max/trigger
 	: > events/synthetic/${p}_fv/trigger

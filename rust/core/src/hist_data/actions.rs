@@ -768,38 +768,26 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
             }
         }
         // create_field_var_hist() on the other event; C logged the
-        // field's errors before its own.
+        // field's errors, which stay in the log whatever happens next.
         let Some((system, event)) = qualified.or(matching) else {
             return Err(logged.unwrap_or(HistError::silent(errno::EINVAL)));
         };
-        let after_logged = |mut e: HistError| {
-            if let Some(l) = logged {
-                if let Some(kind) = l.kind() {
-                    e = e.after(kind, l.pos());
-                }
-                if let Some((kind, pos)) = l.earlier() {
-                    e = e.after(kind, pos);
-                }
+        if let (Some(l), Some(log)) = (logged, self.log) {
+            for (kind, pos) in l.logged_before().chain(l.kind().map(|k| (k, l.pos()))) {
+                log(kind, pos);
             }
-            e
-        };
+        }
         let pos = self.spec().errpos(name);
         if self.hd.n_field_var_hists >= SYNTH_FIELDS_MAX {
-            return Err(after_logged(HistError::new(
-                HistErrorKind::TooManyFieldVars,
-                pos,
-            )));
+            return Err(HistError::new(HistErrorKind::TooManyFieldVars, pos));
         }
         if !self.event_exists.is_some_and(|f| f(system, event)) {
-            return Err(after_logged(HistError::new(
-                HistErrorKind::EventFileNotFound,
-                pos,
-            )));
+            return Err(HistError::new(HistErrorKind::EventFileNotFound, pos));
         }
         let Some(create) = self.field_var_hist else {
             return Err(not_supported());
         };
-        if create(&*self.hd, system, event, name).map_err(after_logged)? {
+        if create(&*self.hd, system, event, name)? {
             self.hd.n_field_var_hists += 1;
         }
         // find_synthetic_field_var().
@@ -810,10 +798,7 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
             Some(Found::One(target)) if !var.is_empty() => {
                 Ok(ParamVar::Hidden(target, (system, event)))
             }
-            _ => Err(after_logged(HistError::new(
-                HistErrorKind::SynthVarNotFound,
-                pos,
-            ))),
+            _ => Err(HistError::new(HistErrorKind::SynthVarNotFound, pos)),
         }
     }
 
@@ -1377,22 +1362,37 @@ mod tests {
         let none = |_: &HistData<'_>, _: &str, _: &str, field: &str| {
             Err(HistError::new(HistErrorKind::HistNotFound, at(t, field)))
         };
+        let logged = core::cell::RefCell::new(Vec::new());
+        let log = |kind, pos| logged.borrow_mut().push((kind, pos));
         let options = BuildOptions {
             field_var_hist: Some(&none),
+            log: Some(&log),
             ..options
         };
         let mut hd = HistData::empty(&spec);
         HistData::build_into_with(&mut hd, &spec, &switch(), options).unwrap();
         let e = hd.create_actions(&switch(), options).unwrap_err();
         assert_eq!(e.kind(), Some(HistErrorKind::HistNotFound));
-        let logged: Vec<_> = e.logged_before().map(|(k, _)| k).collect();
+        assert_eq!(e.logged_before().count(), 0);
+        let prio = at(t, "prio");
         assert_eq!(
-            logged,
+            *logged.borrow(),
             [
-                HistErrorKind::FieldNotFound,
-                HistErrorKind::FieldVarParseFail
+                (HistErrorKind::FieldNotFound, prio),
+                (HistErrorKind::FieldVarParseFail, prio)
             ]
         );
+
+        // Found there: the command succeeds, and the entries stay.
+        logged.borrow_mut().clear();
+        let options = BuildOptions {
+            field_var_hist: Some(&hidden),
+            ..options
+        };
+        let mut hd = HistData::empty(&spec);
+        HistData::build_into_with(&mut hd, &spec, &switch(), options).unwrap();
+        hd.create_actions(&switch(), options).unwrap();
+        assert_eq!(logged.borrow().len(), 2);
     }
 
     /// find_match_var(): an unqualified `$var` is looked for on the

@@ -60,6 +60,7 @@ pub(super) struct Builder<'h, 'e, 'a> {
     pub(super) event_exists: Option<&'h EventExists<'h>>,
     pub(super) enable_snapshot: Option<&'h dyn Fn() -> Result<(), i32>>,
     pub(super) field_var_hist: Option<&'h FieldVarHist<'h>>,
+    pub(super) log: Option<&'h dyn Fn(HistErrorKind, usize)>,
     /// [`not_supported`] for something C accepts but that does not stop
     /// the build (reported if nothing else fails).
     deferred: Option<HistError>,
@@ -97,6 +98,7 @@ impl<'h, 'e, 'a> Builder<'h, 'e, 'a> {
             event_exists: options.event_exists,
             enable_snapshot: options.enable_snapshot,
             field_var_hist: options.field_var_hist,
+            log: options.log,
             deferred: None,
             unsupported: false,
         })
