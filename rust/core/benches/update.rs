@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Cost of one event through a whole histogram (`Histogram::update()`):
+//! reading the record, building the key, the map, the sums, for the
+//! trigger shapes of `make bench`, on the host CPU.
+//! `cargo bench --bench update -- --warm-up-time 1 --measurement-time 2`
+
+use std::hint::black_box;
+use std::sync::atomic::AtomicU64;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+use rhist_core::hist::hist_data::{EventContext, HistData};
+use rhist_core::hist::histogram::{map_params, Histogram, TaskContext};
+use rhist_core::hist::map::TracingMap;
+use rhist_core::hist::trigger;
+
+const FIELDS: [EventField<'static>; 3] = [
+    EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
+    EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
+    EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
+];
+
+const EVENT: EventDesc<'static> = EventDesc {
+    system: "rhist_test",
+    name: "rhist_sample",
+    fields: &FIELDS,
+    common_fields: &COMMON_FIELDS,
+};
+
+struct Task;
+
+impl EventContext for Task {
+    fn cpu(&self) -> u32 {
+        0
+    }
+    fn timestamp(&self) -> u64 {
+        1_000_000
+    }
+    fn clock_in_ns(&self) -> bool {
+        true
+    }
+    fn stacktrace(&self, out: &mut [u64]) {
+        out.fill(0);
+    }
+}
+
+impl TaskContext for Task {
+    fn pid(&self) -> i32 {
+        42
+    }
+    fn comm(&self) -> [u8; 16] {
+        *b"bench\0\0\0\0\0\0\0\0\0\0\0"
+    }
+}
+
+/// 4096 records of 64 keys, with varied values.
+fn records() -> Vec<[u8; 24]> {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    (0..4096)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let mut r = [0u8; 24];
+            r[4..8].copy_from_slice(&42i32.to_ne_bytes());
+            r[8..16].copy_from_slice(&(s % 64).to_ne_bytes());
+            r[16..20].copy_from_slice(&((s >> 8) as u32).to_ne_bytes());
+            r[20..24].copy_from_slice(&((s >> 40) as i32).to_ne_bytes());
+            r
+        })
+        .collect()
+}
+
+fn shapes(c: &mut Criterion) {
+    let recs = records();
+    let mut g = c.benchmark_group("event");
+    for (name, text) in [
+        ("keys_a", "keys=a"),
+        ("keys_abc_vals_ab", "keys=a,b,c:vals=a,b"),
+        ("log2_vals_b", "keys=a.log2:vals=b"),
+        ("sort_3vals", "keys=a:vals=b,c:sort=b.descending"),
+        ("var_expr", "keys=a:x=b,y=c:vals=b"),
+    ] {
+        let spec = trigger::parse(text).unwrap();
+        let data = HistData::build(&spec, &EVENT).unwrap();
+        let params = map_params(&data);
+        let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
+        g.bench_function(name, |b| {
+            let mut i = 0;
+            b.iter(|| {
+                hist.update(black_box(&recs[i & 4095]), &Task);
+                i += 1;
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, shapes);
+criterion_main!(benches);
