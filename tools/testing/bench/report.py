@@ -9,15 +9,38 @@ import sys
 
 raw, prefix, description = sys.argv[1:4]
 chart = "--no-chart" not in sys.argv
+icount_raw = sys.argv[sys.argv.index("--icount") + 1] if "--icount" in sys.argv else None
 
-path, memory, read = {}, {}, {}
+
+def path_results(name):
+    """The per-event times of each scenario and mode, in RAW's rounds."""
+    out = {}
+    for line in open(name, errors="replace"):
+        f = line.split()
+        if len(f) > 6 and f[0] == "RESULT" and f[1] == "path":
+            scen, mode, ns, n = f[2], f[3], int(f[5]), int(f[6])
+            out.setdefault(scen, {}).setdefault(mode, []).append(ns / n)
+    return out
+
+
+def added(modes):
+    """Medians over the floor: (C's, rhist's, ratio)."""
+    med = {m: statistics.median(v) for m, v in modes.items()}
+    floor = med.get("noop", 0.0)
+    c_add, r_add = med["hist"] - floor, med["rhist"] - floor
+    return c_add, r_add, (r_add / c_add if c_add > 0 else float("nan"))
+
+
+# Instruction counts (one per guest nanosecond under -icount shift=0).
+icount = path_results(icount_raw) if icount_raw else {}
+
+path, memory, read = path_results(raw), {}, {}
 for line in open(raw, errors="replace"):
     f = line.split()
     if not f or f[0] != "RESULT":
         continue
     if f[1] == "path":
-        scen, mode, ns, n = f[2], f[3], int(f[5]), int(f[6])
-        path.setdefault(scen, {}).setdefault(mode, []).append(ns / n)
+        pass
     elif f[1] == "memory":
         memory.setdefault(int(f[2]), {}).setdefault(f[3], []).append(
             (int(f[4]), int(f[5]), int(f[6])))
@@ -26,6 +49,19 @@ for line in open(raw, errors="replace"):
         read["entries"] = int(f[2])
 
 rows = []
+if icount:
+    n_rounds = max(len(m.get("rhist", [])) for m in icount.values())
+    print(f"# instructions per event (guest -icount), medians of {n_rounds} rounds; "
+          "spread: (max-min)/median over the rounds")
+    print(f"{'scenario':<18} {'floor':>8} {'C added':>9} {'rhist added':>12} {'ratio':>7}   spread")
+    for scen, modes in icount.items():
+        c_add, r_add, ratio = added(modes)
+        floor = statistics.median(modes.get("noop", [0.0]))
+        spread = " ".join(
+            f"{m} {100 * (max(v) - min(v)) / statistics.median(v):.2f}%"
+            for m, v in modes.items() if m != "none")
+        print(f"{scen:<18} {floor:8.1f} {c_add:9.1f} {r_add:12.1f} {ratio:7.2f}   {spread}")
+    print()
 print(f"# {description}")
 print(f"{'scenario':<18} {'none':>8} {'floor':>8} {'C added':>9} {'rhist added':>12} "
       f"{'ratio':>7}   (ns/event, medians; C and rhist min-max)")
@@ -38,9 +74,13 @@ for scen, modes in path.items():
     spread = lambda m: f"{min(modes[m]) - floor:.0f}-{max(modes[m]) - floor:.0f}"
     print(f"{scen:<18} {med.get('none', 0):8.1f} {floor:8.1f} {c_add:9.1f} {r_add:12.1f} "
           f"{ratio:7.2f}   C {spread('hist')}, rhist {spread('rhist')}")
-    rows.append({"scenario": scen, "none_ns": med.get("none"), "floor_ns": floor,
-                 "c_added_ns": c_add, "rhist_added_ns": r_add, "ratio": ratio,
-                 "rounds": len(modes["hist"])})
+    row = {"scenario": scen, "none_ns": med.get("none"), "floor_ns": floor,
+           "c_added_ns": c_add, "rhist_added_ns": r_add, "ratio": ratio,
+           "rounds": len(modes["hist"]), "ratio_icount": None}
+    if scen in icount:
+        ic_c, ic_r, row["ratio_icount"] = added(icount[scen])
+        row.update({"c_added_insns": ic_c, "rhist_added_insns": ic_r})
+    rows.append(row)
 
 mem_rows = []
 if memory:
@@ -71,15 +111,16 @@ with open(prefix + ".json", "w") as out:
     json.dump({"description": description, "event_path": rows, "memory": mem_rows,
                "read": read_row}, out, indent=2)
 with open(prefix + ".csv", "w") as out:
-    out.write("scenario,none_ns,floor_ns,c_added_ns,rhist_added_ns,ratio\n")
+    out.write("scenario,none_ns,floor_ns,c_added_ns,rhist_added_ns,ratio,ratio_icount\n")
     for row in rows:
+        ic = "" if row["ratio_icount"] is None else f"{row['ratio_icount']:.3f}"
         out.write(f"{row['scenario']},{row['none_ns']:.2f},{row['floor_ns']:.2f},"
-                  f"{row['c_added_ns']:.2f},{row['rhist_added_ns']:.2f},{row['ratio']:.3f}\n")
+                  f"{row['c_added_ns']:.2f},{row['rhist_added_ns']:.2f},{row['ratio']:.3f},{ic}\n")
     for row in mem_rows:
-        out.write(f"memory_{row['size']},,,{row['c_kb']},{row['rhist_kb']},{row['ratio']:.3f}\n")
+        out.write(f"memory_{row['size']},,,{row['c_kb']},{row['rhist_kb']},{row['ratio']:.3f},\n")
     if read_row:
         out.write(f"read_{read_row['entries']},,,{read_row['c_ms']:.2f},"
-                  f"{read_row['rhist_ms']:.2f},{read_row['ratio']:.3f}\n")
+                  f"{read_row['rhist_ms']:.2f},{read_row['ratio']:.3f},\n")
 
 if chart:
     data = prefix + ".dat"

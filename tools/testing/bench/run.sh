@@ -3,7 +3,9 @@
 # `make bench`: boots the benchmark kernel (the test configuration without
 # lockdep, atomic-sleep checks and kmemleak) and measures rhist against the
 # C hist trigger in the same boot; prints a table and writes CSV, JSON and
-# a PNG chart under results/.
+# a PNG chart under results/. A second boot, with the guest's clock
+# counting instructions (RHIST_ICOUNT=1), measures the single-CPU
+# scenarios again: the report's icount columns.
 #
 # Usage: run.sh [--smoke]    (--smoke: one round, tiny counts, no chart)
 set -euo pipefail
@@ -44,8 +46,23 @@ echo "==> bench: running in the VM ($flavour kernel; takes a few minutes)"
 }
 grep -q '^BENCH-DONE' "$raw" || { tail -30 "$raw"; echo "bench: incomplete (log: $raw)" >&2; exit 1; }
 if grep -q "^BENCH-ERROR" "$raw"; then grep "^BENCH-ERROR" "$raw"; echo "bench: a measurement failed (log: $raw)" >&2; exit 1; fi
+# The same single-CPU scenarios with the guest's clock counting retired
+# instructions: figures that repeat from run to run, to rank changes by.
+raw_icount=
+if [ -z "$smoke" ]; then
+	raw_icount=$results/bench-$stamp.icount.raw
+	printf 'ROUNDS=3 COUNT=20000 ICOUNT=1\n. /test/bench.sh.inc\n' > "$work/bench.sh"
+	echo "==> bench: instruction counts in the VM (-icount, one host thread)"
+	RHIST_ICOUNT=1 "$RHIST_TOP/tools/testing/vm/run.sh" --flavour "$flavour" --timeout 1500 \
+		"$work/bench.sh" > "$raw_icount" 2>&1 || {
+		tail -30 "$raw_icount"
+		echo "bench: the icount run failed (log: $raw_icount)" >&2
+		exit 1
+	}
+	grep -q '^BENCH-DONE' "$raw_icount" || { echo "bench: icount run incomplete (log: $raw_icount)" >&2; exit 1; }
+fi
 python3 "$(dirname "$0")/report.py" "$raw" "$results/bench-$stamp" \
 	"kernel: $flavour config ($(kernel_tree "$flavour")), machine: $(nproc) cores, QEMU TCG 2 vCPUs" \
-	${smoke:+--no-chart}
+	${smoke:+--no-chart} ${raw_icount:+--icount "$raw_icount"}
 [ -n "$smoke" ] && rm -f "$raw" "$results/bench-$stamp".*
 exit 0

@@ -23,7 +23,9 @@
 # TCG (7.2 here) now and then runs the int3 of a call site the kernel has
 # finished patching ("Oops: int3"; see tools/testing/soak/soak.sh.inc), and
 # is slower for them too (the hist selftests: 205 s instead of 341 on the
-# 2-core machine).
+# 2-core machine). With RHIST_ICOUNT=1 the guest's clock advances with
+# retired instructions (-icount shift=0,sleep=off, single-threaded), for
+# the benchmark's instruction counts.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -52,9 +54,14 @@ if [ "$flavour" = kasan ]; then
 	mem=1024 scale=3 append=" kasan_multi_shot no5lvl"
 fi
 timeout=$((timeout * ${RHIST_TIMEOUT_SCALE:-$scale}))
-tcg=multi
+tcg=multi icount=()
 if [ -n "$script" ] && grep -q '^# run.sh: single-threaded TCG$' "$script"; then
 	tcg=single
+fi
+# RHIST_ICOUNT=1: the guest's clock counts retired instructions (one per
+# nanosecond), on one host thread, so that timings repeat from run to run.
+if [ "${RHIST_ICOUNT:-}" = 1 ]; then
+	tcg=single icount=(-icount shift=0,sleep=off)
 fi
 
 tree=$(kernel_tree "$flavour")
@@ -79,7 +86,7 @@ cp -r "$tree/tools/testing/selftests/ftrace" "$root/test/ftrace"
 [ ${#files[@]} = 0 ] || cp "${files[@]}" "$root/test/"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$vmdir/initramfs.gz"
 
-qemu=(qemu-system-x86_64 -accel tcg,thread=$tcg -cpu max -smp 2 -m $mem
+qemu=(qemu-system-x86_64 -accel tcg,thread=$tcg "${icount[@]}" -cpu max -smp 2 -m $mem
 	-kernel "$tree/arch/x86/boot/bzImage" -initrd "$vmdir/initramfs.gz"
 	-append "console=ttyS0 panic=-1 oops=panic rhist.mode=$mode$append"
 	-nographic -no-reboot)
