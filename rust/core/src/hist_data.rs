@@ -97,6 +97,7 @@ use super::grammar::{
     TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
+use super::program::{KeyLoad, KeyStr, Load, Num, StrFrom};
 use super::var_ref::{Found, RefInfo, RefTable, VarLookup, VarTarget, OWN_SLOT, VAR_REFS_MAX};
 use super::vars::{self, VarCopy};
 
@@ -568,27 +569,31 @@ pub const fn ns2usecs(ns: u64) -> u64 {
 }
 
 /// The `N` bytes at `at` of the record, if they are all there.
+#[inline]
 fn rec_bytes<const N: usize>(rec: &[u8], at: usize) -> Option<[u8; N]> {
     rec.get(at..at.checked_add(N)?)?.try_into().ok()
 }
 
-/// A u32 of the record (0 when out of range).
 /// The kernel address of byte `at` of the record, as C computes it.
 fn address(rec: &[u8], at: usize) -> u64 {
     (rec.as_ptr() as u64).wrapping_add(at as u64)
 }
 
-fn rec_u32(rec: &[u8], at: usize) -> u32 {
+/// A u32 of the record (0 when out of range).
+#[inline]
+pub(super) fn rec_u32(rec: &[u8], at: usize) -> u32 {
     rec_bytes(rec, at).map_or(0, u32::from_ne_bytes)
 }
 
 /// A u64 of the record (0 when out of range).
+#[inline]
 fn rec_u64(rec: &[u8], at: usize) -> u64 {
     rec_bytes(rec, at).map_or(0, u64::from_ne_bytes)
 }
 
 /// `(u64)*(type *)(rec + at)`: signed types sign-extend.
-fn rec_num(rec: &[u8], at: u32, size: u8, signed: bool) -> u64 {
+#[inline]
+pub(super) fn rec_num(rec: &[u8], at: u32, size: u8, signed: bool) -> u64 {
     let at = at as usize;
     match (size, signed) {
         (1, false) => rec_bytes(rec, at).map_or(0, |b| u64::from(u8::from_ne_bytes(b))),
@@ -610,9 +615,30 @@ fn put(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// Where the string of string key `f` is, if it is one
+/// ([`KeyStr`]).
+fn key_str(f: &HistField<'_>) -> Option<KeyStr> {
+    if f.flags & FL_STRING == 0 {
+        return None;
+    }
+    // add_to_key(): the string's size, at most the slot less one, so that
+    // it stays NUL-terminated.
+    let max = f.size.saturating_sub(1);
+    let from = match f.fetch {
+        Fetch::String { at } => StrFrom::Array {
+            at,
+            size: f.field?.size,
+        },
+        Fetch::DynString { at } => StrFrom::DataLoc { at },
+        Fetch::RelDynString { at } => StrFrom::RelLoc { at },
+        _ => return None,
+    };
+    Some(KeyStr { from, max })
+}
+
 /// `strncpy(dst, rec + src, size)` into a zeroed `dst`: stops at the
 /// first NUL, the end of the record or `size` bytes.
-fn strncpy_from(dst: &mut [u8], rec: &[u8], src: usize, size: usize) {
+pub(super) fn strncpy_from(dst: &mut [u8], rec: &[u8], src: usize, size: usize) {
     let from = rec.get(src..).unwrap_or(&[]);
     let n = size.min(dst.len()).min(from.len());
     let (Some(d), Some(s)) = (dst.get_mut(..n), from.get(..n)) else {
@@ -1062,23 +1088,8 @@ impl<'a> HistData<'a> {
                     put(chunk, &e.to_ne_bytes());
                 }
             } else if f.flags & FL_STRING != 0 {
-                let Some(field) = f.field else { continue };
-                // add_to_key(): the string's size, at most the slot less
-                // one, so that it stays NUL-terminated.
-                let (src, size) = match f.fetch {
-                    Fetch::String { at } => (at as usize, field.size as usize),
-                    Fetch::DynString { at } => {
-                        let item = rec_u32(rec, at as usize);
-                        ((item & 0xffff) as usize, (item >> 16) as usize)
-                    }
-                    Fetch::RelDynString { at } => {
-                        let item = rec_u32(rec, at as usize);
-                        let base = at as usize + 4;
-                        (base + (item & 0xffff) as usize, (item >> 16) as usize)
-                    }
-                    _ => continue,
-                };
-                let size = size.min((f.size as usize).saturating_sub(1));
+                let Some(key_str) = key_str(f) else { continue };
+                let (src, size) = key_str.locate(rec);
                 strncpy_from(slot, rec, src, size);
             } else {
                 // A reference in a key reads 0 (C's hist_field_var_ref()
@@ -1144,6 +1155,59 @@ impl<'a> HistData<'a> {
             Fetch::Num { at, size, signed } => rec_num(rec, at, size, signed),
             _ => self.eval(id, rec, ctx, ref_vals, EVAL_DEPTH_MAX),
         }
+    }
+
+    /// How the compiled program reads hist field `id`
+    /// ([`super::program`]): a number of the record, its `.log2` or its
+    /// `.buckets`, or hitcount; `None` for anything else.
+    pub(super) fn load(&self, id: u8) -> Option<Load> {
+        let f = self.node_ref(id)?;
+        let num = |id: Option<u8>| match self.node_ref(id?)?.fetch {
+            Fetch::Num { at, size, signed } => Some(Num { at, size, signed }),
+            _ => None,
+        };
+        // Operands come before the fields that use them (see `eval()`).
+        let operand = f.operand(0).filter(|&op| op < id);
+        match f.fetch {
+            Fetch::Counter => Some(Load::One),
+            Fetch::Num { .. } => num(Some(id)).map(Load::Num),
+            Fetch::Log2 => num(operand).map(Load::Log2),
+            Fetch::Bucket => num(operand).map(|n| match f.buckets() {
+                0 => Load::Num(n),
+                b => Load::Bucket(n, b),
+            }),
+            _ => None,
+        }
+    }
+
+    /// How the compiled program builds key `id`: a number as [`load`]
+    /// gives it, or a string.
+    ///
+    /// [`load`]: Self::load
+    pub(super) fn key_load(&self, id: u8) -> Option<KeyLoad> {
+        let f = self.node_ref(id)?;
+        if f.flags & FL_STACKTRACE != 0 {
+            return None;
+        }
+        match key_str(f) {
+            Some(s) => Some(KeyLoad::Str(s)),
+            None if f.flags & FL_STRING != 0 => None,
+            None => self.load(id).map(KeyLoad::Word),
+        }
+    }
+
+    /// The keys, in order: (hist field, offset in the key, size in the
+    /// key); `None` for a key without a field.
+    pub(super) fn key_slots(&self) -> impl Iterator<Item = Option<(u8, usize, usize)>> + '_ {
+        self.key_ids().iter().map(|&id| {
+            let f = self.node_ref(id)?;
+            Some((id, usize::from(f.offset), f.size as usize))
+        })
+    }
+
+    /// The hist fields of the sums, hitcount first.
+    pub(super) fn sum_ids(&self) -> &[u8] {
+        self.val_ids()
     }
 
     /// The key parts of a stored key, for output::write_keys.

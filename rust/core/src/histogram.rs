@@ -12,6 +12,7 @@ use super::grammar::ActionKind;
 use super::hist_data::{self, ActionSink, EventContext, HistData, Tracking};
 use super::map::{self, MapError, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
+use super::program::Program;
 use super::var_ref::VAR_REFS_MAX;
 use super::vars;
 
@@ -72,6 +73,8 @@ pub struct Histogram<'a> {
     /// How many copies those variables keep: the save variables' come
     /// after.
     event_copies: usize,
+    /// The compiled event path, for the shapes it covers.
+    program: Option<Program>,
 }
 
 /// `Histogram<'a>` is covariant in `'a`: a `&'s Histogram<'static>`
@@ -118,6 +121,7 @@ impl<'a> Histogram<'a> {
             needs_comm: data.needs_comm(),
             has_copies: data.n_event_var_copies() > 0,
             event_copies: data.n_event_var_copies(),
+            program: Program::compile(data),
         })
     }
 
@@ -139,6 +143,9 @@ impl<'a> Histogram<'a> {
     /// allocation.
     #[inline]
     pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
+        if let Some(p) = &self.program {
+            return self.run(p, rec);
+        }
         // The key is built on the stack, in a buffer no larger than it
         // needs: most keys are a word or two, and zeroing the largest
         // possible key on every event would cost more than the rest.
@@ -147,6 +154,48 @@ impl<'a> Histogram<'a> {
             9..=32 => self.update_with::<32>(rec, ctx),
             _ => self.update_with::<KEY_SIZE_MAX>(rec, ctx),
         }
+    }
+
+    /// [`update`](Self::update) by the compiled program.
+    #[inline]
+    fn run(&self, p: &Program, rec: &[u8]) {
+        let elt = match (p.words(), p.n_keys(), p.key_size()) {
+            (true, 1, _) => self.map.insert_words_uncounted(&p.key_words::<1>(rec)),
+            (true, 2, _) => self.map.insert_words_uncounted(&p.key_words::<2>(rec)),
+            (true, _, _) => self.map.insert_words_uncounted(&p.key_words::<3>(rec)),
+            (false, _, 0..=32) => self.insert_bytes::<32>(p, rec),
+            (false, _, 33..=64) => self.insert_bytes::<64>(p, rec),
+            (false, _, _) => self.insert_bytes::<KEY_SIZE_MAX>(p, rec),
+        };
+        let Some(elt) = elt else {
+            return;
+        };
+        elt.update_sum(0, 1);
+        for i in 1..p.n_sums() {
+            elt.update_sum(i, p.value(i, rec));
+        }
+    }
+
+    /// Builds the key of a program with strings in an `N`-byte buffer, and
+    /// finds or inserts its entry.
+    #[inline(always)]
+    fn insert_bytes<const N: usize>(&self, p: &Program, rec: &[u8]) -> Option<map::Elt<'a>> {
+        let mut buf = [0u8; N];
+        let key = buf.get_mut(..p.key_size())?;
+        p.write_key(rec, key);
+        self.map.insert_uncounted(key, |_| {})
+    }
+
+    /// Whether events take the compiled program ([`Program`]).
+    pub fn is_compiled(&self) -> bool {
+        self.program.is_some()
+    }
+
+    /// The histogram with its events sent down the general path.
+    #[cfg(test)]
+    fn interpreted(mut self) -> Self {
+        self.program = None;
+        self
     }
 
     fn update_with<const N: usize>(&self, rec: &[u8], ctx: &dyn TaskContext) {
@@ -334,7 +383,7 @@ impl<'a> Histogram<'a> {
         ref_vals: &[u64],
     ) -> Option<map::Elt<'a>> {
         let elt = if self.needs_comm {
-            self.map.insert_with(key, |elt| {
+            self.map.insert_uncounted(key, |elt| {
                 let comm = saved_comm(ctx);
                 for (word, chunk) in elt.private_words().iter().zip(comm.chunks_exact(8)) {
                     let mut b = [0u8; 8];
@@ -343,7 +392,7 @@ impl<'a> Histogram<'a> {
                 }
             })
         } else {
-            self.map.insert(key)
+            self.map.insert_uncounted(key, |_| {})
         }?;
         for i in 0..self.data.n_sums() {
             elt.update_sum(i, self.data.sum_value_refs(i, rec, ctx, ref_vals));
@@ -508,7 +557,10 @@ impl<'a> Histogram<'a> {
             )?;
             out.write_char('\n')?;
         }
-        output::write_totals(out, self.map.hits(), n as u32, self.map.drops())
+        // Every hit adds 1 to its entry's hitcount, and nothing else does:
+        // their total is C's `map->hits`, which the event path does not
+        // count apart (see `TracingMap::insert_uncounted()`).
+        output::write_totals(out, stats[0].total, n as u32, self.map.drops())
     }
 
     /// `hist_trigger_print_key()` of `key`, whose entry saved `comm`.
@@ -680,6 +732,137 @@ mod tests {
         hist.print(&mut out, &output::NoSymbols, &mut order)
             .unwrap();
         out
+    }
+
+    /// The event of the program tests: the test event's numbers, then
+    /// strings of every kind.
+    const STR_FIELDS: [EventField<'static>; 6] = [
+        field("a", 8, 8, false),
+        field("b", 16, 4, false),
+        field("c", 20, 4, true),
+        EventField::new("s", "char[12]", 24, 12, true, FieldStorage::StaticString),
+        EventField::new(
+            "d",
+            "__data_loc char[]",
+            36,
+            4,
+            true,
+            FieldStorage::DynString,
+        ),
+        EventField::new(
+            "r",
+            "__rel_loc char[]",
+            40,
+            4,
+            true,
+            FieldStorage::RelString,
+        ),
+    ];
+
+    const STR_EVENT: EventDesc<'static> = EventDesc {
+        system: "rhist_test",
+        name: "rhist_sample",
+        fields: &STR_FIELDS,
+        common_fields: &COMMON_FIELDS,
+    };
+
+    /// A record of [`STR_EVENT`]: `a`, `b`, `c`, then 52 bytes from
+    /// `tail` (the strings and what the locations point at).
+    fn str_record(a: u64, b: u32, c: i32, tail: &[u8; 52]) -> [u8; 76] {
+        let mut r = [0u8; 76];
+        r[..24].copy_from_slice(&record(a, b, c));
+        r[24..].copy_from_slice(tail);
+        r
+    }
+
+    /// The entries, sums and Totals of `text` over `records`, each cut
+    /// to its length, by the compiled program and by the general path;
+    /// whether `text` was compiled.
+    fn both_paths(text: &str, records: &[([u8; 76], usize)]) -> (String, String, bool) {
+        let spec = trigger::parse(text).unwrap();
+        let data = HistData::build(&spec, &STR_EVENT).unwrap();
+        let params = map_params(&data);
+        let mut outs = [String::new(), String::new()];
+        let mut compiled = false;
+        for (interpret, out) in [false, true].into_iter().zip(outs.iter_mut()) {
+            let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
+                .map(|_| AtomicU64::new(0))
+                .collect();
+            let mut hist =
+                Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
+            if interpret {
+                hist = hist.interpreted();
+            } else {
+                compiled = hist.is_compiled();
+            }
+            for (r, len) in records {
+                hist.update(&r[..*len], &Ctx { pid: 42 });
+            }
+            let mut order = std::vec![0u32; hist.map().max_elts()];
+            hist.print(out, &output::NoSymbols, &mut order).unwrap();
+        }
+        let [compiled_out, interpreted_out] = outs;
+        (compiled_out, interpreted_out, compiled)
+    }
+
+    /// The shapes the program compiles, and some it leaves to the
+    /// general path.
+    const PROGRAM_SHAPES: [(&str, bool); 19] = [
+        ("keys=a", true),
+        ("keys=b", true),
+        ("keys=c", true),
+        ("keys=common_pid", true),
+        ("keys=a,b,c:vals=a,b", true),
+        ("keys=c,b:vals=c:sort=c", true),
+        ("keys=a.log2:vals=b", true),
+        ("keys=c.log2:vals=c", true),
+        ("keys=b.buckets=100:vals=a,c", true),
+        ("keys=c.hex,a.sym:vals=b.hex", true),
+        ("keys=a:vals=b:nohitcount", true),
+        ("keys=s", true),
+        ("keys=d:vals=a", true),
+        ("keys=r,c", true),
+        ("keys=s,a,d:vals=b", true),
+        ("keys=common_pid.execname", false),
+        ("keys=a:x=b:vals=b", false),
+        ("keys=a:vals=b+c", false),
+        ("keys=stacktrace", false),
+    ];
+
+    #[test]
+    fn program_compiles_the_common_shapes() {
+        for (text, want) in PROGRAM_SHAPES {
+            let (_, _, compiled) = both_paths(text, &[]);
+            assert_eq!(compiled, want, "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The compiled program and the general path give the same
+        /// histogram, for records cut short and string locations that
+        /// point anywhere included.
+        #[test]
+        fn program_matches_the_general_path(
+            recs in proptest::collection::vec(
+                (proptest::prop_oneof![0u64..8, proptest::num::u64::ANY],
+                 proptest::prop_oneof![0u32..4, proptest::num::u32::ANY],
+                 proptest::prop_oneof![-2i32..2, proptest::num::i32::ANY],
+                 proptest::collection::vec(
+                     proptest::prop_oneof![0u8..1, 97u8..100, proptest::num::u8::ANY], 52),
+                 proptest::prop_oneof![76usize..77, 0usize..76]),
+                0..100),
+        ) {
+            let records: Vec<([u8; 76], usize)> = recs
+                .iter()
+                .map(|(a, b, c, tail, len)| {
+                    (str_record(*a, *b, *c, tail.as_slice().try_into().unwrap()), *len)
+                })
+                .collect();
+            for (text, _) in PROGRAM_SHAPES {
+                let (compiled, interpreted, _) = both_paths(text, &records);
+                proptest::prop_assert_eq!(compiled, interpreted, "{}", text);
+            }
+        }
     }
 
     #[test]

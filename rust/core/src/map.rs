@@ -219,6 +219,11 @@ struct Geometry {
     elts_off: usize,
     /// Words used (after alignment).
     words: usize,
+    /// The right shift of a hash that gives where probing starts (its
+    /// top `bits + 1` bits).
+    start_shift: u32,
+    /// `layout.words()`.
+    elt_words: usize,
 }
 
 /// Where things are inside one element, in words.
@@ -292,6 +297,8 @@ impl Geometry {
             stride,
             elts_off,
             words: elts_off + max_elts * stride,
+            start_shift: 32 - (p.bits + 1),
+            elt_words: used,
         })
     }
 }
@@ -328,11 +335,11 @@ pub fn key_hash(key: &[u8], key_size: usize) -> u32 {
 
 /// The hash of a key of `key_words` words, 0 remapped to 1.
 #[inline]
-fn hash_key(key: &[u8], key_words: usize) -> u32 {
+fn hash_key(key: impl MapKey, key_words: usize) -> u32 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut h = K ^ key_words as u64;
     for i in 0..key_words {
-        h = (h.rotate_left(29) ^ key_word(key, i)).wrapping_mul(K);
+        h = (h.rotate_left(29) ^ key.word(i)).wrapping_mul(K);
     }
     // The murmur3 finaliser, then the top half: the table index is taken
     // from the top bits, as C does with jhash().
@@ -344,6 +351,52 @@ fn hash_key(key: &[u8], key_words: usize) -> u32 {
     match (h >> 32) as u32 {
         0 => 1,
         x => x,
+    }
+}
+
+/// What [`TracingMap::find`] does with a key that is not there, and
+/// whether it counts the hit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Find {
+    /// Nothing (C's `tracing_map_lookup()`).
+    Lookup,
+    /// Insert it; count hits (C's `tracing_map_insert()`).
+    Insert,
+    /// Insert it; the caller counts hits itself.
+    InsertUncounted,
+}
+
+/// A key as the map reads it: word by word, zero past its end.
+pub trait MapKey: Copy {
+    /// The number of words, when the type fixes it (0: the map's).
+    const WORDS: usize = 0;
+    /// Word `i`, in native byte order.
+    fn word(self, i: usize) -> u64;
+}
+
+/// A key as bytes.
+impl MapKey for &[u8] {
+    #[inline(always)]
+    fn word(self, i: usize) -> u64 {
+        key_word(self, i)
+    }
+}
+
+/// A key as words (what a compiled program builds).
+impl MapKey for &[u64] {
+    #[inline(always)]
+    fn word(self, i: usize) -> u64 {
+        self.get(i).copied().unwrap_or(0)
+    }
+}
+
+/// A key of exactly `N` words, `N` being the map's: the loops over its
+/// words unroll.
+impl<const N: usize> MapKey for &[u64; N] {
+    const WORDS: usize = N;
+    #[inline(always)]
+    fn word(self, i: usize) -> u64 {
+        self.get(i).copied().unwrap_or(0)
     }
 }
 
@@ -478,7 +531,37 @@ impl<'a> TracingMap<'a> {
     /// an entry, whatever other inserters do.
     #[inline]
     pub fn insert(&self, key: &[u8]) -> Option<Elt<'a>> {
-        self.find(key, false, |_| {})
+        self.find(self.cut(key), Find::Insert, |_| {})
+    }
+
+    /// [`insert_with`](Self::insert_with), not counting the hit in
+    /// [`hits`](Self::hits): for a caller that counts them itself (a
+    /// histogram's hitcount, sum 0, counts them all), so that events do
+    /// not all write one shared word.
+    #[inline]
+    pub fn insert_uncounted(&self, key: &[u8], init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
+        self.find(self.cut(key), Find::InsertUncounted, init)
+    }
+
+    /// [`insert_uncounted`](Self::insert_uncounted) of a key given as
+    /// words: the words past `key` are 0, those past the key size are
+    /// not read.
+    #[inline]
+    pub fn insert_words_uncounted<const N: usize>(&self, key: &[u64; N]) -> Option<Elt<'a>> {
+        if N == self.g.layout.key_words as usize {
+            self.find(key, Find::InsertUncounted, |_| {})
+        } else {
+            self.find(&key[..], Find::InsertUncounted, |_| {})
+        }
+    }
+
+    /// The number of words of a key `key` is: its own or the map's.
+    #[inline(always)]
+    fn key_words<K: MapKey>(&self) -> usize {
+        match K::WORDS {
+            0 => self.g.layout.key_words as usize,
+            n => n,
+        }
     }
 
     /// [`insert`](Self::insert), running `init` on a newly inserted element
@@ -486,7 +569,7 @@ impl<'a> TracingMap<'a> {
     /// private words.  `init` is not run when the key was already there.
     #[inline]
     pub fn insert_with(&self, key: &[u8], init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
-        self.find(key, false, init)
+        self.find(self.cut(key), Find::Insert, init)
     }
 
     /// Finds the element of `key` without inserting it: C's
@@ -494,7 +577,13 @@ impl<'a> TracingMap<'a> {
     /// when it gives up waiting for an element being published.
     #[inline]
     pub fn lookup(&self, key: &[u8]) -> Option<Elt<'a>> {
-        self.find(key, true, |_| {})
+        self.find(self.cut(key), Find::Lookup, |_| {})
+    }
+
+    /// `key` cut to the key size.
+    #[inline(always)]
+    fn cut<'k>(&self, key: &'k [u8]) -> &'k [u8] {
+        key.get(..self.g.params.key_size).unwrap_or(key)
     }
 
     #[inline]
@@ -502,12 +591,44 @@ impl<'a> TracingMap<'a> {
         self.header[which].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Finds (or inserts) the element of `key`. The first entry probed
+    /// is looked at here, inline: most events find their key there. The
+    /// rest is [`probe`](Self::probe).
     #[inline]
-    fn find(&self, key: &[u8], lookup_only: bool, init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
-        let key = key.get(..self.g.params.key_size).unwrap_or(key);
-        let h = hash_key(key, self.g.layout.key_words as usize);
-        let mask = self.g.map_size - 1;
-        let mut idx = (h >> (32 - (self.g.params.bits + 1))) as usize;
+    fn find<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
+        let words = self.key_words::<K>();
+        let h = hash_key(key, words);
+        let idx = (h >> self.g.start_shift) as usize & self.g.map_size.wrapping_sub(1);
+        if let Some(entry) = self.entries.get(idx) {
+            // Acquire: as in `probe()`.
+            let e = entry.load(Ordering::Acquire);
+            let n = (e >> 32) as u32;
+            if e as u32 == h && n != PENDING && n != DEAD {
+                if let Some(elt) = self.elt(n.wrapping_sub(1)) {
+                    if elt.key_is(key, words) {
+                        if how == Find::Insert {
+                            self.count(HITS);
+                        }
+                        return Some(elt);
+                    }
+                }
+            }
+        }
+        self.probe(key, h, idx, how, init)
+    }
+
+    /// The probe loop of [`find`](Self::find), from entry `idx` where `key`
+    /// (whose hash is `h`) starts.
+    #[inline(never)]
+    fn probe<K: MapKey>(
+        &self,
+        key: K,
+        h: u32,
+        mut idx: usize,
+        how: Find,
+        init: impl FnOnce(&Elt<'a>),
+    ) -> Option<Elt<'a>> {
+        let mask = self.g.map_size.wrapping_sub(1);
         let mut dup_try = 0usize;
         let mut probes = 0usize;
 
@@ -520,7 +641,7 @@ impl<'a> TracingMap<'a> {
             let entry_hash = e as u32;
 
             if entry_hash == 0 {
-                if lookup_only {
+                if how == Find::Lookup {
                     return None;
                 }
                 // No element left: drop now rather than claim (and kill) an
@@ -533,7 +654,7 @@ impl<'a> TracingMap<'a> {
                 // Relaxed: only the atomicity matters, the winner owns the
                 // entry; nothing is published by this write.
                 match entry.compare_exchange(0, h as u64, Ordering::Relaxed, Ordering::Relaxed) {
-                    Ok(_) => return self.fill(entry, h, key, init),
+                    Ok(_) => return self.fill(entry, h, key, how, init),
                     Err(_) => {
                         // Someone claimed it first: look again at what.
                         dup_try += 1;
@@ -563,8 +684,8 @@ impl<'a> TracingMap<'a> {
                     DEAD => {}
                     n => {
                         if let Some(elt) = self.elt(n - 1) {
-                            if elt.key_eq(key) {
-                                if !lookup_only {
+                            if elt.key_is(key, self.key_words::<K>()) {
+                                if how == Find::Insert {
                                     self.count(HITS);
                                 }
                                 return Some(elt);
@@ -589,7 +710,8 @@ impl<'a> TracingMap<'a> {
         &self,
         entry: &AtomicU64,
         h: u32,
-        key: &[u8],
+        key: impl MapKey,
+        how: Find,
         init: impl FnOnce(&Elt<'a>),
     ) -> Option<Elt<'a>> {
         // Relaxed: each index is handed out once; the element's contents
@@ -607,13 +729,15 @@ impl<'a> TracingMap<'a> {
             return None;
         };
         for (w, slot) in elt.key_slots().iter().enumerate() {
-            slot.store(key_word(key, w), Ordering::Relaxed);
+            slot.store(key.word(w), Ordering::Relaxed);
         }
         init(&elt);
         // Release: the key words and whatever `init` wrote happen before
         // any Acquire load that sees this index.
         entry.store(h as u64 | (i + 1) << 32, Ordering::Release);
-        self.count(HITS);
+        if how == Find::Insert {
+            self.count(HITS);
+        }
         Some(elt)
     }
 
@@ -622,8 +746,9 @@ impl<'a> TracingMap<'a> {
     /// or [`Elt::index`].
     #[inline]
     pub fn elt(&self, idx: u32) -> Option<Elt<'a>> {
-        let start = idx as usize * self.g.stride;
-        let words = self.elts.get(start..start + self.g.layout.words())?;
+        // Neither overflows: idx < 2^32, stride and elt_words are small.
+        let start = (idx as usize).wrapping_mul(self.g.stride);
+        let words = self.elts.get(start..start.wrapping_add(self.g.elt_words))?;
         Some(Elt {
             words,
             layout: self.g.layout,
@@ -1023,11 +1148,23 @@ impl<'a> Elt<'a> {
     /// Whether the key equals `key` (zero padded or cut to the key size).
     #[inline]
     pub fn key_eq(&self, key: &[u8]) -> bool {
-        let key = key.get(..self.key_size()).unwrap_or(key);
-        self.key_slots()
+        self.key_is(key.get(..self.key_size()).unwrap_or(key), self.key_words())
+    }
+
+    /// Whether the key equals `key`, which has `words` words (the map's).
+    #[inline]
+    fn key_is(&self, key: impl MapKey, words: usize) -> bool {
+        let Some(slots) = self.words.get(..words) else {
+            return false;
+        };
+        slots
             .iter()
             .enumerate()
-            .all(|(i, w)| w.load(Ordering::Relaxed) == key_word(key, i))
+            .all(|(i, w)| w.load(Ordering::Relaxed) == key.word(i))
+    }
+
+    fn key_words(&self) -> usize {
+        self.layout.key_words as usize
     }
 
     #[inline]
@@ -1343,7 +1480,13 @@ mod tests {
         let free = e.unwrap();
         m.header[NEXT_ELT].store(2, Ordering::Relaxed);
         assert!(m
-            .fill(&m.entries[free], 7, &k(2), |_| unreachable!())
+            .fill(
+                &m.entries[free],
+                7,
+                &k(2)[..],
+                Find::Insert,
+                |_| unreachable!()
+            )
             .is_none());
         assert_eq!(m.drops(), before + 1);
         assert_eq!(

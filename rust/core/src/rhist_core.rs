@@ -12,6 +12,7 @@ pub mod hist_data;
 pub mod histogram;
 pub mod map;
 pub mod output;
+pub mod program;
 pub mod trigger;
 pub mod var_ref;
 pub mod vars;
