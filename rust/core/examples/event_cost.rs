@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Runs one trigger shape over `N` events, for counting instructions:
+//! `valgrind --tool=callgrind target/release/examples/event_cost keys=a 100000`.
+
+use std::hint::black_box;
+use std::sync::atomic::AtomicU64;
+
+use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+use rhist_core::hist::hist_data::{EventContext, HistData};
+use rhist_core::hist::histogram::{map_params, Histogram, TaskContext};
+use rhist_core::hist::map::TracingMap;
+use rhist_core::hist::trigger;
+
+const FIELDS: [EventField<'static>; 3] = [
+    EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
+    EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
+    EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
+];
+
+const EVENT: EventDesc<'static> = EventDesc {
+    system: "rhist_test",
+    name: "rhist_sample",
+    fields: &FIELDS,
+    common_fields: &COMMON_FIELDS,
+};
+
+struct Task;
+
+impl EventContext for Task {
+    fn cpu(&self) -> u32 {
+        0
+    }
+    fn timestamp(&self) -> u64 {
+        1_000_000
+    }
+    fn clock_in_ns(&self) -> bool {
+        true
+    }
+    fn stacktrace(&self, out: &mut [u64]) {
+        out.fill(0);
+    }
+}
+
+impl TaskContext for Task {
+    fn pid(&self) -> i32 {
+        42
+    }
+    fn comm(&self) -> [u8; 16] {
+        *b"bench\0\0\0\0\0\0\0\0\0\0\0"
+    }
+}
+
+/// One event, out of line so that its code can be read apart.
+#[inline(never)]
+fn one_event(hist: &Histogram<'_>, rec: &[u8]) {
+    hist.update(rec, &Task);
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let text = args.next().unwrap_or_else(|| "keys=a".into());
+    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let spec = trigger::parse(&text).expect("trigger");
+    let data = HistData::build(&spec, &EVENT).expect("hist data");
+    let params = map_params(&data);
+    let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
+    let mut recs = vec![[0u8; 24]; 4096];
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    for r in recs.iter_mut() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        r[4..8].copy_from_slice(&42i32.to_ne_bytes());
+        r[8..16].copy_from_slice(&(s % 64).to_ne_bytes());
+        r[16..20].copy_from_slice(&(((s >> 8) % 4) as u32).to_ne_bytes());
+        r[20..24].copy_from_slice(&(((s >> 40) % 4) as i32).to_ne_bytes());
+    }
+    for i in 0..n {
+        one_event(&hist, black_box(&recs[i & 4095]));
+    }
+    println!("{} entries, {} hits", hist.map().len(), hist.map().hits());
+}
