@@ -15,7 +15,13 @@ ROUNDS=${ROUNDS:-7}
 COUNT=${COUNT:-50000}
 now() { cat $D/now_ns; }
 
-# scenario name|trigger text|fire arguments (SCENARIOS= may replace them)
+# scenario name|trigger text|fire arguments (SCENARIOS= may replace them).
+# A text of several triggers separates them with ';'. The fill_*,
+# key_* and triggers_* scenarios show how the cost grows with the map's
+# fill (of 2048 entries; 100% drops), the key size (8, 24, 32 and 256
+# bytes: a __data_loc string key takes 256) and the number of
+# triggers on the event (which differ in their values: hist refuses a
+# second trigger with the same keys and values).
 SCENARIOS=${SCENARIOS:-"
 keys_a|keys=a|keys=64
 keys_abc_vals_ab|keys=a,b,c:vals=a,b|keys=64
@@ -26,20 +32,37 @@ sort_3vals|keys=a:vals=b,c:sort=b.descending|keys=64
 cpu_all_hot|keys=common_type|keys=64 cpu=all
 cpu_all_many|keys=a|keys=4096 cpu=all
 full_map|keys=a:size=128|keys=5000
+fill_10|keys=a|keys=205
+fill_50|keys=a|keys=1024
+fill_90|keys=a|keys=1843
+fill_100|keys=a|keys=4096
+key_8|keys=a|keys=1024
+key_24|keys=a,b,c|keys=1024
+key_32|keys=s,a,b|keys=1024
+key_256|keys=d|keys=1024
+triggers_1|keys=a:vals=b|keys=64
+triggers_2|keys=a:vals=b;keys=a:vals=c|keys=64
+triggers_4|keys=a:vals=b;keys=a:vals=c;keys=a:vals=b,c;keys=a:vals=c,b|keys=64
 "}
 
+# Runs "echo PREFIX<trigger> >> trigger" for each trigger of TEXT.
+each_trigger() { # prefix text
+	echo "$2" | tr ';' '\n' | while read -r t; do
+		echo "$1$t" >> $EV/trigger || return 1
+	done
+}
 attach() { # mode text
 	case $1 in
 	none) ;;
 	noop) echo rhist_noop >> $EV/trigger ;;
-	*) echo "$1:$2" >> $EV/trigger ;;
+	*) each_trigger "$1:" "$2" ;;
 	esac
 }
 detach() {
 	case $1 in
 	none) ;;
 	noop) echo '!rhist_noop' >> $EV/trigger ;;
-	*) echo "!$1:$2" >> $EV/trigger ;;
+	*) each_trigger "!$1:" "$2" ;;
 	esac
 }
 
@@ -80,6 +103,36 @@ free_kb() {
 	echo $(( $(awk '/^MemFree:/ { print $2 }' /proc/meminfo) +
 		 $(awk '/^ +count:/ { n += $2 } END { print n * 4 }' /proc/zoneinfo) ))
 }
+# A real workload: a busybox loop that forks a process and waits for it,
+# with keys=common_pid on sched_switch and sched_waking; its run time
+# with no trigger, with hist's and with rhist's.
+#   RESULT real <mode> <round> <ns>
+SCHED=events/sched
+real_workload() {
+	i=0
+	while [ $i -lt ${REAL_FORKS:-300} ]; do
+		/bin/true
+		i=$((i + 1))
+	done
+}
+r=1
+while [ $r -le ${REAL_ROUNDS:-3} ]; do
+	for mode in none hist rhist; do
+		for ev in sched_switch sched_waking; do
+			[ $mode = none ] || echo "$mode:keys=common_pid" >> $SCHED/$ev/trigger ||
+				echo "BENCH-ERROR attach $mode $ev"
+		done
+		t0=$(now)
+		real_workload
+		t1=$(now)
+		echo "RESULT real $mode $r $((t1 - t0))"
+		for ev in sched_switch sched_waking; do
+			[ $mode = none ] || echo "!$mode:keys=common_pid" >> $SCHED/$ev/trigger
+		done
+	done
+	r=$((r + 1))
+done
+
 [ -z "$ICOUNT" ] || { echo BENCH-DONE; exit 0; }
 for size in ${SIZES:-2048 16384 131072}; do
 	for impl in hist rhist rhist hist hist rhist; do

@@ -31,6 +31,31 @@ def added(modes):
     return c_add, r_add, (r_add / c_add if c_add > 0 else float("nan"))
 
 
+def real_results(name):
+    """The run times of the real workload, per mode (none, hist, rhist)."""
+    out = {}
+    for line in open(name, errors="replace"):
+        f = line.split()
+        if len(f) > 4 and f[0] == "RESULT" and f[1] == "real":
+            out.setdefault(f[2], []).append(int(f[4]))
+    return out
+
+
+def real_row(times, unit, scale):
+    """The workload's median time per mode, and what each trigger adds."""
+    if not {"none", "hist", "rhist"} <= times.keys():
+        return None
+    med = {m: statistics.median(v) for m, v in times.items()}
+    c_add, r_add = med["hist"] - med["none"], med["rhist"] - med["none"]
+    print(f"real workload (fork and wait, keys=common_pid on sched_switch and "
+          f"sched_waking), {unit}, medians of {len(times['none'])}: none "
+          f"{med['none'] / scale:.1f}, hist {med['hist'] / scale:.1f} (+{c_add / scale:.1f}), "
+          f"rhist {med['rhist'] / scale:.1f} (+{r_add / scale:.1f}); added-cost ratio "
+          f"{r_add / c_add if c_add > 0 else float('nan'):.2f}")
+    return {"unit": unit, "none": med["none"], "hist": med["hist"], "rhist": med["rhist"],
+            "ratio": r_add / c_add if c_add > 0 else None}
+
+
 # Instruction counts (one per guest nanosecond under -icount shift=0).
 icount = path_results(icount_raw) if icount_raw else {}
 
@@ -82,6 +107,14 @@ for scen, modes in path.items():
         row.update({"c_added_insns": ic_c, "rhist_added_insns": ic_r})
     rows.append(row)
 
+real_rows = []
+print()
+for name, unit, scale in ((raw, "ms (wall clock)", 1e6),
+                          (icount_raw, "million instructions", 1e6)):
+    row = real_row(real_results(name), unit, scale) if name else None
+    if row:
+        real_rows.append(row)
+
 mem_rows = []
 if memory:
     print(f"\n{'size':>7} {'C kB':>8} {'rhist kB':>9} {'ratio':>6} {'C create ms':>12} "
@@ -109,7 +142,7 @@ if "hist" in read:
 
 with open(prefix + ".json", "w") as out:
     json.dump({"description": description, "event_path": rows, "memory": mem_rows,
-               "read": read_row}, out, indent=2)
+               "read": read_row, "real_workload": real_rows}, out, indent=2)
 with open(prefix + ".csv", "w") as out:
     out.write("scenario,none_ns,floor_ns,c_added_ns,rhist_added_ns,ratio,ratio_icount\n")
     for row in rows:
