@@ -12,11 +12,24 @@ use rhist_core::hist::histogram::{map_params, Histogram, TaskContext};
 use rhist_core::hist::map::TracingMap;
 use rhist_core::hist::trigger;
 
-const FIELDS: [EventField<'static>; 3] = [
+/// The bench event's fields (tools/testing/rhist_test_events).
+const FIELDS: [EventField<'static>; 5] = [
     EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
     EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
     EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
+    EventField::new("s", "char[16]", 24, 16, true, FieldStorage::StaticString),
+    EventField::new(
+        "d",
+        "__data_loc char[]",
+        40,
+        4,
+        true,
+        FieldStorage::DynString,
+    ),
 ];
+
+/// A record's size: the fields, then `d`'s string.
+const REC: usize = 64;
 
 const EVENT: EventDesc<'static> = EventDesc {
     system: "rhist_test",
@@ -68,7 +81,7 @@ fn main() {
         .map(|_| AtomicU64::new(0))
         .collect();
     let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
-    let mut recs = vec![[0u8; 24]; 4096];
+    let mut recs = vec![[0u8; REC]; 4096];
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     for r in recs.iter_mut() {
         s ^= s << 13;
@@ -78,9 +91,14 @@ fn main() {
         r[8..16].copy_from_slice(&(s % 64).to_ne_bytes());
         r[16..20].copy_from_slice(&(((s >> 8) % 4) as u32).to_ne_bytes());
         r[20..24].copy_from_slice(&(((s >> 40) % 4) as i32).to_ne_bytes());
+        let name = format!("task-{}", s % 64);
+        r[24..24 + name.len()].copy_from_slice(name.as_bytes());
+        // d: 16 bytes at 44, NUL included.
+        r[40..44].copy_from_slice(&(44u32 | 16 << 16).to_ne_bytes());
+        r[44..44 + name.len()].copy_from_slice(name.as_bytes());
     }
     for i in 0..n {
         one_event(&hist, black_box(&recs[i & 4095]));
     }
-    println!("{} entries, {} hits", hist.map().len(), hist.map().hits());
+    println!("{} entries", hist.map().len());
 }
