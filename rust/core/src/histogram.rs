@@ -19,6 +19,9 @@ use super::vars;
 /// Largest key a histogram builds (C's `HIST_KEY_SIZE_MAX`).
 pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
 
+/// [`KEY_SIZE_MAX`] in words.
+const KEY_WORDS_MAX: usize = KEY_SIZE_MAX / 8;
+
 /// Words of saved command name per element, for `.execname` keys.
 const COMM_WORDS: usize = 2;
 
@@ -159,13 +162,15 @@ impl<'a> Histogram<'a> {
     /// [`update`](Self::update) by the compiled program.
     #[inline]
     fn run(&self, p: &Program, rec: &[u8]) {
-        let elt = match (p.words(), p.n_keys(), p.key_size()) {
-            (true, 1, _) => self.map.insert_words_uncounted(&p.key_words::<1>(rec)),
-            (true, 2, _) => self.map.insert_words_uncounted(&p.key_words::<2>(rec)),
-            (true, _, _) => self.map.insert_words_uncounted(&p.key_words::<3>(rec)),
-            (false, _, 0..=32) => self.insert_bytes::<32>(p, rec),
-            (false, _, 33..=64) => self.insert_bytes::<64>(p, rec),
-            (false, _, _) => self.insert_bytes::<KEY_SIZE_MAX>(p, rec),
+        let map = &self.map;
+        let elt = match (p.words(), p.n_keys(), p.key_words()) {
+            (true, 1, _) => map.insert_words_uncounted(&p.number_key::<1>(rec)),
+            (true, 2, _) => map.insert_words_uncounted(&p.number_key::<2>(rec)),
+            (true, _, _) => map.insert_words_uncounted(&p.number_key::<3>(rec)),
+            (false, _, 0..=4) => self.insert_key::<4>(p, rec),
+            (false, _, 5..=8) => self.insert_key::<8>(p, rec),
+            (false, _, 9..=32) => self.insert_key::<32>(p, rec),
+            (false, _, _) => self.insert_key::<KEY_WORDS_MAX>(p, rec),
         };
         let Some(elt) = elt else {
             return;
@@ -176,14 +181,11 @@ impl<'a> Histogram<'a> {
         }
     }
 
-    /// Builds the key of a program with strings in an `N`-byte buffer, and
-    /// finds or inserts its entry.
-    #[inline(always)]
-    fn insert_bytes<const N: usize>(&self, p: &Program, rec: &[u8]) -> Option<map::Elt<'a>> {
-        let mut buf = [0u8; N];
-        let key = buf.get_mut(..p.key_size())?;
-        p.write_key(rec, key);
-        self.map.insert_uncounted(key, |_| {})
+    /// Builds a key with strings in `N` words, and finds or inserts its
+    /// entry: out of line, so that the number keys' path stays short.
+    #[inline(never)]
+    fn insert_key<const N: usize>(&self, p: &Program, rec: &[u8]) -> Option<map::Elt<'a>> {
+        self.map.insert_words_uncounted(&p.key::<N>(rec))
     }
 
     /// Whether events take the compiled program ([`Program`]).

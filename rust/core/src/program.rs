@@ -7,16 +7,17 @@
 //! trigger has one: keys that are numbers of the record (or their
 //! `.log2` or `.buckets`) or strings of the record, sums that are
 //! hitcount or numbers of the record, and nothing else to do per event
-//! (no variables, references, actions or saved comm). A key of numbers
-//! only is built as words, with no zeroing of a byte buffer, and hashed
-//! and compared as words; no expression tree is walked. Every other trigger takes the general path, which
+//! (no variables, references, actions or saved comm). The key is built
+//! as words (C's key slots are whole words), strings copied a word at a
+//! time, and hashed and compared as words; no expression tree is walked.
+//! Every other trigger takes the general path, which
 //! [`super::hist_data::HistData`] interprets; both give the same key and
 //! sums for every record (see the tests).
 
 use core::num::NonZeroU64;
 
 use super::grammar::{TRACING_MAP_KEYS_MAX, TRACING_MAP_VALS_MAX};
-use super::hist_data::{order_base_2, rec_num, rec_u32, strncpy_from, HistData};
+use super::hist_data::{order_base_2, rec_num, rec_u32, HistData};
 
 /// A number of the record: C's `hist_field_{s,u}{8,16,32,64}()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,12 +205,12 @@ pub enum KeyLoad {
 }
 
 /// One key: what it loads (a [`KeyLoad`] as the program runs it), and
-/// its slot in the key.
+/// its slot in the key, in words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct KeyOp {
     load: KeyPart,
-    offset: u16,
-    size: u16,
+    word: u8,
+    words: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,8 +221,8 @@ enum KeyPart {
 
 const NO_KEY: KeyOp = KeyOp {
     load: KeyPart::Word(Op::One),
-    offset: 0,
-    size: 0,
+    word: 0,
+    words: 0,
 };
 
 /// A trigger's event path as typed loads; see the module documentation.
@@ -233,7 +234,7 @@ pub struct Program {
     n_keys: u8,
     /// Whether every key is a number, key `i` being word `i`.
     words: bool,
-    key_size: u16,
+    key_words: u8,
     /// Hitcount (always 1) first.
     sums: [Op; TRACING_MAP_VALS_MAX],
     n_sums: u8,
@@ -256,13 +257,18 @@ impl Program {
             word_keys: [Op::One; TRACING_MAP_KEYS_MAX],
             n_keys: 0,
             words: true,
-            key_size: u16::try_from(key_size).ok()?,
+            key_words: u8::try_from(key_size / 8).ok()?,
             sums: [Op::One; TRACING_MAP_VALS_MAX],
             n_sums: 0,
         };
         for slot in data.key_slots() {
             let (id, offset, size) = slot?;
-            if offset.checked_add(size)? > key_size {
+            // C's key slots are whole words (strings are aligned); the
+            // program builds keys as words.
+            if offset.checked_add(size)? > key_size
+                || !offset.is_multiple_of(8)
+                || !size.is_multiple_of(8)
+            {
                 return None;
             }
             let load = match data.key_load(id)? {
@@ -281,12 +287,15 @@ impl Program {
             }
             *p.keys.get_mut(usize::from(p.n_keys))? = KeyOp {
                 load: part,
-                offset: u16::try_from(offset).ok()?,
-                size: u16::try_from(size).ok()?,
+                word: u8::try_from(offset / 8).ok()?,
+                words: u8::try_from(size / 8).ok()?,
             };
             p.n_keys += 1;
         }
         if p.n_keys == 0 {
+            return None;
+        }
+        if !key_size.is_multiple_of(8) {
             return None;
         }
         p.words &= usize::from(p.n_keys) * 8 == key_size;
@@ -317,16 +326,16 @@ impl Program {
         self.words
     }
 
-    /// The key size in bytes.
+    /// The key size in words.
     #[inline(always)]
-    pub fn key_size(&self) -> usize {
-        usize::from(self.key_size)
+    pub fn key_words(&self) -> usize {
+        usize::from(self.key_words)
     }
 
     /// The key of `rec` as the `N` words of a key of `N` numbers (see
     /// [`words`](Self::words)); `N` is [`n_keys`](Self::n_keys).
     #[inline(always)]
-    pub fn key_words<const N: usize>(&self, rec: &[u8]) -> [u64; N] {
+    pub fn number_key<const N: usize>(&self, rec: &[u8]) -> [u64; N] {
         let mut key = [0u64; N];
         for (word, op) in key.iter_mut().zip(self.word_keys.iter()) {
             *word = op.eval(rec);
@@ -334,27 +343,29 @@ impl Program {
         key
     }
 
-    /// Writes the key of `rec` into `key`, zeroed and
-    /// [`key_size`](Self::key_size) long.
+    /// The key of `rec` in the first [`key_words`](Self::key_words)
+    /// words of `key`, the rest 0: the words of C's key bytes.
     #[inline(always)]
-    pub fn write_key(&self, rec: &[u8], key: &mut [u8]) {
+    pub fn key<const N: usize>(&self, rec: &[u8]) -> [u64; N] {
+        let mut key = [0u64; N];
         for op in self.keys.iter().take(usize::from(self.n_keys)) {
-            let start = usize::from(op.offset);
-            let Some(slot) = key.get_mut(start..start + usize::from(op.size)) else {
+            let start = usize::from(op.word);
+            let Some(slot) = key.get_mut(start..start + usize::from(op.words)) else {
                 continue;
             };
             match op.load {
                 KeyPart::Word(load) => {
-                    let value = load.eval(rec).to_ne_bytes();
-                    let n = slot.len().min(8);
-                    slot[..n].copy_from_slice(&value[..n]);
+                    if let Some(w) = slot.first_mut() {
+                        *w = load.eval(rec);
+                    }
                 }
                 KeyPart::Str(s) => {
                     let (src, size) = s.locate(rec);
-                    strncpy_from(slot, rec, src, size);
+                    str_words(slot, rec, src, size);
                 }
             }
         }
+        key
     }
 
     /// The number of sums, hitcount included.
@@ -367,5 +378,87 @@ impl Program {
     #[inline(always)]
     pub fn value(&self, i: usize, rec: &[u8]) -> u64 {
         self.sums.get(i).map_or(0, |l| l.eval(rec))
+    }
+}
+
+/// `strncpy(dst, rec + src, size)` into the zeroed words `dst`, as C's
+/// key bytes: stops at the first NUL, the end of the record or `size`
+/// bytes. A word of 8 bytes without a NUL is copied whole.
+#[inline]
+fn str_words(dst: &mut [u64], rec: &[u8], src: usize, size: usize) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut at = src;
+    let mut left = size;
+    for word in dst.iter_mut() {
+        if left == 0 {
+            return;
+        }
+        if let Some(b) = rec.get(at..).and_then(|r| r.first_chunk::<8>()) {
+            let v = u64::from_ne_bytes(*b);
+            // Non-zero when some byte is NUL; its lowest bit marks the
+            // first NUL on a little-endian CPU.
+            let nul = v.wrapping_sub(ONES) & !v & HIGHS;
+            if nul == 0 && left >= 8 {
+                *word = v;
+                at += 8;
+                left -= 8;
+                continue;
+            }
+            if cfg!(target_endian = "little") {
+                // The bytes before the NUL or the limit, at most 7.
+                let keep = (nul.trailing_zeros() / 8).min(left as u32);
+                *word = v & 1u64.wrapping_shl(8 * keep).wrapping_sub(1);
+                return;
+            }
+        }
+        // The last bytes, one at a time.
+        let mut b = [0u8; 8];
+        for (d, &c) in b.iter_mut().zip(rec.get(at..).unwrap_or(&[])).take(left) {
+            if c == 0 {
+                break;
+            }
+            *d = c;
+        }
+        *word = u64::from_ne_bytes(b);
+        return;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::hist_data::strncpy_from;
+    use super::*;
+
+    /// `str_words()` gives the bytes `strncpy_from()` gives, for every
+    /// start, limit and record end over strings with NULs anywhere.
+    #[test]
+    fn string_words_are_strncpy() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Mostly letters, a NUL now and then.
+            let rec: [u8; 40] = core::array::from_fn(|i| match (seed >> (i % 60)) % 11 {
+                0 => 0,
+                n => b'a' + n as u8,
+            });
+            for len in 0..=rec.len() {
+                for src in 0..=len + 1 {
+                    for size in 0..=23 {
+                        let mut words = [0u64; 3];
+                        str_words(&mut words, &rec[..len], src, size);
+                        let mut bytes = [0u8; 24];
+                        strncpy_from(&mut bytes, &rec[..len], src, size);
+                        let mut got = [0u8; 24];
+                        for (g, w) in got.chunks_exact_mut(8).zip(words) {
+                            g.copy_from_slice(&w.to_ne_bytes());
+                        }
+                        assert_eq!(got, bytes, "len {len} src {src} size {size}");
+                    }
+                }
+            }
+        }
     }
 }
