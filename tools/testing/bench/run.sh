@@ -5,7 +5,8 @@
 # C hist trigger in the same boot; prints a table and writes CSV, JSON and
 # a PNG chart under results/. A second boot, with the guest's clock
 # counting instructions (RHIST_ICOUNT=1), measures the single-CPU
-# scenarios again: the report's icount columns.
+# scenarios again: the report's icount columns. Last, cmap/run.sh times
+# C's tracing_map.c against the core's map on the host CPU.
 #
 # Usage: run.sh [--smoke]    (--smoke: one round, tiny counts, no chart)
 set -euo pipefail
@@ -64,5 +65,14 @@ fi
 python3 "$(dirname "$0")/report.py" "$raw" "$results/bench-$stamp" \
 	"kernel: $flavour config ($(kernel_tree "$flavour")), machine: $(nproc) cores, QEMU TCG 2 vCPUs" \
 	${smoke:+--no-chart} ${raw_icount:+--icount "$raw_icount"}
-[ -n "$smoke" ] && rm -f "$raw" "$results/bench-$stamp".*
+[ -n "$smoke" ] && { rm -f "$raw" "$results/bench-$stamp".*; exit 0; }
+# The map alone on the real CPU: the kernel's tracing_map.c built in
+# userspace against the core's, where atomics and cache lines show.
+echo "==> bench: C's tracing_map against the core's, on the host CPU"
+"$(dirname "$0")/cmap/run.sh" > "$results/bench-$stamp.cmap.raw" 2>&1 || {
+	tail -30 "$results/bench-$stamp.cmap.raw"
+	echo "bench: the map bench failed" >&2
+	exit 1
+}
+sed -n '/^ns per update/,$p' "$results/bench-$stamp.cmap.raw" | tee "$results/bench-$stamp.cmap.txt"
 exit 0
