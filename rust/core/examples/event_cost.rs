@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Runs one trigger shape over `N` events, for counting instructions:
-//! `valgrind --tool=callgrind target/release/examples/event_cost keys=a 100000`.
+//! `valgrind --tool=callgrind target/release/examples/event_cost keys=a 100000 [keys]`
+//! (`keys` distinct keys, 64 by default).
 
 use std::hint::black_box;
 use std::sync::atomic::AtomicU64;
@@ -74,6 +75,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let text = args.next().unwrap_or_else(|| "keys=a".into());
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let keys: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(64);
     let spec = trigger::parse(&text).expect("trigger");
     let data = HistData::build(&spec, &EVENT).expect("hist data");
     let params = map_params(&data);
@@ -88,10 +90,10 @@ fn main() {
         s ^= s >> 7;
         s ^= s << 17;
         r[4..8].copy_from_slice(&42i32.to_ne_bytes());
-        r[8..16].copy_from_slice(&(s % 64).to_ne_bytes());
+        r[8..16].copy_from_slice(&(s % keys).to_ne_bytes());
         r[16..20].copy_from_slice(&(((s >> 8) % 4) as u32).to_ne_bytes());
         r[20..24].copy_from_slice(&(((s >> 40) % 4) as i32).to_ne_bytes());
-        let name = format!("task-{}", s % 64);
+        let name = format!("task-{}", s % keys);
         r[24..24 + name.len()].copy_from_slice(name.as_bytes());
         // d: 16 bytes at 44, NUL included.
         r[40..44].copy_from_slice(&(44u32 | 16 << 16).to_ne_bytes());

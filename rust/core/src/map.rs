@@ -119,12 +119,15 @@ pub const KEY_SIZE_MAX: usize = 4096;
 
 /// Words in a cache line.
 const LINE_WORDS: usize = 8;
-/// Words before the entry table: `hits` alone on a line, then a line with
-/// `drops` and `next_elt`.
-const HEADER_WORDS: usize = 2 * LINE_WORDS;
+/// Lines of drop counts: a drop adds to the line its key's hash picks, so
+/// that CPUs dropping different keys seldom write the same line.
+const DROP_LINES: usize = 4;
+/// Words before the entry table: `hits` and `next_elt` on a line, then
+/// the [`DROP_LINES`] lines of drop counts (the first word of each).
+const HEADER_WORDS: usize = (1 + DROP_LINES) * LINE_WORDS;
 const HITS: usize = 0;
+const NEXT_ELT: usize = 1;
 const DROPS: usize = LINE_WORDS;
-const NEXT_ELT: usize = LINE_WORDS + 1;
 
 /// Entry state (high half): claimed, element not published yet.
 const PENDING: u32 = 0;
@@ -502,7 +505,9 @@ impl<'a> TracingMap<'a> {
 
     /// Failed inserts (and lookups given up on) since the last clear.
     pub fn drops(&self) -> u64 {
-        self.header[DROPS].load(Ordering::Relaxed)
+        (0..DROP_LINES).fold(0u64, |n, line| {
+            n.wrapping_add(self.header[DROPS + line * LINE_WORDS].load(Ordering::Relaxed))
+        })
     }
 
     /// The number of elements handed out since the last clear; once no
@@ -591,6 +596,12 @@ impl<'a> TracingMap<'a> {
         self.header[which].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a drop of the key whose hash is `h`.
+    #[inline]
+    fn count_drop(&self, h: u32) {
+        self.count(DROPS + (h as usize % DROP_LINES) * LINE_WORDS);
+    }
+
     /// Finds (or inserts) the element of `key`. The first entry probed
     /// is looked at here, inline: most events find their key there. The
     /// rest is [`probe`](Self::probe).
@@ -648,7 +659,7 @@ impl<'a> TracingMap<'a> {
                 // entry.  A key already in the map is never behind a free
                 // entry, so this does not lose existing keys.
                 if self.header[NEXT_ELT].load(Ordering::Relaxed) >= self.g.max_elts as u64 {
-                    self.count(DROPS);
+                    self.count_drop(h);
                     return None;
                 }
                 // Relaxed: only the atomicity matters, the winner owns the
@@ -659,7 +670,7 @@ impl<'a> TracingMap<'a> {
                         // Someone claimed it first: look again at what.
                         dup_try += 1;
                         if dup_try > self.g.map_size {
-                            self.count(DROPS);
+                            self.count_drop(h);
                             return None;
                         }
                         continue;
@@ -675,7 +686,7 @@ impl<'a> TracingMap<'a> {
                         // this one interrupted).
                         dup_try += 1;
                         if dup_try > self.g.map_size {
-                            self.count(DROPS);
+                            self.count_drop(h);
                             return None;
                         }
                         spin();
@@ -698,7 +709,7 @@ impl<'a> TracingMap<'a> {
             idx += 1;
             probes += 1;
             if probes >= self.g.map_size {
-                self.count(DROPS);
+                self.count_drop(h);
                 return None;
             }
         }
@@ -725,7 +736,7 @@ impl<'a> TracingMap<'a> {
             // Keep the hash so probes go on past this entry; readers skip
             // dead entries.  Nothing to publish: Relaxed.
             entry.store(h as u64 | (DEAD as u64) << 32, Ordering::Relaxed);
-            self.count(DROPS);
+            self.count_drop(h);
             return None;
         };
         for (w, slot) in elt.key_slots().iter().enumerate() {
@@ -778,7 +789,9 @@ impl<'a> TracingMap<'a> {
         }
         self.header[NEXT_ELT].store(0, Ordering::Relaxed);
         self.header[HITS].store(0, Ordering::Relaxed);
-        self.header[DROPS].store(0, Ordering::Relaxed);
+        for line in 0..DROP_LINES {
+            self.header[DROPS + line * LINE_WORDS].store(0, Ordering::Relaxed);
+        }
     }
 
     /// The published elements, in hash table order.  Safe while inserts
@@ -1437,6 +1450,10 @@ mod tests {
         assert_eq!(m.len(), 4);
         assert_eq!(m.hits(), 8);
         assert_eq!(m.drops(), 96);
+        // Drops of different keys are spread over the drop lines.
+        let lines = (0..DROP_LINES)
+            .filter(|l| m.header[DROPS + l * LINE_WORDS].load(Ordering::Relaxed) > 0);
+        assert_eq!(lines.count(), DROP_LINES);
         // A full map did not burn free entries.
         let used = m.entries.iter().filter(|e| e.load(Ordering::Relaxed) != 0);
         assert_eq!(used.count(), 4);
