@@ -624,6 +624,15 @@ impl<'a> TracingMap<'a> {
                     }
                 }
             }
+            // A key is never behind a free entry: with no element left,
+            // a free first entry is a drop (most drops of a full map).
+            if e == 0
+                && how != Find::Lookup
+                && self.header[NEXT_ELT].load(Ordering::Relaxed) >= self.g.max_elts as u64
+            {
+                self.count_drop(h);
+                return None;
+            }
         }
         self.probe(key, h, idx, how, init)
     }
