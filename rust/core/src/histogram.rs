@@ -167,10 +167,7 @@ impl<'a> Histogram<'a> {
             (true, 1, _) => map.insert_words_uncounted(&p.number_key::<1>(rec)),
             (true, 2, _) => map.insert_words_uncounted(&p.number_key::<2>(rec)),
             (true, _, _) => map.insert_words_uncounted(&p.number_key::<3>(rec)),
-            (false, _, 0..=4) => self.insert_key::<4>(p, rec),
-            (false, _, 5..=8) => self.insert_key::<8>(p, rec),
-            (false, _, 9..=32) => self.insert_key::<32>(p, rec),
-            (false, _, _) => self.insert_key::<KEY_WORDS_MAX>(p, rec),
+            (false, _, _) => self.insert_strings(p, rec),
         };
         let Some(elt) = elt else {
             return;
@@ -181,11 +178,25 @@ impl<'a> Histogram<'a> {
         }
     }
 
-    /// Builds a key with strings in `N` words, and finds or inserts its
-    /// entry: out of line, so that the number keys' path stays short.
+    /// Finds or inserts the entry of a program's key with strings: past 8
+    /// words, a [`CompactKey`](super::program::CompactKey) when it fits,
+    /// else the whole key. Out of line, so that the number keys' path stays short.
     #[inline(never)]
-    fn insert_key<const N: usize>(&self, p: &Program, rec: &[u8]) -> Option<map::Elt<'a>> {
-        self.map.insert_words_uncounted(&p.key::<N>(rec))
+    fn insert_strings(&self, p: &Program, rec: &[u8]) -> Option<map::Elt<'a>> {
+        match p.key_words() {
+            0..=4 => return self.map.insert_words_uncounted(&p.key::<4>(rec)),
+            5..=8 => return self.map.insert_words_uncounted(&p.key::<8>(rec)),
+            _ => {}
+        }
+        if let Some(key) = p.compact_key(rec) {
+            return self.map.insert_key_uncounted(&key);
+        }
+        match p.key_words() {
+            0..=32 => self.map.insert_words_uncounted(&p.key::<32>(rec)),
+            _ => self
+                .map
+                .insert_words_uncounted(&p.key::<KEY_WORDS_MAX>(rec)),
+        }
     }
 
     /// Whether events take the compiled program ([`Program`]).
@@ -830,6 +841,58 @@ mod tests {
         ("keys=a:vals=b+c", false),
         ("keys=stacktrace", false),
     ];
+
+    /// A compact key (a long string slot as its used words) hashes as its
+    /// bytes do, stores them, and finds what they insert.
+    #[test]
+    fn compact_keys_are_their_bytes() {
+        use super::super::map::{key_hash, MapKey};
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for text in ["keys=d", "keys=d:vals=a", "keys=r,c", "keys=s,a,d:vals=b"] {
+            let spec = trigger::parse(text).unwrap();
+            let data = HistData::build(&spec, &STR_EVENT).unwrap();
+            let p = Program::compile(&data).unwrap();
+            let words = p.key_words();
+            let params = map_params(&data);
+            let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
+                .map(|_| AtomicU64::new(0))
+                .collect();
+            let map = TracingMap::new(params, &storage).unwrap();
+            let mut compact = 0;
+            for _ in 0..2000 {
+                // Strings of 0 to 31 letters at 44, both locations on them.
+                let n = rand() % 32;
+                let mut tail = [0u8; 52];
+                for (i, b) in tail[20..20 + n as usize].iter_mut().enumerate() {
+                    *b = b'a' + (rand() % 3) as u8 + i as u8 % 2;
+                }
+                let item = (44 | (n + 1) << 16) as u32;
+                tail[12..16].copy_from_slice(&item.to_ne_bytes());
+                let rel = ((n + 1) << 16) as u32;
+                tail[16..20].copy_from_slice(&rel.to_ne_bytes());
+                let rec = str_record(rand() % 4, 0, (rand() % 3) as i32, &tail);
+                let full = p.key::<KEY_WORDS_MAX>(&rec);
+                let bytes: Vec<u8> = full[..words].iter().flat_map(|w| w.to_ne_bytes()).collect();
+                let Some(key) = p.compact_key(&rec) else {
+                    continue;
+                };
+                compact += 1;
+                assert_eq!((&key).hash(words), key_hash(&bytes, words * 8), "{text}");
+                let elt = map.insert_key_uncounted(&key).unwrap();
+                assert!(elt.key_eq(&bytes), "{text}");
+                assert_eq!(map.lookup(&bytes).unwrap().index(), elt.index(), "{text}");
+                assert_eq!(map.insert(&bytes).unwrap().index(), elt.index(), "{text}");
+            }
+            assert!(compact > 1000, "{text}: {compact}");
+            assert!(map.len() > 20, "{text}: {}", map.len());
+        }
+    }
 
     #[test]
     fn program_compiles_the_common_shapes() {

@@ -333,19 +333,45 @@ impl core::fmt::Debug for TracingMap<'_> {
 /// free entry).  The top `bits + 1` bits choose where probing starts.
 pub fn key_hash(key: &[u8], key_size: usize) -> u32 {
     let key = key.get(..key_size).unwrap_or(key);
-    hash_key(key, key_size.div_ceil(8))
+    key.hash(key_size.div_ceil(8))
 }
 
-/// The hash of a key of `key_words` words, 0 remapped to 1.
-#[inline]
-fn hash_key(key: impl MapKey, key_words: usize) -> u32 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = K ^ key_words as u64;
-    for i in 0..key_words {
-        h = (h.rotate_left(29) ^ key.word(i)).wrapping_mul(K);
+/// Word `i`'s share of a key's hash: 0 for a zero word, so that a key's
+/// hash is the sum over its non-zero words only, and a key whose words are
+/// mostly zero (a short string in a long slot) hashes at the cost of the
+/// others (see [`MapKey::hash`]).
+#[inline(always)]
+pub fn hash_word(w: u64, i: usize) -> u64 {
+    // Odd multipliers, a different one per word (splitmix64 of i).
+    const fn multiplier(i: u64) -> u64 {
+        let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) | 1
     }
+    const MULTIPLIERS: [u64; 64] = {
+        let mut m = [0u64; 64];
+        let mut i = 0;
+        while i < 64 {
+            m[i] = multiplier(i as u64);
+            i += 1;
+        }
+        m
+    };
+    // Past 64 words (longer than any histogram key), the multipliers
+    // repeat with an even offset: still odd.
+    let m = MULTIPLIERS[i % 64].wrapping_add((i / 64) as u64 * 2);
+    let x = w.wrapping_mul(m);
+    x ^ (x >> 29)
+}
+
+/// The hash of a key from the sum of its words' [`hash_word`]s: never 0
+/// (a free entry).
+#[inline(always)]
+pub fn hash_finish(sum: u64) -> u32 {
     // The murmur3 finaliser, then the top half: the table index is taken
     // from the top bits, as C does with jhash().
+    let mut h = sum;
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
@@ -370,11 +396,44 @@ enum Find {
 }
 
 /// A key as the map reads it: word by word, zero past its end.
+///
+/// The provided methods hash, compare and store it a word at a time; a
+/// key that knows where its zero words are may do less, as long as it
+/// gives the same results.
 pub trait MapKey: Copy {
     /// The number of words, when the type fixes it (0: the map's).
     const WORDS: usize = 0;
+
     /// Word `i`, in native byte order.
     fn word(self, i: usize) -> u64;
+
+    /// The key's hash, `words` being the key size in words:
+    /// [`hash_finish`] of the sum of its words' [`hash_word`]s.
+    #[inline(always)]
+    fn hash(self, words: usize) -> u32 {
+        let mut sum = 0u64;
+        for i in 0..words {
+            sum = sum.wrapping_add(hash_word(self.word(i), i));
+        }
+        hash_finish(sum)
+    }
+
+    /// Whether `slots` (the key words of an element) hold this key.
+    #[inline(always)]
+    fn matches(self, slots: &[AtomicU64]) -> bool {
+        slots
+            .iter()
+            .enumerate()
+            .all(|(i, w)| w.load(Ordering::Relaxed) == self.word(i))
+    }
+
+    /// Stores the key into `slots`, the key words of a new element.
+    #[inline]
+    fn store(self, slots: &[AtomicU64]) {
+        for (i, slot) in slots.iter().enumerate() {
+            slot.store(self.word(i), Ordering::Relaxed);
+        }
+    }
 }
 
 /// A key as bytes.
@@ -560,6 +619,13 @@ impl<'a> TracingMap<'a> {
         }
     }
 
+    /// [`insert_uncounted`](Self::insert_uncounted) of a key of any
+    /// [`MapKey`] type.
+    #[inline]
+    pub fn insert_key_uncounted<K: MapKey>(&self, key: K) -> Option<Elt<'a>> {
+        self.find(key, Find::InsertUncounted, |_| {})
+    }
+
     /// The number of words of a key `key` is: its own or the map's.
     #[inline(always)]
     fn key_words<K: MapKey>(&self) -> usize {
@@ -608,7 +674,7 @@ impl<'a> TracingMap<'a> {
     #[inline]
     fn find<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
         let words = self.key_words::<K>();
-        let h = hash_key(key, words);
+        let h = key.hash(words);
         let idx = (h >> self.g.start_shift) as usize & self.g.map_size.wrapping_sub(1);
         if let Some(entry) = self.entries.get(idx) {
             // Acquire: as in `probe()`.
@@ -748,9 +814,7 @@ impl<'a> TracingMap<'a> {
             self.count_drop(h);
             return None;
         };
-        for (w, slot) in elt.key_slots().iter().enumerate() {
-            slot.store(key.word(w), Ordering::Relaxed);
-        }
+        key.store(elt.key_slots());
         init(&elt);
         // Release: the key words and whatever `init` wrote happen before
         // any Acquire load that sees this index.
@@ -1176,13 +1240,9 @@ impl<'a> Elt<'a> {
     /// Whether the key equals `key`, which has `words` words (the map's).
     #[inline]
     fn key_is(&self, key: impl MapKey, words: usize) -> bool {
-        let Some(slots) = self.words.get(..words) else {
-            return false;
-        };
-        slots
-            .iter()
-            .enumerate()
-            .all(|(i, w)| w.load(Ordering::Relaxed) == key.word(i))
+        self.words
+            .get(..words)
+            .is_some_and(|slots| key.matches(slots))
     }
 
     fn key_words(&self) -> usize {
@@ -1622,7 +1682,7 @@ mod tests {
 
     #[test]
     fn hash_is_never_zero_and_spreads() {
-        assert_ne!(hash_key(&[], 1), 0);
+        assert_ne!(key_hash(&[], 8), 0);
         let p = MapParams::new(7, 8, 1, 0);
         let s = storage(&p);
         let m = TracingMap::new(p, &s).unwrap();
@@ -1631,6 +1691,14 @@ mod tests {
         starts.sort();
         starts.dedup();
         assert!(starts.len() > 70, "{}", starts.len());
+        // So do compound keys of small numbers (a, b, c in 0..8): the hash
+        // is not linear in the words.
+        let mut starts: Vec<u32> = (0..512u64)
+            .map(|x| [x % 8, x / 8 % 8, x / 64].as_slice().hash(3) >> 23)
+            .collect();
+        starts.sort();
+        starts.dedup();
+        assert!(starts.len() > 300, "{}", starts.len());
     }
 
     /// A map with keys (u32 a, i32 b, 8-byte string) and sums.

@@ -17,7 +17,10 @@
 use core::num::NonZeroU64;
 
 use super::grammar::{TRACING_MAP_KEYS_MAX, TRACING_MAP_VALS_MAX};
+use core::sync::atomic::{AtomicU64, Ordering};
+
 use super::hist_data::{order_base_2, rec_num, rec_u32, HistData};
+use super::map::{hash_finish, hash_word, MapKey};
 
 /// A number of the record: C's `hist_field_{s,u}{8,16,32,64}()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,6 +237,9 @@ pub struct Program {
     n_keys: u8,
     /// Whether every key is a number, key `i` being word `i`.
     words: bool,
+    /// Whether the keys' slots follow each other from word 0 to the end
+    /// of the key ([`compact_key`](Self::compact_key)).
+    tiled: bool,
     key_words: u8,
     /// Hitcount (always 1) first.
     sums: [Op; TRACING_MAP_VALS_MAX],
@@ -257,10 +263,12 @@ impl Program {
             word_keys: [Op::One; TRACING_MAP_KEYS_MAX],
             n_keys: 0,
             words: true,
+            tiled: true,
             key_words: u8::try_from(key_size / 8).ok()?,
             sums: [Op::One; TRACING_MAP_VALS_MAX],
             n_sums: 0,
         };
+        let mut tiled_to = 0;
         for slot in data.key_slots() {
             let (id, offset, size) = slot?;
             // C's key slots are whole words (strings are aligned); the
@@ -277,6 +285,8 @@ impl Program {
                 load => load,
             };
             let is_word = offset == usize::from(p.n_keys) * 8 && size == 8;
+            p.tiled &= offset == tiled_to;
+            tiled_to = offset + size;
             p.words &= is_word && matches!(load, KeyLoad::Word(_));
             let part = match load {
                 KeyLoad::Word(l) => KeyPart::Word(Op::new(l)),
@@ -298,6 +308,7 @@ impl Program {
         if !key_size.is_multiple_of(8) {
             return None;
         }
+        p.tiled &= tiled_to == key_size;
         p.words &= usize::from(p.n_keys) * 8 == key_size;
         for &id in data.sum_ids() {
             let load = data.load(id)?;
@@ -361,11 +372,54 @@ impl Program {
                 }
                 KeyPart::Str(s) => {
                     let (src, size) = s.locate(rec);
-                    str_words(slot, rec, src, size);
+                    // A slot is longer than its longest string.
+                    let _ = str_words(slot, rec, src, size);
                 }
             }
         }
         key
+    }
+
+    /// The key of `rec` as a [`CompactKey`], if its words fit in one
+    /// (and the keys' slots tile the key, as C lays them out).
+    #[inline(always)]
+    pub fn compact_key(&self, rec: &[u8]) -> Option<CompactKey> {
+        if !self.tiled {
+            return None;
+        }
+        let mut key = CompactKey {
+            words: [0; COMPACT_WORDS],
+            slots: [Slot::default(); TRACING_MAP_KEYS_MAX],
+            n_slots: self.n_keys,
+        };
+        let mut at = 0;
+        for (op, slot) in self
+            .keys
+            .iter()
+            .zip(key.slots.iter_mut())
+            .take(self.n_keys())
+        {
+            let room = key.words.get_mut(at..)?;
+            let used = match op.load {
+                KeyPart::Word(load) => {
+                    *room.first_mut()? = load.eval(rec);
+                    1
+                }
+                KeyPart::Str(s) => {
+                    let (src, size) = s.locate(rec);
+                    let fits = room.len().min(usize::from(op.words));
+                    str_words(room.get_mut(..fits)?, rec, src, size)?
+                }
+            };
+            *slot = Slot {
+                start: op.word,
+                size: op.words,
+                at: at as u8,
+                used: used as u8,
+            };
+            at += used;
+        }
+        Some(key)
     }
 
     /// The number of sums, hitcount included.
@@ -383,16 +437,18 @@ impl Program {
 
 /// `strncpy(dst, rec + src, size)` into the zeroed words `dst`, as C's
 /// key bytes: stops at the first NUL, the end of the record or `size`
-/// bytes. A word of 8 bytes without a NUL is copied whole.
+/// bytes. A word of 8 bytes without a NUL is copied whole. Returns how
+/// many words it wrote (those after are 0), or `None` when `dst` was too
+/// short for the string.
 #[inline]
-fn str_words(dst: &mut [u64], rec: &[u8], src: usize, size: usize) {
+fn str_words(dst: &mut [u64], rec: &[u8], src: usize, size: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let mut at = src;
     let mut left = size;
-    for word in dst.iter_mut() {
+    for (n, word) in dst.iter_mut().enumerate() {
         if left == 0 {
-            return;
+            return Some(n);
         }
         if let Some(b) = rec.get(at..).and_then(|r| r.first_chunk::<8>()) {
             let v = u64::from_ne_bytes(*b);
@@ -409,7 +465,7 @@ fn str_words(dst: &mut [u64], rec: &[u8], src: usize, size: usize) {
                 // The bytes before the NUL or the limit, at most 7.
                 let keep = (nul.trailing_zeros() / 8).min(left as u32);
                 *word = v & 1u64.wrapping_shl(8 * keep).wrapping_sub(1);
-                return;
+                return Some(n + 1);
             }
         }
         // The last bytes, one at a time.
@@ -421,7 +477,95 @@ fn str_words(dst: &mut [u64], rec: &[u8], src: usize, size: usize) {
             *d = c;
         }
         *word = u64::from_ne_bytes(b);
-        return;
+        return Some(n + 1);
+    }
+    (left == 0).then_some(dst.len())
+}
+
+/// Words a [`CompactKey`] holds.
+const COMPACT_WORDS: usize = 8;
+
+/// A key with string keys as the words their strings fill, and the map's
+/// key as what they stand for: each key's slot holds its words, then
+/// zeros. A short string in a long slot (a `__data_loc` key takes 32
+/// words) is then built, hashed and compared at the cost of its own
+/// words, with no large buffer to zero.
+#[derive(Clone, Copy, Debug)]
+pub struct CompactKey {
+    words: [u64; COMPACT_WORDS],
+    slots: [Slot; TRACING_MAP_KEYS_MAX],
+    n_slots: u8,
+}
+
+/// A key's slot in a [`CompactKey`]: its first word and size in the key,
+/// where its words are in the compact key, and how many there are.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    start: u8,
+    size: u8,
+    at: u8,
+    used: u8,
+}
+
+impl CompactKey {
+    #[inline(always)]
+    fn slots(&self) -> &[Slot] {
+        self.slots.get(..usize::from(self.n_slots)).unwrap_or(&[])
+    }
+
+    /// The words of `slot` in the compact key.
+    #[inline(always)]
+    fn used(&self, slot: &Slot) -> &[u64] {
+        let at = usize::from(slot.at);
+        self.words
+            .get(at..at + usize::from(slot.used))
+            .unwrap_or(&[])
+    }
+}
+
+impl MapKey for &CompactKey {
+    fn word(self, i: usize) -> u64 {
+        self.slots()
+            .iter()
+            .find_map(|s| {
+                let j = i.checked_sub(usize::from(s.start))?;
+                (j < usize::from(s.size)).then(|| self.used(s).get(j).copied().unwrap_or(0))
+            })
+            .unwrap_or(0)
+    }
+
+    #[inline(always)]
+    fn hash(self, _words: usize) -> u32 {
+        let mut sum = 0u64;
+        for s in self.slots() {
+            for (j, &w) in self.used(s).iter().enumerate() {
+                sum = sum.wrapping_add(hash_word(w, usize::from(s.start) + j));
+            }
+        }
+        hash_finish(sum)
+    }
+
+    #[inline(always)]
+    fn matches(self, slots: &[AtomicU64]) -> bool {
+        self.slots().iter().all(|s| {
+            let start = usize::from(s.start);
+            let Some(stored) = slots.get(start..start + usize::from(s.size)) else {
+                return false;
+            };
+            let used = self.used(s);
+            let (head, tail) = stored.split_at(used.len().min(stored.len()));
+            head.iter()
+                .zip(used)
+                .all(|(w, &k)| w.load(Ordering::Relaxed) == k)
+                && tail.iter().fold(0, |or, w| or | w.load(Ordering::Relaxed)) == 0
+        })
+    }
+
+    #[inline]
+    fn store(self, slots: &[AtomicU64]) {
+        for (i, slot) in slots.iter().enumerate() {
+            slot.store(self.word(i), Ordering::Relaxed);
+        }
     }
 }
 
