@@ -690,17 +690,59 @@ impl<'a> TracingMap<'a> {
                     }
                 }
             }
-            // A key is never behind a free entry: with no element left,
-            // a free first entry is a drop (most drops of a full map).
-            if e == 0
-                && how != Find::Lookup
+            // With no element left, nothing is inserted: what follows is
+            // a lookup, and a key is never behind a free entry.
+            if how != Find::Lookup
                 && self.header[NEXT_ELT].load(Ordering::Relaxed) >= self.g.max_elts as u64
             {
-                self.count_drop(h);
-                return None;
+                return self.find_in_full(key, h, idx, e, how, init);
             }
         }
         self.probe(key, h, idx, how, init)
+    }
+
+    /// [`find`](Self::find) in a map with no element left, from entry
+    /// `idx` (which held `e`): the probe loop without the inserting, so
+    /// that most drops of a full map stay short.
+    #[inline(always)]
+    fn find_in_full<K: MapKey>(
+        &self,
+        key: K,
+        h: u32,
+        mut idx: usize,
+        mut e: u64,
+        how: Find,
+        init: impl FnOnce(&Elt<'a>),
+    ) -> Option<Elt<'a>> {
+        let mask = self.g.map_size.wrapping_sub(1);
+        for _ in 0..self.g.map_size {
+            if e == 0 {
+                self.count_drop(h);
+                return None;
+            }
+            if e as u32 == h {
+                match (e >> 32) as u32 {
+                    // Being inserted: the full loop waits for it.
+                    PENDING => return self.probe(key, h, idx, how, init),
+                    DEAD => {}
+                    n => {
+                        if let Some(elt) = self.elt(n.wrapping_sub(1)) {
+                            if elt.key_is(key, self.key_words::<K>()) {
+                                if how == Find::Insert {
+                                    self.count(HITS);
+                                }
+                                return Some(elt);
+                            }
+                        }
+                    }
+                }
+            }
+            idx = idx.wrapping_add(1) & mask;
+            // Acquire: as in `probe()`.
+            e = self.entries.get(idx)?.load(Ordering::Acquire);
+        }
+        self.count_drop(h);
+        None
     }
 
     /// The probe loop of [`find`](Self::find), from entry `idx` where `key`
@@ -1580,6 +1622,24 @@ mod tests {
             7 | (DEAD as u64) << 32
         );
         assert_eq!(m.iter().count(), 1);
+        // In a full map, past another key's dead entry: our element is
+        // found (and the hit counted), a pending entry waited for, then
+        // dropped (and the drop counted).
+        m.clear();
+        let next = (start + 1) % 4;
+        let e = m.insert(&key).unwrap();
+        m.header[NEXT_ELT].store(2, Ordering::Relaxed);
+        let other = (h ^ 1) as u64 | (DEAD as u64) << 32;
+        let ours = m.entries[start].load(Ordering::Relaxed);
+        m.entries[start].store(other, Ordering::Relaxed);
+        m.entries[next].store(ours, Ordering::Relaxed);
+        let hits = m.hits();
+        assert_eq!(m.insert(&key).unwrap().index(), e.index());
+        assert_eq!(m.hits(), hits + 1);
+        m.entries[next].store(h as u64, Ordering::Relaxed);
+        let drops = m.drops();
+        assert!(m.insert(&key).is_none());
+        assert_eq!(m.drops(), drops + 1);
     }
 
     #[test]
