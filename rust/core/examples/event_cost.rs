@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Runs one trigger shape over `N` events, for counting instructions:
-//! `valgrind --tool=callgrind target/release/examples/event_cost keys=a 100000 [keys]`
+//! `valgrind --tool=callgrind target/release/examples/event_cost keys=a 100000 [keys] [stage]`
 //! (`keys` distinct keys, 64 by default).
+//!
+//! `stage` runs only the first stages of a compiled trigger's event path,
+//! so that their differences give each stage's cost: 0 only the loop, 1
+//! reads the record and builds the key, 2 also hashes it, 3 builds it and finds or inserts
+//! its entry (hash, probe, compare), 4 also adds the sums, 5 (the
+//! default) is the whole `Histogram::update()` (whose code the compiler
+//! lays out differently: its total is not the sum of the stages).
 
 use std::hint::black_box;
 use std::sync::atomic::AtomicU64;
@@ -10,7 +17,8 @@ use std::sync::atomic::AtomicU64;
 use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
 use rhist_core::hist::hist_data::{EventContext, HistData};
 use rhist_core::hist::histogram::{map_params, Histogram, TaskContext};
-use rhist_core::hist::map::TracingMap;
+use rhist_core::hist::map::{MapKey, TracingMap};
+use rhist_core::hist::program::Program;
 use rhist_core::hist::trigger;
 
 /// The bench event's fields (tools/testing/rhist_test_events).
@@ -71,11 +79,57 @@ fn one_event(hist: &Histogram<'_>, rec: &[u8]) {
     hist.update(rec, &Task);
 }
 
+/// The first `stage` stages of one event of a compiled trigger whose key
+/// is `N` numbers, or (`N` = 0) has strings and fits 4 words.
+#[inline(never)]
+fn stages<const N: usize>(hist: &Histogram<'_>, p: &Program, rec: &[u8], stage: u32) {
+    let map = hist.map();
+    if stage == 0 {
+        black_box(rec);
+        return;
+    }
+    let elt = if N > 0 {
+        let key = p.number_key::<N>(rec);
+        match stage {
+            1 => {
+                black_box(key);
+                return;
+            }
+            2 => {
+                black_box((&key).hash(N));
+                return;
+            }
+            _ => map.insert_words_uncounted(&key),
+        }
+    } else {
+        let key = p.key::<4>(rec);
+        match stage {
+            1 => {
+                black_box(key);
+                return;
+            }
+            2 => {
+                black_box((&key[..]).hash(p.key_words()));
+                return;
+            }
+            _ => map.insert_words_uncounted(&key),
+        }
+    };
+    let Some(elt) = black_box(elt) else { return };
+    if stage >= 4 {
+        elt.update_sum(0, 1);
+        for i in 1..p.n_sums() {
+            elt.update_sum(i, p.value(i, rec));
+        }
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let text = args.next().unwrap_or_else(|| "keys=a".into());
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let keys: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(64);
+    let stage: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
     let spec = trigger::parse(&text).expect("trigger");
     let data = HistData::build(&spec, &EVENT).expect("hist data");
     let params = map_params(&data);
@@ -99,8 +153,18 @@ fn main() {
         r[40..44].copy_from_slice(&(44u32 | 16 << 16).to_ne_bytes());
         r[44..44 + name.len()].copy_from_slice(name.as_bytes());
     }
+    let program = hist.program().filter(|_| stage < 5);
     for i in 0..n {
-        one_event(&hist, black_box(&recs[i & 4095]));
+        let rec = black_box(&recs[i & 4095]);
+        match program {
+            None => one_event(&hist, rec),
+            Some(p) if !p.words() => stages::<0>(&hist, p, rec, stage),
+            Some(p) => match p.n_keys() {
+                1 => stages::<1>(&hist, p, rec, stage),
+                2 => stages::<2>(&hist, p, rec, stage),
+                _ => stages::<3>(&hist, p, rec, stage),
+            },
+        }
     }
     println!("{} entries", hist.map().len());
 }

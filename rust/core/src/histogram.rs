@@ -204,6 +204,11 @@ impl<'a> Histogram<'a> {
         self.program.is_some()
     }
 
+    /// The compiled program, if events take it.
+    pub fn program(&self) -> Option<&Program> {
+        self.program.as_ref()
+    }
+
     /// The histogram with its events sent down the general path.
     #[cfg(test)]
     fn interpreted(mut self) -> Self {

@@ -6,7 +6,8 @@
 # a PNG chart under results/. A second boot, with the guest's clock
 # counting instructions (RHIST_ICOUNT=1), measures the single-CPU
 # scenarios again: the report's icount columns. Last, cmap/run.sh times
-# C's tracing_map.c against the core's map on the host CPU.
+# C's tracing_map.c against the core's map on the host CPU, and stages.sh
+# counts where one event's instructions go.
 #
 # Usage: run.sh [--smoke]    (--smoke: one round, tiny counts, no chart)
 set -euo pipefail
@@ -18,10 +19,14 @@ flavour=bench
 [ -n "$smoke" ] && flavour=${RHIST_BENCH_FLAVOUR:-test}
 
 "$RHIST_TOP/tools/testing/vm/setup.sh"
-if [ -z "$smoke" ] && ! command -v gnuplot >/dev/null; then
-	echo "==> installing gnuplot-nox (for the chart)"
+missing=
+[ -n "$smoke" ] || command -v gnuplot >/dev/null || missing+=" gnuplot-nox"
+[ -n "$smoke" ] || command -v valgrind >/dev/null || missing+=" valgrind"
+if [ -n "$missing" ]; then
+	echo "==> installing$missing (the chart, instruction counts per stage)"
 	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends gnuplot-nox >/dev/null
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null
 fi
 "$RHIST_TOP/tools/testing/vm/kernel.sh" "$flavour"
 "$RHIST_TOP/tools/testing/vm/modules.sh" "$flavour"
@@ -75,4 +80,6 @@ echo "==> bench: C's tracing_map against the core's, on the host CPU"
 	exit 1
 }
 sed -n '/^ns per update/,$p' "$results/bench-$stamp.cmap.raw" | tee "$results/bench-$stamp.cmap.txt"
+echo "==> bench: instructions per stage (callgrind, host)"
+"$(dirname "$0")/stages.sh" | tee "$results/bench-$stamp.stages.txt"
 exit 0

@@ -39,17 +39,24 @@ void cmap_destroy(struct tracing_map *map)
 }
 
 /* Sum 0 is the hitcount; sum i > 0 gets i * 3, like the Rust bench. */
+static inline void cmap_update_elt(struct tracing_map_elt *elt,
+				   unsigned int n_sums)
+{
+	unsigned int i;
+
+	tracing_map_update_sum(elt, 0, 1);
+	for (i = 1; i < n_sums; i++)
+		tracing_map_update_sum(elt, i, (u64)i * 3);
+}
+
 static inline bool cmap_update_one(struct tracing_map *map, void *key,
 				   unsigned int n_sums)
 {
 	struct tracing_map_elt *elt = tracing_map_insert(map, key);
-	unsigned int i;
 
 	if (!elt)
 		return false;
-	tracing_map_update_sum(elt, 0, 1);
-	for (i = 1; i < n_sums; i++)
-		tracing_map_update_sum(elt, i, (u64)i * 3);
+	cmap_update_elt(elt, n_sums);
 	return true;
 }
 
@@ -72,6 +79,40 @@ u64 cmap_run(struct tracing_map *map, const u64 *keys, size_t mask,
 	for (i = 0; i < iters; i++)
 		drops += !cmap_update_one(map, (void *)&keys[i & mask], n_sums);
 	return drops;
+}
+
+/*
+ * cmap_run() cut after a stage, for instruction counts per stage: 1 only
+ * reads each key (the loop), 2 hashes it (jhash(), as
+ * tracing_map_insert() does), 3 finds or inserts it, 4 also adds to its
+ * sums. Returns something of each
+ * iteration, so that none is optimised away.
+ */
+u64 cmap_stages(struct tracing_map *map, const u64 *keys, size_t mask,
+		u64 iters, unsigned int n_sums, unsigned int stage)
+{
+	u64 i, out = 0;
+
+	for (i = 0; i < iters; i++) {
+		void *key = (void *)&keys[i & mask];
+		struct tracing_map_elt *elt;
+
+		if (stage <= 1) {
+			out += keys[i & mask];
+			continue;
+		}
+		if (stage == 2) {
+			out += jhash(key, map->key_size, 0);
+			continue;
+		}
+		elt = tracing_map_insert(map, key);
+		if (!elt || stage == 3) {
+			out += (unsigned long)elt;
+			continue;
+		}
+		cmap_update_elt(elt, n_sums);
+	}
+	return out;
 }
 
 u64 cmap_read_sum(struct tracing_map *map, const void *key, unsigned int i)

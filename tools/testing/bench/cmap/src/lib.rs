@@ -20,6 +20,14 @@ extern "C" {
     fn cmap_destroy(map: *mut RawMap);
     fn cmap_update(map: *mut RawMap, key: *const c_void, n_sums: u32) -> bool;
     fn cmap_run(map: *mut RawMap, keys: *const u64, mask: usize, iters: u64, n_sums: u32) -> u64;
+    fn cmap_stages(
+        map: *mut RawMap,
+        keys: *const u64,
+        mask: usize,
+        iters: u64,
+        n_sums: u32,
+        stage: u32,
+    ) -> u64;
     fn cmap_read_sum(map: *mut RawMap, key: *const c_void, i: u32) -> u64;
     fn cmap_hits(map: *mut RawMap) -> u64;
     fn cmap_drops(map: *mut RawMap) -> u64;
@@ -65,6 +73,24 @@ impl CMap {
                 keys.len() - 1,
                 iters,
                 self.n_sums,
+            )
+        }
+    }
+
+    /// [`run`](Self::run) cut after `stage`: 1 only reads the keys, 2
+    /// hashes them, 3 also finds or inserts them, 4 also adds to their
+    /// sums.
+    pub fn run_stages(&self, keys: &[u64], iters: u64, stage: u32) -> u64 {
+        assert!(keys.len().is_power_of_two());
+        // SAFETY: as in `run()`.
+        unsafe {
+            cmap_stages(
+                self.map.as_ptr(),
+                keys.as_ptr(),
+                keys.len() - 1,
+                iters,
+                self.n_sums,
+                stage,
             )
         }
     }
