@@ -859,6 +859,8 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
+        // Keys too long for a compact key (the whole key is built then).
+        let mut too_long = 0;
         for text in ["keys=d", "keys=d:vals=a", "keys=r,c", "keys=s,a,d:vals=b"] {
             let spec = trigger::parse(text).unwrap();
             let data = HistData::build(&spec, &STR_EVENT).unwrap();
@@ -870,33 +872,60 @@ mod tests {
                 .collect();
             let map = TracingMap::new(params, &storage).unwrap();
             let mut compact = 0;
+            let mut seen: Vec<Vec<u64>> = Vec::new();
             for _ in 0..2000 {
-                // Strings of 0 to 31 letters at 44, both locations on them.
-                let n = rand() % 32;
+                // Strings of 0 to 55 letters after the record, both
+                // locations on them, their lengths counting the NUL, or
+                // not, or cutting the string. Half the strings are
+                // prefixes of each other, so that one cut at a word is met
+                // with its longer kin.
+                let n = rand() % 56;
+                let regular = rand() % 2 == 0;
+                let mut rec = [0u8; 136];
                 let mut tail = [0u8; 52];
-                for (i, b) in tail[20..20 + n as usize].iter_mut().enumerate() {
-                    *b = b'a' + (rand() % 3) as u8 + i as u8 % 2;
-                }
-                let item = (44 | (n + 1) << 16) as u32;
+                let len = match rand() % 3 {
+                    0 => n + 1,
+                    1 => n,
+                    _ => n.saturating_sub(rand() % 9),
+                };
+                let item = (76 | len << 16) as u32;
                 tail[12..16].copy_from_slice(&item.to_ne_bytes());
-                let rel = ((n + 1) << 16) as u32;
+                let rel = (32 | len << 16) as u32;
                 tail[16..20].copy_from_slice(&rel.to_ne_bytes());
-                let rec = str_record(rand() % 4, 0, (rand() % 3) as i32, &tail);
+                rec[..76].copy_from_slice(&str_record(rand() % 4, 0, (rand() % 3) as i32, &tail));
+                for (i, b) in rec[76..76 + n as usize].iter_mut().enumerate() {
+                    *b = match regular {
+                        true => b'a' + (i % 3) as u8,
+                        false => b'a' + (rand() % 3) as u8 + i as u8 % 2,
+                    };
+                }
                 let full = p.key::<KEY_WORDS_MAX>(&rec);
                 let bytes: Vec<u8> = full[..words].iter().flat_map(|w| w.to_ne_bytes()).collect();
-                let Some(key) = p.compact_key(&rec) else {
+                let key = p.compact_key(&rec);
+                if seen.len() < 300 {
+                    seen.push(full[..words].to_vec());
+                }
+                let Some(key) = key else {
                     continue;
                 };
                 compact += 1;
                 assert_eq!((&key).hash(words), key_hash(&bytes, words * 8), "{text}");
+                // It matches exactly the stored keys equal to it, whatever
+                // their hash.
+                for other in &seen {
+                    let slots: Vec<AtomicU64> = other.iter().map(|&w| AtomicU64::new(w)).collect();
+                    assert_eq!((&key).matches(&slots), *other == full[..words], "{text}");
+                }
                 let elt = map.insert_key_uncounted(&key).unwrap();
                 assert!(elt.key_eq(&bytes), "{text}");
                 assert_eq!(map.lookup(&bytes).unwrap().index(), elt.index(), "{text}");
                 assert_eq!(map.insert(&bytes).unwrap().index(), elt.index(), "{text}");
             }
             assert!(compact > 1000, "{text}: {compact}");
+            too_long += 2000 - compact;
             assert!(map.len() > 20, "{text}: {}", map.len());
         }
+        assert!(too_long > 0);
     }
 
     #[test]

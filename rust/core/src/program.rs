@@ -407,8 +407,13 @@ impl Program {
                 }
                 KeyPart::Str(s) => {
                     let (src, size) = s.locate(rec);
-                    let fits = room.len().min(usize::from(op.words));
-                    str_words(room.get_mut(..fits)?, rec, src, size)?
+                    let slot = usize::from(op.words);
+                    let fits = room.len().min(slot);
+                    // The words up to the string's NUL, or the whole slot.
+                    match str_words(room.get_mut(..fits)?, rec, src, size)? {
+                        n if n == fits && fits < slot => return None,
+                        n => n,
+                    }
                 }
             };
             *slot = Slot {
@@ -438,8 +443,9 @@ impl Program {
 /// `strncpy(dst, rec + src, size)` into the zeroed words `dst`, as C's
 /// key bytes: stops at the first NUL, the end of the record or `size`
 /// bytes. A word of 8 bytes without a NUL is copied whole. Returns how
-/// many words it wrote (those after are 0), or `None` when `dst` was too
-/// short for the string.
+/// many words it wrote (those after are 0), the last of them holding a
+/// NUL unless they are all of `dst`; `None` when `dst` was too short for
+/// the string.
 #[inline]
 fn str_words(dst: &mut [u64], rec: &[u8], src: usize, size: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -448,7 +454,8 @@ fn str_words(dst: &mut [u64], rec: &[u8], src: usize, size: usize) -> Option<usi
     let mut left = size;
     for (n, word) in dst.iter_mut().enumerate() {
         if left == 0 {
-            return Some(n);
+            // The string ends at a word: the next one, 0, is its NUL.
+            return Some(n + 1);
         }
         if let Some(b) = rec.get(at..).and_then(|r| r.first_chunk::<8>()) {
             let v = u64::from_ne_bytes(*b);
@@ -485,9 +492,9 @@ fn str_words(dst: &mut [u64], rec: &[u8], src: usize, size: usize) -> Option<usi
 /// Words a [`CompactKey`] holds.
 const COMPACT_WORDS: usize = 8;
 
-/// A key with string keys as the words their strings fill, and the map's
-/// key as what they stand for: each key's slot holds its words, then
-/// zeros. A short string in a long slot (a `__data_loc` key takes 32
+/// A key with string keys as the words their strings fill (up to the
+/// word with the NUL), and the map's key as what they stand for: each
+/// key's slot holds its words, then zeros. A short string in a long slot (a `__data_loc` key takes 32
 /// words) is then built, hashed and compared at the cost of its own
 /// words, with no large buffer to zero.
 #[derive(Clone, Copy, Debug)]
@@ -545,19 +552,22 @@ impl MapKey for &CompactKey {
         hash_finish(sum)
     }
 
+    /// Only the words each slot holds are compared: a number's one word,
+    /// or a string's words up to the one with its NUL, or all of the slot.
+    /// A stored string slot is its bytes then zeros (C's `strncpy()` into
+    /// a zeroed key, and `str_words()`), so a stored slot that equals
+    /// those words has the NUL where this key does, and zeros after it.
     #[inline(always)]
     fn matches(self, slots: &[AtomicU64]) -> bool {
         self.slots().iter().all(|s| {
             let start = usize::from(s.start);
-            let Some(stored) = slots.get(start..start + usize::from(s.size)) else {
-                return false;
-            };
             let used = self.used(s);
-            let (head, tail) = stored.split_at(used.len().min(stored.len()));
-            head.iter()
-                .zip(used)
-                .all(|(w, &k)| w.load(Ordering::Relaxed) == k)
-                && tail.iter().fold(0, |or, w| or | w.load(Ordering::Relaxed)) == 0
+            slots.get(start..start + used.len()).is_some_and(|stored| {
+                stored
+                    .iter()
+                    .zip(used)
+                    .all(|(w, &k)| w.load(Ordering::Relaxed) == k)
+            })
         })
     }
 
@@ -592,7 +602,11 @@ mod tests {
                 for src in 0..=len + 1 {
                     for size in 0..=23 {
                         let mut words = [0u64; 3];
-                        str_words(&mut words, &rec[..len], src, size);
+                        let used = str_words(&mut words, &rec[..len], src, size);
+                        // The words up to the one with the NUL, or all.
+                        let used = used.unwrap();
+                        assert!(used == 3 || words[used - 1].to_ne_bytes().contains(&0));
+                        assert!(words[used..].iter().all(|&w| w == 0));
                         let mut bytes = [0u8; 24];
                         strncpy_from(&mut bytes, &rec[..len], src, size);
                         let mut got = [0u8; 24];
