@@ -361,19 +361,19 @@ impl Program {
         let mut key = [0u64; N];
         for op in self.keys.iter().take(usize::from(self.n_keys)) {
             let start = usize::from(op.word);
-            let Some(slot) = key.get_mut(start..start + usize::from(op.words)) else {
-                continue;
-            };
             match op.load {
                 KeyPart::Word(load) => {
-                    if let Some(w) = slot.first_mut() {
+                    if let Some(w) = key.get_mut(start) {
                         *w = load.eval(rec);
                     }
                 }
                 KeyPart::Str(s) => {
-                    let (src, size) = s.locate(rec);
-                    // A slot is longer than its longest string.
-                    let _ = str_words(slot, rec, src, size);
+                    let end = start + usize::from(op.words);
+                    if let Some(slot) = key.get_mut(start..end) {
+                        let (src, size) = s.locate(rec);
+                        // A slot is longer than its longest string.
+                        let _ = str_words(slot, rec, src, size);
+                    }
                 }
             }
         }
