@@ -1621,6 +1621,21 @@ unsafe extern "C" fn on_event(
     // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
     // bytes: its fixed part, or what `record_len()` allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
+    // A compiled trigger has no references, actions or context to read.
+    if !trigger.hist().update_compiled(rec) {
+        on_event_general(trigger, rec, buffer, rbe);
+    }
+}
+
+/// [`on_event()`] of a trigger the compiled program does not cover: out
+/// of line, so that the compiled ones' path sets up no context.
+#[inline(never)]
+fn on_event_general(
+    trigger: &Trigger,
+    rec: &[u8],
+    buffer: *mut bindings::trace_buffer,
+    rbe: *mut bindings::ring_buffer_event,
+) {
     let ctx = ProbeContext {
         buffer,
         rbe,

@@ -199,6 +199,21 @@ impl<'a> Histogram<'a> {
         }
     }
 
+    /// [`update`](Self::update) by the compiled program, if the histogram
+    /// has one (then it has no variables, references or actions, and
+    /// reads nothing but the record); `false`, having done nothing,
+    /// otherwise.
+    #[inline]
+    pub fn update_compiled(&self, rec: &[u8]) -> bool {
+        match &self.program {
+            Some(p) => {
+                self.run(p, rec);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Whether events take the compiled program ([`Program`]).
     pub fn is_compiled(&self) -> bool {
         self.program.is_some()
