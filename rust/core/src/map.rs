@@ -313,7 +313,9 @@ impl Geometry {
 #[derive(Clone, Copy)]
 pub struct TracingMap<'a> {
     g: Geometry,
-    header: &'a [AtomicU64],
+    /// A fixed-size array: its words are read and written with no bounds
+    /// check on the event path.
+    header: &'a [AtomicU64; HEADER_WORDS],
     entries: &'a [AtomicU64],
     elts: &'a [AtomicU64],
 }
@@ -531,7 +533,9 @@ impl<'a> TracingMap<'a> {
         let s = storage
             .get(skip..skip + g.words)
             .ok_or(MapError::StorageTooSmall)?;
-        let (header, rest) = s.split_at(HEADER_WORDS);
+        let (header, rest) = s
+            .split_first_chunk::<HEADER_WORDS>()
+            .ok_or(MapError::StorageTooSmall)?;
         let entries = &rest[..g.map_size];
         let elts = &s[g.elts_off..];
         Ok(TracingMap {
