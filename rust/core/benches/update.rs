@@ -10,10 +10,14 @@ use std::sync::atomic::AtomicU64;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
-use rhist_core::hist::hist_data::{EventContext, HistData};
-use rhist_core::hist::histogram::{map_params, Histogram, TaskContext};
+use rhist_core::hist::hist_data::HistData;
+use rhist_core::hist::histogram::{map_params, Histogram};
 use rhist_core::hist::map::TracingMap;
 use rhist_core::hist::trigger;
+
+#[path = "common/mod.rs"]
+mod common;
+use common::Task;
 
 const FIELDS: [EventField<'static>; 3] = [
     EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
@@ -27,32 +31,6 @@ const EVENT: EventDesc<'static> = EventDesc {
     fields: &FIELDS,
     common_fields: &COMMON_FIELDS,
 };
-
-struct Task;
-
-impl EventContext for Task {
-    fn cpu(&self) -> u32 {
-        0
-    }
-    fn timestamp(&self) -> u64 {
-        1_000_000
-    }
-    fn clock_in_ns(&self) -> bool {
-        true
-    }
-    fn stacktrace(&self, out: &mut [u64]) {
-        out.fill(0);
-    }
-}
-
-impl TaskContext for Task {
-    fn pid(&self) -> i32 {
-        42
-    }
-    fn comm(&self) -> [u8; 16] {
-        *b"bench\0\0\0\0\0\0\0\0\0\0\0"
-    }
-}
 
 /// 4096 records of 64 keys, with varied values.
 fn records() -> Vec<[u8; 24]> {

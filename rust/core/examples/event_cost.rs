@@ -15,11 +15,15 @@ use std::hint::black_box;
 use std::sync::atomic::AtomicU64;
 
 use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
-use rhist_core::hist::hist_data::{EventContext, HistData};
-use rhist_core::hist::histogram::{map_params, Histogram, TaskContext};
+use rhist_core::hist::hist_data::HistData;
+use rhist_core::hist::histogram::{map_params, Histogram};
 use rhist_core::hist::map::{MapKey, TracingMap};
 use rhist_core::hist::program::Program;
 use rhist_core::hist::trigger;
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+use common::Task;
 
 /// The bench event's fields (tools/testing/rhist_test_events).
 const FIELDS: [EventField<'static>; 5] = [
@@ -46,32 +50,6 @@ const EVENT: EventDesc<'static> = EventDesc {
     fields: &FIELDS,
     common_fields: &COMMON_FIELDS,
 };
-
-struct Task;
-
-impl EventContext for Task {
-    fn cpu(&self) -> u32 {
-        0
-    }
-    fn timestamp(&self) -> u64 {
-        1_000_000
-    }
-    fn clock_in_ns(&self) -> bool {
-        true
-    }
-    fn stacktrace(&self, out: &mut [u64]) {
-        out.fill(0);
-    }
-}
-
-impl TaskContext for Task {
-    fn pid(&self) -> i32 {
-        42
-    }
-    fn comm(&self) -> [u8; 16] {
-        *b"bench\0\0\0\0\0\0\0\0\0\0\0"
-    }
-}
 
 /// One event, out of line so that its code can be read apart.
 #[inline(never)]
