@@ -494,9 +494,10 @@ const COMPACT_WORDS: usize = 8;
 
 /// A key with string keys as the words their strings fill (up to the
 /// word with the NUL), and the map's key as what they stand for: each
-/// key's slot holds its words, then zeros. A short string in a long slot (a `__data_loc` key takes 32
-/// words) is then built, hashed and compared at the cost of its own
-/// words, with no large buffer to zero.
+/// key's slot holds its words, then zeros. A short string in a long slot
+/// (a `__data_loc` key takes 32 words) is then built, hashed and compared
+/// at the cost of its own words, with no large buffer to zero. Its slots
+/// tile the key (see [`Program::compact_key`]).
 #[derive(Clone, Copy, Debug)]
 pub struct CompactKey {
     words: [u64; COMPACT_WORDS],
