@@ -1639,7 +1639,10 @@ fn on_event_general(
     let ctx = ProbeContext {
         buffer,
         rbe,
-        // SAFETY: the trigger references its file, live with its array.
+        // SAFETY: `trigger.file` is the file the trigger is attached to;
+        // the trigger holds an `EventPin` on it (`_pin`), so the file and
+        // its trace array outlive the trigger, which `on_event()`'s caller
+        // keeps alive for the whole probe.
         tr: unsafe { (*trigger.file).tr },
     };
     trigger.update(rec, &ctx);

@@ -146,8 +146,8 @@ impl<'a> Histogram<'a> {
     /// allocation.
     #[inline]
     pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
-        if let Some(p) = &self.program {
-            return self.run(p, rec);
+        if self.update_compiled(rec) {
+            return;
         }
         // The key is built on the stack, in a buffer no larger than it
         // needs: most keys are a word or two, and zeroing the largest
@@ -178,24 +178,21 @@ impl<'a> Histogram<'a> {
         }
     }
 
-    /// Finds or inserts the entry of a program's key with strings: past 8
-    /// words, a [`CompactKey`](super::program::CompactKey) when it fits,
-    /// else the whole key. Out of line, so that the number keys' path stays short.
+    /// Finds or inserts the entry of a program's key with strings: up to 8
+    /// words, the whole key; past them, a
+    /// [`CompactKey`](super::program::CompactKey) when it fits, else the
+    /// whole key. Out of line, so that the number keys' path stays short.
     #[inline(never)]
     fn insert_strings(&self, p: &Program, rec: &[u8]) -> Option<map::Elt<'a>> {
+        let map = &self.map;
         match p.key_words() {
-            0..=4 => return self.map.insert_words_uncounted(&p.key::<4>(rec)),
-            5..=8 => return self.map.insert_words_uncounted(&p.key::<8>(rec)),
-            _ => {}
-        }
-        if let Some(key) = p.compact_key(rec) {
-            return self.map.insert_key_uncounted(&key);
-        }
-        match p.key_words() {
-            0..=32 => self.map.insert_words_uncounted(&p.key::<32>(rec)),
-            _ => self
-                .map
-                .insert_words_uncounted(&p.key::<KEY_WORDS_MAX>(rec)),
+            0..=4 => map.insert_words_uncounted(&p.key::<4>(rec)),
+            5..=8 => map.insert_words_uncounted(&p.key::<8>(rec)),
+            words => match p.compact_key(rec) {
+                Some(key) => map.insert_key_uncounted(&key),
+                None if words <= 32 => map.insert_words_uncounted(&p.key::<32>(rec)),
+                None => map.insert_words_uncounted(&p.key::<KEY_WORDS_MAX>(rec)),
+            },
         }
     }
 
@@ -212,11 +209,6 @@ impl<'a> Histogram<'a> {
             }
             None => false,
         }
-    }
-
-    /// Whether events take the compiled program ([`Program`]).
-    pub fn is_compiled(&self) -> bool {
-        self.program.is_some()
     }
 
     /// The compiled program, if events take it.
@@ -826,7 +818,7 @@ mod tests {
             if interpret {
                 hist = hist.interpreted();
             } else {
-                compiled = hist.is_compiled();
+                compiled = hist.program().is_some();
             }
             for (r, len) in records {
                 hist.update(&r[..*len], &Ctx { pid: 42 });

@@ -403,7 +403,8 @@ enum Find {
 /// key that knows where its zero words are may do less, as long as it
 /// gives the same results.
 pub trait MapKey: Copy {
-    /// The number of words, when the type fixes it (0: the map's).
+    /// The number of words, when the type fixes it (0: the map's). A key
+    /// that fixes it goes only to a map of that many key words.
     const WORDS: usize = 0;
 
     /// Word `i`, in native byte order.
@@ -616,15 +617,16 @@ impl<'a> TracingMap<'a> {
     /// not read.
     #[inline]
     pub fn insert_words_uncounted<const N: usize>(&self, key: &[u64; N]) -> Option<Elt<'a>> {
+        // `&[u64; N]` says it has N words: only true of this map's keys.
         if N == self.g.layout.key_words as usize {
-            self.find(key, Find::InsertUncounted, |_| {})
+            self.insert_key_uncounted(key)
         } else {
-            self.find(&key[..], Find::InsertUncounted, |_| {})
+            self.insert_key_uncounted(&key[..])
         }
     }
 
     /// [`insert_uncounted`](Self::insert_uncounted) of a key of any
-    /// [`MapKey`] type.
+    /// [`MapKey`] type, whose [`MapKey::WORDS`] is 0 or this map's.
     #[inline]
     pub fn insert_key_uncounted<K: MapKey>(&self, key: K) -> Option<Elt<'a>> {
         self.find(key, Find::InsertUncounted, |_| {})
