@@ -25,7 +25,8 @@ step() {
 	echo "==> $name: done in $((SECONDS - start)) s"
 }
 
-# The kernel tree for a flavour: "test" (debug options), "bench" or "kasan".
+# The kernel tree for a flavour: "test" (debug options), "bench", "kasan"
+# or "dropin" (no C hist: rhist registers as hist).
 kernel_tree() {
 	echo "$RHIST_KCACHE/linux-${1:-test}"
 }
