@@ -262,7 +262,7 @@ impl Resolved {
         // never changed; `data` is dropped first (invariants of `Self`).
         let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
             .map_err(|_| BuildError::Kernel(code::EINVAL))?;
-        let spec = hist::trigger::parse(text_str)?;
+        let spec = hist::trigger::parse_as(crate::NAMES, text_str)?;
 
         // SAFETY: `file` is live and its event pinned by `origin`, which
         // the result keeps and drops last (invariants of `Self`).
@@ -376,7 +376,7 @@ impl Resolved {
 fn info_of(data: &HistData<'_>) -> Result<KVec<u8>, BuildError> {
     let mut info = KVec::new();
     let mut w = VecWriter(&mut info, false);
-    let _ = data.write_info(&mut w, hist::trigger::PREFIX);
+    let _ = data.write_info(&mut w, crate::NAMES.prefix);
     if w.1 {
         return Err(code::ENOMEM.into());
     }
@@ -555,7 +555,7 @@ unsafe fn field_var_hist(
 /// being written, `data`'s, not in the hidden one. The piece is taken to
 /// run from `pos` to the next separator of the hidden command.
 fn nested_errpos(data: &HistData<'_>, cmd: &[u8], pos: usize) -> usize {
-    let prefix = hist::trigger::PREFIX.len();
+    let prefix = crate::NAMES.prefix.len();
     let Some(rest) = pos.checked_sub(prefix).and_then(|at| cmd.get(at..)) else {
         return 0;
     };
@@ -817,7 +817,7 @@ static COMMAND: Command = Command(UnsafeCell::new(bindings::event_command {
         next: ptr::null_mut(),
         prev: ptr::null_mut(),
     },
-    name: c"rhist".as_ptr().cast::<c_char>().cast_mut(),
+    name: crate::NAMES.command.as_ptr().cast::<c_char>().cast_mut(),
     trigger_type: bindings::event_trigger_type_ETT_NONE,
     flags: bindings::event_command_flags_EVENT_CMD_FL_NEEDS_REC as c_int,
     parse: Some(parse),
@@ -1003,7 +1003,7 @@ unsafe fn log_entries(
     text: &[u8],
     entries: impl Iterator<Item = (HistErrorKind, usize)>,
 ) {
-    let prefix = hist::trigger::PREFIX.as_bytes();
+    let prefix = crate::NAMES.prefix.as_bytes();
     // SAFETY: `file` is live, and its event registered until `parse()`,
     // which holds `event_mutex`, returns; the names are used before that.
     let (system, event) = unsafe { tracefs::event_names(file) };

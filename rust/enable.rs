@@ -68,8 +68,8 @@ const fn enable_command(name: &'static core::ffi::CStr) -> EnableCommand {
     }))
 }
 
-static ENABLE: EnableCommand = enable_command(c"enable_rhist");
-static DISABLE: EnableCommand = enable_command(c"disable_rhist");
+static ENABLE: EnableCommand = enable_command(crate::NAMES.enable);
+static DISABLE: EnableCommand = enable_command(crate::NAMES.disable);
 
 /// The enable triggers rhist has attached, guarded by `event_mutex`.
 static REGISTRY: Registry = Registry::new();
@@ -429,12 +429,12 @@ unsafe extern "C" fn print(
         unsafe { (target(data), (*data).count, c_bytes((*data).filter_str)) };
     // SAFETY: as above; the target is pinned.
     let (system, event) = unsafe { tracefs::event_names(target.target.file()) };
-    let name: &[u8] = if target.enable {
-        b"enable_rhist:"
+    let name = if target.enable {
+        crate::NAMES.enable
     } else {
-        b"disable_rhist:"
+        crate::NAMES.disable
     };
-    for part in [name, system, b":", event] {
+    for part in [name.to_bytes(), b":", system, b":", event] {
         out.bytes(part);
     }
     if count == !0 {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The per-event files `rhist` and `rhist_debug`: they appear in every
-//! event directory while the module is loaded and show the event's rhist
+//! The per-event files `rhist` and `rhist_debug` (`hist` and `hist_debug`
+//! in hist's place, see [`crate::NAMES`]): they appear in every event
+//! directory while the module is loaded and show the event's rhist
 //! triggers, as `hist` and `hist_debug` show its hist triggers.
 
 use core::cell::UnsafeCell;
@@ -70,8 +71,8 @@ impl ShowFn {
     }
 }
 
-static HIST_FILE: EventFile = EventFile::new(c"rhist", ShowFn::Hist);
-static DEBUG_FILE: EventFile = EventFile::new(c"rhist_debug", ShowFn::Debug);
+static HIST_FILE: EventFile = EventFile::new(crate::NAMES.command, ShowFn::Hist);
+static DEBUG_FILE: EventFile = EventFile::new(crate::NAMES.debug_file, ShowFn::Debug);
 
 /// The two files, added to every event directory while this lives.
 pub(crate) struct Registration(());
@@ -89,13 +90,19 @@ impl Registration {
         // SAFETY: `HIST_FILE` is static and initialised.
         let ret = unsafe { bindings::trace_event_add_extra_file(HIST_FILE.entry.get()) };
         if ret != 0 {
-            pr_err!("cannot add the per-event file 'rhist' (error {ret})\n");
+            pr_err!(
+                "cannot add the per-event file '{}' (error {ret})\n",
+                crate::NAMES.command.to_str().unwrap_or("?")
+            );
             return Err(Error::from_errno(ret));
         }
         // SAFETY: as above.
         let ret = unsafe { bindings::trace_event_add_extra_file(DEBUG_FILE.entry.get()) };
         if ret != 0 {
-            pr_err!("cannot add the per-event file 'rhist_debug' (error {ret})\n");
+            pr_err!(
+                "cannot add the per-event file '{}' (error {ret})\n",
+                crate::NAMES.debug_file.to_str().unwrap_or("?")
+            );
             // SAFETY: added just above.
             unsafe { bindings::trace_event_remove_extra_file(HIST_FILE.entry.get()) };
             return Err(Error::from_errno(ret));

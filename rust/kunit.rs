@@ -37,14 +37,14 @@ unsafe extern "C" fn split_command_like_the_trigger_framework(_test: *mut bindin
 }
 
 unsafe extern "C" fn command_name_is_taken(_test: *mut bindings::kunit) {
-    // The module registered `rhist` before KUnit ran: a second
+    // The module registered its command before KUnit ran: a second
     // registration of the same name must be refused.
     check!(test_support::register_again() == -(bindings::EBUSY as i32));
 }
 
 unsafe extern "C" fn extra_file_name_is_taken(_test: *mut bindings::kunit) {
     let twin = bindings::trace_event_extra_file {
-        name: c"rhist".as_ptr().cast(),
+        name: crate::NAMES.command.as_ptr().cast(),
         mode: 0o440,
         fops: ptr::null(),
     };
@@ -54,12 +54,12 @@ unsafe extern "C" fn extra_file_name_is_taken(_test: *mut bindings::kunit) {
 }
 
 unsafe extern "C" fn core_rejects_bad_triggers(_test: *mut bindings::kunit) {
-    check!(hist::trigger::parse("keys=pid").is_ok());
-    check!(hist::trigger::parse("vals=hitcount").is_err());
-    check!(
-        hist::trigger::parse("keys=pid:sort=").map(|_| ())
-            == Err(HistError::new(HistErrorKind::EmptyAssignment, 15))
-    );
+    let parse = |text| hist::trigger::parse_as(crate::NAMES, text).map(|_| ());
+    check!(parse("keys=pid").is_ok());
+    check!(parse("vals=hitcount").is_err());
+    // The caret counts from the start of the command's prefix.
+    let at = crate::NAMES.prefix.len() + "keys=pid:".len();
+    check!(parse("keys=pid:sort=") == Err(HistError::new(HistErrorKind::EmptyAssignment, at)));
 }
 
 // ---------------------------------------------------------------------

@@ -5,8 +5,10 @@
 //! Loading the module registers the trigger commands `rhist`,
 //! `enable_rhist` and `disable_rhist`, and adds the files `rhist` and
 //! `rhist_debug` to every event directory in tracefs; unloading removes
-//! every trigger of those commands and the files again. The
-//! histogram logic itself is the portable core in `core/src/`.
+//! every trigger of those commands and the files again. On a kernel built
+//! without C's hist triggers, the same are registered under hist's names
+//! ([`NAMES`]). The histogram logic itself is the portable core in
+//! `core/src/`.
 
 use kernel::prelude::*;
 
@@ -24,6 +26,15 @@ mod shim;
 mod snapshot;
 mod synth;
 mod tracefs;
+
+/// The names rhist registers under: its own beside C's hist triggers, or
+/// hist's on a kernel built without them, so that the tools and tests
+/// written for hist use rhist unchanged.
+pub(crate) const NAMES: &hist::trigger::Names = if cfg!(CONFIG_HIST_TRIGGERS) {
+    &hist::trigger::RHIST
+} else {
+    &hist::trigger::HIST
+};
 
 module! {
     type: Rhist,
@@ -47,7 +58,14 @@ impl kernel::Module for Rhist {
         let command = command::Registration::new()?;
         let enable = enable::Registration::new()?;
         let files = files::Registration::new(module)?;
-        pr_info!("loaded: trigger commands 'rhist', 'enable_rhist' and 'disable_rhist', files 'rhist' and 'rhist_debug'\n");
+        pr_info!(
+            "loaded: trigger commands '{}', '{}' and '{}', files '{}' and '{}'\n",
+            NAMES.command.to_str().unwrap_or("?"),
+            NAMES.enable.to_str().unwrap_or("?"),
+            NAMES.disable.to_str().unwrap_or("?"),
+            NAMES.command.to_str().unwrap_or("?"),
+            NAMES.debug_file.to_str().unwrap_or("?"),
+        );
         Ok(Rhist {
             _files: files,
             _enable: enable,

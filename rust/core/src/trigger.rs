@@ -1,14 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `rhist` command as the trigger framework sees it: its name, the
-//! prefix its commands and error_log entries carry, and the first check of
-//! a command's text.
+//! The `rhist` command as the trigger framework sees it: the names it
+//! registers under, the prefix its commands and error_log entries carry,
+//! and the first check of a command's text.
+
+use core::ffi::CStr;
 
 use super::error::{HistError, C_ERR_TEXT_NUL, HIST_ERROR_KINDS};
 use super::grammar::{parse_trigger_in, TriggerSpec};
 
-/// The prefix of rhist commands, where hist has `hist:`.
-pub const PREFIX: &str = "rhist:";
+/// The names of rhist's trigger commands and per-event files.
+#[derive(Debug)]
+pub struct Names {
+    /// The trigger command, also the name of the per-event file that
+    /// shows its histograms.
+    pub command: &'static CStr,
+    /// What its commands and error_log entries start with: the command
+    /// and a colon.
+    pub prefix: &'static str,
+    /// The per-event debug file.
+    pub debug_file: &'static CStr,
+    /// The command that continues another event's histograms.
+    pub enable: &'static CStr,
+    /// The command that pauses them.
+    pub disable: &'static CStr,
+}
+
+/// Beside C's hist: `rhist`, `rhist_debug`, `enable_rhist` and
+/// `disable_rhist`.
+pub const RHIST: Names = Names {
+    command: c"rhist",
+    prefix: "rhist:",
+    debug_file: c"rhist_debug",
+    enable: c"enable_rhist",
+    disable: c"disable_rhist",
+};
+
+/// In place of C's hist, on a kernel built without it: hist's own names.
+pub const HIST: Names = Names {
+    command: c"hist",
+    prefix: "hist:",
+    debug_file: c"hist_debug",
+    enable: c"enable_hist",
+    disable: c"disable_hist",
+};
+
+/// The prefix of rhist commands under its own names, where hist has `hist:`.
+pub const PREFIX: &str = RHIST.prefix;
 
 /// Number of entries of the error_log message table.
 pub const ERROR_COUNT: usize = HIST_ERROR_KINDS + 1;
@@ -24,13 +62,19 @@ pub const C_MESSAGES: [&str; ERROR_COUNT] = C_ERR_TEXT_NUL;
 /// the first error, so an unknown field comes before a bad modifier
 /// further on).  Error positions count from the start of `rhist:`.
 pub fn parse(text: &str) -> Result<TriggerSpec<'_>, HistError> {
-    parse_trigger_in(PREFIX, text)
+    parse_as(&RHIST, text)
+}
+
+/// [`parse`] for the command registered under `names`.
+pub fn parse_as<'a>(names: &Names, text: &'a str) -> Result<TriggerSpec<'a>, HistError> {
+    parse_trigger_in(names.prefix, text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::error::HistErrorKind;
     use super::*;
+    use std::format;
 
     #[test]
     fn messages_are_nul_terminated_c_texts() {
@@ -39,6 +83,26 @@ mod tests {
             assert_eq!(text.strip_suffix('\0'), Some(kind.message()));
         }
         assert_eq!(C_MESSAGES[0], "No error\0");
+    }
+
+    #[test]
+    fn names_agree_with_their_prefix() {
+        for names in [&RHIST, &HIST] {
+            let command = names.command.to_str().unwrap();
+            assert_eq!(names.prefix, format!("{command}:"));
+            assert_eq!(names.debug_file.to_str(), Ok(&*format!("{command}_debug")));
+            assert_eq!(names.enable.to_str(), Ok(&*format!("enable_{command}")));
+            assert_eq!(names.disable.to_str(), Ok(&*format!("disable_{command}")));
+        }
+        assert_eq!(HIST.prefix, super::super::grammar::HIST_PREFIX);
+    }
+
+    #[test]
+    fn positions_count_from_the_prefix_of_the_names() {
+        let text = "keys=a:x=b,zz";
+        let pos = |names: &Names| parse_as(names, text).unwrap_err().pos();
+        assert_eq!(pos(&RHIST), "rhist:keys=a:x=b,".len());
+        assert_eq!(pos(&HIST), "hist:keys=a:x=b,".len());
     }
 
     #[test]

@@ -2,12 +2,6 @@
 
 //! What the core reports about itself.
 
-/// The name of the trigger command, and of the per-event result file.
-pub const COMMAND: &str = "rhist";
-
-/// The name of the per-event debug file.
-pub const DEBUG_FILE: &str = "rhist_debug";
-
 /// Splits a trigger command's name from its parameters, as the trigger
 /// framework does: `"!rhist:keys=pid"` gives `(true, "rhist", Some("keys=pid"))`.
 pub fn split_command(text: &str) -> (bool, &str, Option<&str>) {
