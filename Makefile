@@ -7,6 +7,8 @@
 #   make check   install what is missing, build everything, run every suite
 #   make vm SCRIPT=path/to/script.sh
 #                run one guest script in the test VM
+#   DROPIN=1     (with run or vm) boot the drop-in kernel instead, built
+#                without C's hist triggers: rhist is the system's hist
 #   make bench   rhist against the C hist trigger, in one boot of the
 #                benchmark kernel; a table on stdout, files in results/
 #   make soak    the soak test (tools/testing/soak/) for SOAK_SECONDS,
@@ -25,6 +27,8 @@
 # scripts in tools/testing/vm/.
 
 VM := tools/testing/vm
+# The kernel that run and vm boot: test, or dropin with DROPIN=1.
+KERNEL := $(if $(filter 1,$(DROPIN)),dropin,test)
 
 .PHONY: all setup kernel modules vm run check check-kasan bench soak fuzz-guest host clean
 
@@ -34,18 +38,18 @@ setup:
 	@$(VM)/setup.sh
 
 kernel: setup
-	@$(VM)/kernel.sh test
+	@$(VM)/kernel.sh $(KERNEL)
 
 modules: kernel
-	@$(VM)/modules.sh test
+	@$(VM)/modules.sh $(KERNEL)
 
 vm: modules
-	@test -n "$(SCRIPT)" || { echo "usage: make vm SCRIPT=path/to/script.sh"; exit 2; }
-	@$(VM)/run.sh $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(SCRIPT)
+	@test -n "$(SCRIPT)" || { echo "usage: make vm [DROPIN=1] SCRIPT=path/to/script.sh"; exit 2; }
+	@$(VM)/run.sh --flavour $(KERNEL) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(SCRIPT)
 
 run: modules
-	@if [ -t 0 ]; then $(VM)/run.sh --shell; \
-	else $(VM)/run.sh $(VM)/demo.sh; fi
+	@if [ -t 0 ]; then $(VM)/run.sh --flavour $(KERNEL) --shell; \
+	else $(VM)/run.sh --flavour $(KERNEL) $(VM)/demo.sh; fi
 
 check:
 	@tools/testing/check.sh

@@ -3,8 +3,9 @@
 # Builds rhist.ko and the test modules (rhist_test_events.ko,
 # rhist_test_race.ko) against a flavour's kernel and
 # copies them to build/modules-FLAVOUR/. Kbuild rebuilds only what changed.
+# Also stages the guest's real clients in build/clients/.
 #
-# Usage: modules.sh [test|bench|kasan]   (default: $RHIST_FLAVOUR, or test)
+# Usage: modules.sh [test|bench|kasan|dropin]   (default: $RHIST_FLAVOUR, or test)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -34,3 +35,6 @@ build_module() {
 step "modules: rhist.ko ($flavour)" build_module "$src"
 step "modules: test modules ($flavour)" build_module "$src/tools/testing/rhist_test_events"
 cp "$src/rhist.ko" "$src"/tools/testing/rhist_test_events/rhist_test_{events,race}.ko "$out/"
+# The real clients the guest puts on PATH (trace-cmd, hist_client), for
+# every flavour.
+step "clients: trace-cmd and hist_client" "$RHIST_TOP/tools/testing/clients/stage.sh" "$RHIST_BUILD/clients"

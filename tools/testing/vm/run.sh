@@ -3,10 +3,12 @@
 # Boots the test kernel in QEMU (TCG, 2 vCPUs) with rhist.ko and
 # rhist_test_events.ko loaded and runs a guest script, or a shell.
 #
-# Usage: run.sh [--flavour test|bench|kasan] [--timeout SECONDS] [--log FILE]
-#               [--file FILE]... (SCRIPT | --shell)
+# Usage: run.sh [--flavour test|bench|kasan|dropin] [--timeout SECONDS]
+#               [--log FILE] [--file FILE]... (SCRIPT | --shell)
 #
-# --file copies FILE into the guest's /test/ (data for the script).
+# --file copies FILE into the guest's /test/ (data for the script). The
+# real clients staged by modules.sh (trace-cmd, hist_client) are on the
+# guest's PATH.
 #
 # With a script, prints everything the guest writes and exits with the
 # script's exit status; exits non-zero as well when the guest kernel
@@ -75,7 +77,9 @@ mkdir -p "$root"/{bin,dev,proc,sys,tmp,etc,test,lib/rhist}
 cp /bin/busybox "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 cp "$(dirname "$0")/guest-init" "$root/init"
-cp "$(dirname "$0")/banner" "$root/etc/banner"
+banner=$(dirname "$0")/banner
+[ "$flavour" != dropin ] || banner=$banner-dropin
+cp "$banner" "$root/etc/banner"
 chmod +x "$root/init"
 cp "$mods"/*.ko "$root/lib/rhist/"
 [ -z "$script" ] || cp "$script" "$root/test/script.sh"
@@ -84,6 +88,7 @@ cp -r "$tree/tools/testing/selftests/ftrace" "$root/test/ftrace"
 # Scripts may source helpers that sit next to them.
 [ -z "$script" ] || cp "$(dirname "$script")"/*.sh.inc "$root/test/" 2>/dev/null || true
 [ ${#files[@]} = 0 ] || cp "${files[@]}" "$root/test/"
+[ ! -d "$RHIST_BUILD/clients" ] || cp -a "$RHIST_BUILD/clients/." "$root/"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$vmdir/initramfs.gz"
 
 qemu=(qemu-system-x86_64 -accel tcg,thread=$tcg "${icount[@]}" -cpu max -smp 2 -m $mem

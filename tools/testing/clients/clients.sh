@@ -1,0 +1,120 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Real clients of hist, run the same way on the test kernel (C's hist) and
+# on the drop-in kernel (rhist as hist): trace-cmd 3.1.6 and hist_client
+# (libtracefs). Prints one section per step, "=== NAME" then what the
+# step printed with counts, pids and times replaced by N, then a line
+# "clients: NAME ok" or "clients: NAME FAILED (why)". The host compares
+# the sections of the two kernels (tools/testing/check.sh).
+#
+# Enabling sched_switch patches a call site in __schedule(), which QEMU's
+# multi-threaded TCG does not always survive (see run.sh):
+# run.sh: single-threaded TCG
+
+ev=events/sched/sched_switch
+failed=0
+
+# norm: numbers to N, runs of blanks to one, so that what differs only in
+# counts, pids, addresses or times compares equal; sort -u for tables
+# whose rows depend on the run.
+norm() { sed -E 's/0x[0-9a-f]+/N/g; s/[0-9]+/N/g; s/[[:blank:]]+/ /g'; }
+table() { norm | sort -u; }
+
+# section NAME: starts a section.
+section() { echo "=== $1"; }
+ok() { echo "clients: $1 ok"; }
+bad() { echo "clients: $1 FAILED ($2)"; failed=1; }
+
+# Some sched_switch and sched_waking events, from a few sleeping children.
+work() {
+	for i in 1 2 3 4; do sleep 0.05 & done
+	wait
+}
+
+section trace-cmd-start
+if trace-cmd start -e sched:sched_switch \
+	-R 'hist:keys=next_pid,prev_prio:vals=prev_pid:sort=hitcount.descending:size=256' 2>&1 | norm; then
+	grep -q '^hist:keys=next_pid,prev_prio:vals=hitcount,prev_pid:sort=hitcount.descending:size=256 \[active\]$' $ev/trigger &&
+		ok trace-cmd-start || bad trace-cmd-start "trigger file: $(cat $ev/trigger)"
+else
+	bad trace-cmd-start "trace-cmd start failed"
+fi
+work
+
+section trace-cmd-stat
+trace-cmd stat 2>&1 | norm
+grep -q 'hist:keys=next_pid' $ev/trigger && ok trace-cmd-stat || bad trace-cmd-stat "no trigger"
+
+section trace-cmd-list
+trace-cmd list -e sched_switch -R 2>&1 | norm
+ok trace-cmd-list
+
+section hist-file
+table < $ev/hist
+grep -q '^# trigger info: hist:keys=next_pid,prev_prio:vals=hitcount,prev_pid:sort=hitcount.descending:size=256 \[active\]$' $ev/hist &&
+	grep -q '^{ next_pid: ' $ev/hist && ok hist-file || bad hist-file "$(head -5 $ev/hist)"
+
+section trace-cmd-reset
+trace-cmd reset 2>&1 | norm
+# The list of commands differs: the test kernel has rhist's besides.
+grep -v '^# traceon ' $ev/trigger
+if grep -q '^hist' $ev/trigger; then
+	bad trace-cmd-reset "trigger left"
+elif ! grep -q '^# traceon .* hist .*enable_hist disable_hist' $ev/trigger &&
+     ! grep -q '^# traceon .* enable_hist disable_hist hist ' $ev/trigger; then
+	bad trace-cmd-reset "hist, enable_hist or disable_hist is not listed"
+else
+	ok trace-cmd-reset
+fi
+
+section trace-cmd-rejected
+# trace-cmd 3.1.6 prints the error_log entry and goes on (status 0).
+echo > error_log
+trace-cmd start -e sched:sched_switch -R 'hist:keys=next_pid:vals=bogus' > /tmp/out 2>&1
+norm < /tmp/out
+if grep -q 'bogus' $ev/trigger; then
+	bad trace-cmd-rejected "the bad trigger was attached"
+elif grep -q "hist:sched:sched_switch: error: Couldn't find field" /tmp/out &&
+     grep -q '  Command: hist:keys=next_pid:vals=bogus' /tmp/out; then
+	ok trace-cmd-rejected
+else
+	bad trace-cmd-rejected "no error_log text in trace-cmd's output"
+fi
+trace-cmd reset > /dev/null 2>&1
+
+section hist-client-hist
+if hist_client hist > /tmp/out 2>&1; then
+	table < /tmp/out
+	ok hist-client-hist
+else
+	cat /tmp/out
+	bad hist-client-hist "hist_client hist failed"
+fi
+
+section hist-client-synth
+if hist_client synth > /tmp/out 2>&1; then
+	norm < /tmp/out
+	ok hist-client-synth
+else
+	cat /tmp/out
+	bad hist-client-synth "hist_client synth failed"
+fi
+
+# The synthetic events the client's pipeline emits, in trace-cmd show.
+section synth-events-shown
+echo > trace
+if hist_client synth keep > /tmp/out 2>&1; then
+	work
+	trace-cmd show > /tmp/show 2>&1
+	grep -o 'wakeup_lat: .*' /tmp/show | table
+	grep -q 'wakeup_lat: pid=[0-9]* lat=[0-9]*' /tmp/show &&
+		ok synth-events-shown || bad synth-events-shown "no wakeup_lat event in trace-cmd show"
+	hist_client synth-destroy > /tmp/out 2>&1 || { cat /tmp/out; bad synth-events-shown "synth-destroy failed"; }
+else
+	cat /tmp/out
+	bad synth-events-shown "hist_client synth keep failed"
+fi
+trace-cmd reset > /dev/null 2>&1
+
+echo "clients: done"
+exit $failed
