@@ -101,7 +101,8 @@ checkpatch() {
 for p in patches/*.patch; do
 	one "checkpatch-$(basename "$p" .patch | cut -c1-4)" checkpatch "$RHIST_TOP/$p"
 done
-for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_{events.[ch],race.c}; do
+for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_{events.[ch],race.c} \
+	tools/testing/clients/hist_client.c; do
 	one "checkpatch-$(basename "$f")" checkpatch --no-tree -f "$RHIST_TOP/$f"
 done
 suite_end lint
@@ -242,6 +243,20 @@ fi
 suite_end fault
 fi
 
+# selftest_results LOG: ftracetest's result lines, "[n] description\t[RESULT]".
+# ftracetest prints the description, runs the test, then the result: a
+# kernel message printed meanwhile splits the line, and the result
+# follows on a line of its own.
+selftest_results() {
+	awk '/^\[[0-9]+\]/ { if (held != "") print held; held = ""
+			 if ($0 ~ /\t\[[A-Z]+\]$/) print; else held = $0; next }
+	     held != "" && /^\t\[[A-Z]+\]$/ { print held $0; held = ""; next }
+	     END { if (held != "") print held }' "$1"
+}
+# A pass is PASS, or XFAIL from the one test that expects a failure
+# (ftracetest puts a tab before the result).
+selftest_ok='\[PASS\]$|expected fail actions[[:space:]]+\[XFAIL\]$'
+
 # --- the kernel's ftrace selftests: translated to rhist, and against hist ---
 # One boot of ftrace-rhist.sh (about 6 minutes): every hist selftest of
 # 6.12 against rhist, translated, then against hist, whose result lines
@@ -253,12 +268,10 @@ sp=0 sf=0
 if [ "$built" = 0 ]; then
 	vm tools/testing/selftests/ftrace-rhist.sh 900 > "$logs/selftests.log" 2>&1
 	vm_rc=$?
-	# A pass is PASS, or XFAIL from the one test that expects a failure
-	# (ftracetest puts a tab before the result).
-	ok_re='\[PASS\]$|expected fail actions[[:space:]]+\[XFAIL\]$'
-	sp=$(grep -E '^\[[0-9]+\]' "$logs/selftests.log" | grep -cE "$ok_re")
-	sf=$(grep -E '^\[[0-9]+\]' "$logs/selftests.log" | grep -cvE "$ok_re")
-	grep -E '^\[[0-9]+\]' "$logs/selftests.log" | sed 's/^/    /'
+	selftest_results "$logs/selftests.log" > "$logs/selftests.results"
+	sp=$(grep -cE "$selftest_ok" "$logs/selftests.results")
+	sf=$(grep -cvE "$selftest_ok" "$logs/selftests.results")
+	sed 's/^/    /' "$logs/selftests.results"
 	[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $logs/selftests.log)"; sf=$((sf + 1)); }
 	# A kernel problem during the run fails the suite even if every test
 	# passed (ftracetest's own failures are counted above).
@@ -271,6 +284,80 @@ else
 fi
 record selftests "$sp" "$sf"
 echo "==> suite selftests: $sp passed, $sf failed ($((SECONDS - t0)) s)"
+fi
+
+# --- the drop-in kernel: real clients, and the selftests untranslated ------
+# The drop-in kernel is built without C's hist triggers, and rhist
+# registers as hist there. tools/testing/clients/clients.sh runs trace-cmd
+# and hist_client (libtracefs) on it and on the test kernel, against C's
+# hist: each step must pass on both kernels ("STEP-test",
+# "STEP-dropin"), and print the same, counts aside ("STEP-same").
+vm_on() { # vm_on FLAVOUR SCRIPT TIMEOUT LOG
+	"$VM/run.sh" --flavour "$1" --timeout "$3" --log "$4.console" "$2" > "$4" 2>&1
+}
+# step_ok LOG STEP: the guest printed "clients: STEP ok".
+step_ok() {
+	grep "^clients: $2 " "$1" || echo "no line for $2"
+	grep -q "^clients: $2 ok$" "$1"
+}
+# section LOG STEP: what STEP printed.
+section() {
+	awk -v s="=== $2" '$0 == s { on = 1; next } /^(=== |clients: )/ { on = 0 } on' "$1"
+}
+same_section() {
+	diff -u <(section "$1" "$3") <(section "$2" "$3")
+}
+dropin_built=1
+if want clients || want selftests-dropin; then
+suite_start build-dropin
+one kernel-dropin "$VM/kernel.sh" dropin
+one modules-dropin "$VM/modules.sh" dropin
+suite_end build-dropin
+dropin_built=$one_failed
+fi
+client_steps="trace-cmd-start trace-cmd-stat trace-cmd-list hist-file trace-cmd-reset
+	trace-cmd-rejected hist-client-hist hist-client-synth synth-events-shown"
+if want clients; then
+suite_start clients
+if [ "$built" = 0 ] && [ "$dropin_built" = 0 ]; then
+	vm_on test tools/testing/clients/clients.sh 300 "$logs/clients-test.log"
+	vm_on dropin tools/testing/clients/clients.sh 300 "$logs/clients-dropin.log"
+	for s in $client_steps; do
+		one "$s-test" step_ok "$logs/clients-test.log" "$s"
+		one "$s-dropin" step_ok "$logs/clients-dropin.log" "$s"
+		one "$s-same" same_section "$logs/clients-test.log" "$logs/clients-dropin.log" "$s"
+	done
+	one clients-run-test vm_finished "$logs/clients-test.log" clients
+	one clients-run-dropin vm_finished "$logs/clients-dropin.log" clients
+else
+	one_failed=1
+fi
+suite_end clients
+fi
+
+# The hist selftests of 6.12, untranslated, on the drop-in kernel: a pass
+# is PASS, or XFAIL from the one test that expects a failure.
+if want selftests-dropin; then
+echo "==> suite selftests-dropin (ftracetest, hist tests untranslated, rhist as hist)"
+t0=$SECONDS
+sp=0 sf=0
+if [ "$dropin_built" = 0 ]; then
+	vm_on dropin tools/testing/selftests/ftrace-dropin.sh 900 "$logs/selftests-dropin.log"
+	vm_rc=$?
+	selftest_results "$logs/selftests-dropin.log" > "$logs/selftests-dropin.results"
+	sp=$(grep -cE "$selftest_ok" "$logs/selftests-dropin.results")
+	sf=$(grep -cvE "$selftest_ok" "$logs/selftests-dropin.results")
+	sed 's/^/    /' "$logs/selftests-dropin.results"
+	[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $logs/selftests-dropin.log)"; sf=$((sf + 1)); }
+	if [ "$vm_rc" != 0 ] && [ "$sf" = 0 ]; then
+		echo "    the VM run failed with status $vm_rc (log: $logs/selftests-dropin.log)"
+		sf=1
+	fi
+else
+	sf=1
+fi
+record selftests-dropin "$sp" "$sf"
+echo "==> suite selftests-dropin: $sp passed, $sf failed ($((SECONDS - t0)) s)"
 fi
 
 # --- a smoke run of the benchmark: one round, tiny counts ----------------

@@ -15,42 +15,17 @@
 # The tests add and remove probes on the scheduler's tracepoints all the
 # time, which QEMU's multi-threaded TCG does not always survive:
 # run.sh: single-threaded TCG
-src=/test/ftrace
-work=/tmp/ftrace
-T=$src/test.d/trigger
-rm -rf $work
-cp -r $src $work
+. /test/ftrace.sh.inc
 mkdir -p $work/test.d/rhist $work/test.d/hist
-for t in ${RHIST_SELFTESTS:-$(cd $T && grep -l hist *.tc inter-event/*.tc)}; do
+for t in ${RHIST_SELFTESTS:-$HIST_TESTS}; do
 	mkdir -p $(dirname $work/test.d/rhist/$t)
 	sed -E -e 's/(^|[^_a-zA-Z])hist:/\1rhist:/g' \
 	       -e 's#/hist([^_a-zA-Z]|$)#/rhist\1#g' \
 	       $T/$t > $work/test.d/rhist/$t
 done
-for t in ${HIST_SELFTESTS:-$(cd $T && grep -l hist *.tc inter-event/*.tc)}; do
+for t in ${HIST_SELFTESTS:-$HIST_TESTS}; do
 	cp $T/$t $work/test.d/hist/
 done
-
-# The inter-event tests make wakeups with ping (guest-init brings lo up)
-# and change its priority with nice, which busybox-static lacks: a
-# stand-in that renices itself and runs the command.
-mkdir -p /tmp/bin
-cat > /tmp/bin/nice <<'EOF'
-#!/bin/sh
-# nice -n N COMMAND [ARG]...
-if [ "$1" = -n ]; then
-	renice -n "$2" $$ > /dev/null || exit 125
-	shift 2
-fi
-exec "$@"
-EOF
-chmod +x /tmp/bin/nice
-export PATH=$PATH:/tmp/bin
-# And busybox's shell runs an applet called by name by executing
-# /proc/self/exe, so sched_process_exec reports that file name where the
-# dynamic string test looks for "ping": a function runs ping by its path,
-# as a shell runs a real ping.
-printf '\nping() { /bin/ping "$@"; }\n' >> $work/test.d/functions
 
 cd $work
 rc=0
