@@ -5,6 +5,7 @@
  */
 #include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/irq_work.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/sched.h>
@@ -12,6 +13,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/trace_events.h>
+#include <linux/wait.h>
 
 #include "../../kernel/trace/trace.h"
 #include "../../kernel/trace/trace_synth.h"
@@ -140,4 +142,36 @@ void rhist_trace_synth(struct synth_event *event, u64 *var_ref_vals,
 	for (; probe->func; probe++)
 		((rhist_synth_probe_t)probe->func)(probe->data, var_ref_vals,
 						   var_ref_idx);
+}
+
+/*
+ * poll() on the per-event hist file, as hist's: pollers wait on a queue
+ * that the event path wakes through irq_work, since it may run in any
+ * context. The queue and the work are macros' statics, hence here.
+ */
+static DECLARE_WAIT_QUEUE_HEAD(rhist_poll_wq);
+
+static void rhist_poll_work_fn(struct irq_work *work)
+{
+	wake_up_all(&rhist_poll_wq);
+}
+
+static DEFINE_IRQ_WORK(rhist_poll_work, rhist_poll_work_fn);
+
+void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait)
+{
+	poll_wait(filp, &rhist_poll_wq, wait);
+}
+
+/* Called after a histogram changed: wakes the pollers, if any. */
+void rhist_poll_wakeup(void)
+{
+	if (wq_has_sleeper(&rhist_poll_wq))
+		irq_work_queue(&rhist_poll_work);
+}
+
+/* Waits for a queued wakeup to finish, before the module goes. */
+void rhist_poll_sync(void)
+{
+	irq_work_sync(&rhist_poll_work);
 }

@@ -12,6 +12,7 @@
 struct completion;
 struct file;
 struct list_head;
+struct poll_table_struct;
 struct synth_event;
 struct trace_event_call;
 struct trace_event_file;
@@ -31,6 +32,9 @@ void rhist_current_comm(char comm[16]);
 int rhist_current_pid(void);
 void rhist_trace_synth(struct synth_event *event, u64 *var_ref_vals,
 		       unsigned int *var_ref_idx);
+void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait);
+void rhist_poll_wakeup(void);
+void rhist_poll_sync(void);
 
 /* For the KUnit suite's kthreads on every online CPU (rust/kunit.rs). */
 unsigned int rhist_nr_cpu_ids(void);

@@ -22,6 +22,7 @@ use kernel::str::CStr;
 use kernel::sync::Arc;
 
 use crate::event::{self, ProbeContext};
+use crate::files;
 use crate::hist;
 use crate::hist::error::{
     errno::{EEXIST, ENOENT},
@@ -1625,6 +1626,7 @@ unsafe extern "C" fn on_event(
     if !trigger.hist().update_compiled(rec) {
         on_event_general(trigger, rec, buffer, rbe);
     }
+    files::wake_pollers();
 }
 
 /// [`on_event()`] of a trigger the compiled program does not cover: out

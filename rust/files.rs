@@ -3,15 +3,19 @@
 //! The per-event files `rhist` and `rhist_debug` (`hist` and `hist_debug`
 //! in hist's place, see [`crate::NAMES`]): they appear in every event
 //! directory while the module is loaded and show the event's rhist
-//! triggers, as `hist` and `hist_debug` show its hist triggers.
+//! triggers, as `hist` and `hist_debug` show its hist triggers. The
+//! `hist` file can be polled, as hist's: readable once the event's
+//! histograms changed since the file was last read, and `EPOLLPRI` once
+//! they changed since it was last read or polled.
 
-use core::cell::UnsafeCell;
+use core::cell::{Cell, UnsafeCell};
 use core::fmt;
 use core::ptr;
+use core::sync::atomic::{fence, AtomicUsize, Ordering};
 use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::alloc::KVVec;
+use kernel::alloc::{KBox, KVVec};
 use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
@@ -40,7 +44,11 @@ impl EventFile {
                 open: Some(show.open()),
                 read: Some(bindings::seq_read),
                 llseek: Some(bindings::seq_lseek),
-                release: Some(bindings::tracing_single_release_file_tr),
+                release: Some(release),
+                poll: match show {
+                    ShowFn::Hist => Some(poll_hist),
+                    ShowFn::Debug => None,
+                },
                 // SAFETY: all-zero is a valid `file_operations` (no ops).
                 ..unsafe { core::mem::zeroed() }
             }),
@@ -121,8 +129,81 @@ impl Drop for Registration {
     }
 }
 
+/// What an open file keeps, the seq_file's private data (C's
+/// `hist_file_data`). The cells are used under `event_mutex` only.
+struct OpenFile {
+    /// The `struct file`, through which the event file is found.
+    filp: *mut bindings::file,
+    /// The event's hits when the file was last read.
+    last_read: Cell<u64>,
+    /// The event's hits when the file was last read or polled.
+    last_act: Cell<u64>,
+    /// Whether the file was polled, and so counts in [`POLLED_FILES`].
+    polled: Cell<bool>,
+}
+
+/// How many open `hist` files have been polled: while there are none,
+/// the event path does not look at the pollers' wait queue.
+static POLLED_FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// Wakes the pollers of `hist` files: the event path calls it after it
+/// updated a histogram.
+#[inline(always)]
+pub(crate) fn wake_pollers() {
+    // A poller counts itself, waits on the queue, then reads the hits
+    // (`poll_hist()`); the event path has added its hit, then reads the
+    // count: with a full barrier between the two on each side, one of
+    // them sees the other. On x86 the hit's locked add is one
+    // (`smp_mb__after_atomic()`); elsewhere a fence is.
+    #[cfg(target_arch = "x86_64")]
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    #[cfg(not(target_arch = "x86_64"))]
+    fence(Ordering::SeqCst);
+    if POLLED_FILES.load(Ordering::Relaxed) != 0 {
+        // SAFETY: callable in any context; it queues irq_work.
+        unsafe { shim::rhist_poll_wakeup() };
+    }
+}
+
+/// Waits until no wakeup of pollers is queued or running: the module's
+/// last step before it goes.
+pub(crate) struct PollWakeups(());
+
+impl PollWakeups {
+    pub(crate) fn new() -> Self {
+        Self(())
+    }
+}
+
+impl Drop for PollWakeups {
+    fn drop(&mut self) {
+        // SAFETY: waits for the shim's static irq_work; no probe of ours
+        // runs any more, so none can queue it again.
+        unsafe { shim::rhist_poll_sync() };
+    }
+}
+
+/// The hits of every rhist trigger of `file`, summed: C's
+/// `get_hist_hit_count()`.
+///
+/// # Safety
+///
+/// `file` must be live and `event_mutex` held.
+unsafe fn event_hits(file: *mut bindings::trace_event_file) -> u64 {
+    let mut hits = 0u64;
+    // SAFETY: the caller's contract; nothing is unlinked meanwhile.
+    for data in unsafe { tracefs::triggers(file) } {
+        // SAFETY: `data` is on the list, so live, under `event_mutex`.
+        if unsafe { command::is_ours(data) } {
+            // SAFETY: as above.
+            hits = hits.wrapping_add(unsafe { command::state(data) }.hist().hits());
+        }
+    }
+    hits
+}
+
 /// Opens a file: pins the event file and trace array, then a single-record
-/// seq_file whose private pointer is the `struct file`.
+/// seq_file whose private pointer is an [`OpenFile`].
 ///
 /// # Safety
 ///
@@ -137,18 +218,111 @@ unsafe fn open(
     if ret != 0 {
         return ret;
     }
-    // `tracing_open_file_tr()` left the event file in `private_data`, where
-    // `single_open()` wants to put its seq_file.
-    // SAFETY: `filp` is being opened; `show` matches the seq_file contract.
-    let ret = unsafe {
-        (*filp).private_data = core::ptr::null_mut();
-        bindings::single_open(filp, Some(show), filp.cast())
-    };
-    if ret != 0 {
-        // SAFETY: undoes `tracing_open_file_tr()`.
-        unsafe { bindings::tracing_release_file_tr(inode, filp) };
+    let opened = (|| -> Result {
+        let last_act = {
+            let _guard = EventMutexGuard::lock();
+            // SAFETY: `filp` is being opened, `event_mutex` is held.
+            let file = unsafe { shim::rhist_event_file_file(filp) };
+            if file.is_null() {
+                return Err(code::ENODEV);
+            }
+            // SAFETY: `file` is live, `event_mutex` held.
+            unsafe { event_hits(file) }
+        };
+        let state = KBox::new(
+            OpenFile {
+                filp,
+                last_read: Cell::new(0),
+                last_act: Cell::new(last_act),
+                polled: Cell::new(false),
+            },
+            GFP_KERNEL,
+        )?;
+        let state = KBox::into_raw(state);
+        // `tracing_open_file_tr()` left the event file in `private_data`,
+        // where `single_open()` wants to put its seq_file.
+        // SAFETY: `filp` is being opened; `show` matches the seq_file
+        // contract.
+        let ret = unsafe {
+            (*filp).private_data = core::ptr::null_mut();
+            bindings::single_open(filp, Some(show), state.cast())
+        };
+        if ret != 0 {
+            // SAFETY: `state` came from `KBox::into_raw()` above and was
+            // not kept.
+            drop(unsafe { KBox::from_raw(state) });
+            return Err(Error::from_errno(ret));
+        }
+        Ok(())
+    })();
+    match opened {
+        Ok(()) => 0,
+        Err(e) => {
+            // SAFETY: undoes `tracing_open_file_tr()`.
+            unsafe { bindings::tracing_release_file_tr(inode, filp) };
+            e.to_errno()
+        }
     }
-    ret
+}
+
+/// Releases a file [`open`] opened.
+unsafe extern "C" fn release(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
+    // SAFETY: `open()` made `filp` a seq_file whose private data is an
+    // `OpenFile` from `KBox::into_raw()`; this is its last use.
+    let state = unsafe {
+        let m = (*filp).private_data.cast::<bindings::seq_file>();
+        KBox::from_raw((*m).private.cast::<OpenFile>())
+    };
+    if state.polled.get() {
+        POLLED_FILES.fetch_sub(1, Ordering::Relaxed);
+    }
+    drop(state);
+    // SAFETY: undoes `open()`'s `single_open()` and
+    // `tracing_open_file_tr()`.
+    unsafe { bindings::tracing_single_release_file_tr(inode, filp) }
+}
+
+// The poll bits of include/uapi/linux/eventpoll.h (casts, to bindgen).
+const EPOLLIN: bindings::__poll_t = 0x1;
+const EPOLLPRI: bindings::__poll_t = 0x2;
+const EPOLLERR: bindings::__poll_t = 0x8;
+const EPOLLRDNORM: bindings::__poll_t = 0x40;
+
+/// `poll()` of the `hist` file, as `event_hist_poll()`.
+unsafe extern "C" fn poll_hist(
+    filp: *mut bindings::file,
+    wait: *mut bindings::poll_table_struct,
+) -> bindings::__poll_t {
+    let _guard = EventMutexGuard::lock();
+    // SAFETY: `filp` is open (`open()` made it a seq_file with an
+    // `OpenFile`), and the VFS keeps it so for the call.
+    let state = unsafe {
+        &*(*(*filp).private_data.cast::<bindings::seq_file>())
+            .private
+            .cast::<OpenFile>()
+    };
+    // SAFETY: `event_mutex` is held.
+    let file = unsafe { shim::rhist_event_file_file(filp) };
+    if file.is_null() {
+        return EPOLLERR;
+    }
+    if !state.polled.replace(true) {
+        POLLED_FILES.fetch_add(1, Ordering::Relaxed);
+    }
+    // SAFETY: `filp` and `wait` come from the VFS for this call.
+    unsafe { shim::rhist_poll_wait(filp, wait) };
+    // See `wake_pollers()`.
+    fence(Ordering::SeqCst);
+    // SAFETY: `file` is live, `event_mutex` held.
+    let hits = unsafe { event_hits(file) };
+    let mut mask = 0;
+    if state.last_read.get() != hits {
+        mask |= EPOLLIN | EPOLLRDNORM;
+    }
+    if state.last_act.replace(hits) != hits {
+        mask |= EPOLLPRI;
+    }
+    mask
 }
 
 unsafe extern "C" fn open_hist(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
@@ -173,9 +347,10 @@ unsafe fn for_each_trigger(
     mut each: impl FnMut(&mut SeqWriter, &command::Trigger) -> Result,
 ) -> c_int {
     let _guard = EventMutexGuard::lock();
-    // SAFETY: `open()` stored the `struct file` as the seq_file's private;
-    // `event_mutex` is held.
-    let file = unsafe { shim::rhist_event_file_file((*m).private.cast()) };
+    // SAFETY: `open()` stored an `OpenFile` as the seq_file's private.
+    let state = unsafe { &*(*m).private.cast::<OpenFile>() };
+    // SAFETY: `state.filp` is the file being read; `event_mutex` is held.
+    let file = unsafe { shim::rhist_event_file_file(state.filp) };
     if file.is_null() {
         return code::ENODEV.to_errno();
     }
@@ -203,6 +378,11 @@ unsafe fn for_each_trigger(
         }
         n += 1;
     }
+    // A read counts for poll() from now on (`hist_show()`).
+    // SAFETY: `file` is live, `event_mutex` held.
+    let hits = unsafe { event_hits(file) };
+    state.last_read.set(hits);
+    state.last_act.set(hits);
     0
 }
 

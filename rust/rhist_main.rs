@@ -46,17 +46,22 @@ module! {
 
 struct Rhist {
     // Dropped in this order: the files go before the command and its
-    // triggers, so no new reader can reach a trigger being removed.
+    // triggers, so no new reader can reach a trigger being removed; the
+    // pollers' last wakeup is waited for once no probe of ours runs.
     _files: files::Registration,
     _enable: enable::Registration,
     _command: command::Registration,
+    _poll: files::PollWakeups,
 }
 
 impl kernel::Module for Rhist {
     fn init(module: &'static ThisModule) -> Result<Self> {
         event::find_stack_anchor();
-        let command = command::Registration::new()?;
+        let poll = files::PollWakeups::new();
+        // enable_* before the command, as the tracing core registers hist's,
+        // so that the trigger files list them in the built-in's order.
         let enable = enable::Registration::new()?;
+        let command = command::Registration::new()?;
         let files = files::Registration::new(module)?;
         pr_info!(
             "loaded: trigger commands '{}', '{}' and '{}', files '{}' and '{}'\n",
@@ -70,6 +75,7 @@ impl kernel::Module for Rhist {
             _files: files,
             _enable: enable,
             _command: command,
+            _poll: poll,
         })
     }
 }

@@ -53,6 +53,16 @@ extern "C" {
         var_ref_vals: *mut u64,
         var_ref_idx: *mut kernel::ffi::c_uint,
     );
+    /// `poll_wait()` on the queue of the hist files' pollers.
+    pub(crate) fn rhist_poll_wait(
+        filp: *mut bindings::file,
+        wait: *mut bindings::poll_table_struct,
+    );
+    /// Wakes the hist files' pollers, if any, through irq_work: callable
+    /// from the event path, in any context.
+    pub(crate) fn rhist_poll_wakeup();
+    /// `irq_work_sync()` of the pollers' wakeup.
+    pub(crate) fn rhist_poll_sync();
 
     // For the KUnit suite's kthreads on every online CPU (`rust/kunit.rs`).
     /// `nr_cpu_ids`: one more than the highest possible CPU number.

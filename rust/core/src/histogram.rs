@@ -588,6 +588,14 @@ impl<'a> Histogram<'a> {
         output::write_totals(out, stats[0].total, n as u32, self.map.drops())
     }
 
+    /// C's `map->hits`, the hits since the last clear: every hit adds 1
+    /// to its entry's hitcount, and nothing else does.
+    pub fn hits(&self) -> u64 {
+        self.map
+            .iter()
+            .fold(0, |n, elt| n.wrapping_add(elt.read_sum(0)))
+    }
+
     /// `hist_trigger_print_key()` of `key`, whose entry saved `comm`.
     fn write_key(
         &self,
@@ -1094,6 +1102,29 @@ mod tests {
             "{ common_pid: bash            [        42] } hitcount:          1\n\
              \nTotals:\n    Hits: 1\n    Entries: 1\n    Dropped: 0\n"
         );
+    }
+
+    #[test]
+    fn hits_are_the_totals_hits() {
+        for (text, n, hits) in [("keys=a:size=128", 300, 128), ("keys=b:vals=c", 50, 50)] {
+            let spec = trigger::parse(text).unwrap();
+            let data = HistData::build(&spec, &EVENT).unwrap();
+            let params = map_params(&data);
+            let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
+                .map(|_| AtomicU64::new(0))
+                .collect();
+            let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
+            assert_eq!(hist.hits(), 0);
+            for i in 0..n {
+                hist.update(&record(i, (i % 7) as u32, 1), &Ctx { pid: 42 });
+            }
+            assert_eq!(hist.hits(), hits, "{text}");
+            let mut order = std::vec![0u32; hist.map().max_elts()];
+            let mut out = String::new();
+            hist.print(&mut out, &output::NoSymbols, &mut order)
+                .unwrap();
+            assert!(out.contains(&std::format!("Hits: {hits}\n")), "{out}");
+        }
     }
 
     #[test]

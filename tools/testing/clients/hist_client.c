@@ -12,12 +12,17 @@
  *   hist_client synth [keep]   create the wakeup_lat synthetic event with
  *                              tracefs_sql(); "keep" leaves it enabled
  *   hist_client synth-destroy  remove a wakeup_lat left by "synth keep"
+ *   hist_client poll FILE [read] MS
+ *                              poll() FILE for POLLIN and POLLPRI for up to
+ *                              MS milliseconds, after reading it with
+ *                              "read", and print what it returned
  *
  * Exit status: 0 on success, 1 on failure, 2 on bad usage.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
@@ -650,12 +655,39 @@ static int do_synth_destroy(void)
 	return 0;
 }
 
+/* Prints "poll: IN PRI ..." (the events poll() returned) or "poll: none". */
+static int do_poll(const char *path, bool read_first, int ms)
+{
+	struct pollfd pfd = { .events = POLLIN | POLLPRI };
+	char buf[4096];
+	int ret;
+
+	pfd.fd = open(path, O_RDONLY);
+	if (pfd.fd < 0)
+		fail("open");
+	while (read_first && (ret = read(pfd.fd, buf, sizeof(buf))) != 0) {
+		if (ret < 0)
+			fail("read");
+	}
+	ret = poll(&pfd, 1, ms);
+	if (ret < 0)
+		fail("poll");
+	printf("poll:%s%s%s%s%s\n", ret ? "" : " none",
+	       pfd.revents & POLLIN ? " IN" : "",
+	       pfd.revents & POLLRDNORM ? " RDNORM" : "",
+	       pfd.revents & POLLPRI ? " PRI" : "",
+	       pfd.revents & POLLERR ? " ERR" : "");
+	close(pfd.fd);
+	return 0;
+}
+
 static int bad_usage(void)
 {
 	fprintf(stderr,
 		"usage: hist_client hist\n"
 		"       hist_client synth [keep]\n"
-		"       hist_client synth-destroy\n");
+		"       hist_client synth-destroy\n"
+		"       hist_client poll FILE [read] MS\n");
 	return 2;
 }
 
@@ -671,5 +703,9 @@ int main(int argc, char **argv)
 		return do_synth(true);
 	if (argc == 2 && !strcmp(argv[1], "synth-destroy"))
 		return do_synth_destroy();
+	if (argc == 4 && !strcmp(argv[1], "poll"))
+		return do_poll(argv[2], false, atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "poll") && !strcmp(argv[3], "read"))
+		return do_poll(argv[2], true, atoi(argv[4]));
 	return bad_usage();
 }
