@@ -159,8 +159,10 @@ impl<'a> Histogram<'a> {
         }
     }
 
-    /// [`update`](Self::update) by the compiled program.
-    #[inline]
+    /// [`update`](Self::update) by the compiled program. Out of line, and
+    /// [`update_compiled`](Self::update_compiled) inlined, so that the
+    /// probe reaches it with one call, whatever else it does.
+    #[inline(never)]
     fn run(&self, p: &Program, rec: &[u8]) {
         let map = &self.map;
         let elt = match (p.words(), p.n_keys(), p.key_words()) {
@@ -200,7 +202,7 @@ impl<'a> Histogram<'a> {
     /// has one (then it has no variables, references or actions, and
     /// reads nothing but the record); `false`, having done nothing,
     /// otherwise.
-    #[inline]
+    #[inline(always)]
     pub fn update_compiled(&self, rec: &[u8]) -> bool {
         match &self.program {
             Some(p) => {
