@@ -60,9 +60,8 @@ trace-cmd reset 2>&1 | norm
 grep -v '^# traceon ' $ev/trigger
 if grep -q '^hist' $ev/trigger; then
 	bad trace-cmd-reset "trigger left"
-elif ! grep -q '^# traceon .* hist .*enable_hist disable_hist' $ev/trigger &&
-     ! grep -q '^# traceon .* enable_hist disable_hist hist ' $ev/trigger; then
-	bad trace-cmd-reset "hist, enable_hist or disable_hist is not listed"
+elif ! grep '^# traceon ' $ev/trigger | grep -q ' enable_hist disable_hist hist\( \|$\)'; then
+	bad trace-cmd-reset "enable_hist disable_hist hist is not listed"
 else
 	ok trace-cmd-reset
 fi
