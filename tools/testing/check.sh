@@ -4,8 +4,11 @@
 # and runs every suite: host (cargo test of the core), lint (rustfmt,
 # clippy, checkpatch), KUnit (in the VM), the VM runner's own tests, the
 # tracefs end-to-end tests, the guest fuzzer (hist against rhist), the
-# soak and fault injection. Ends with the line "N passed, N failed" that
-# counts every test of every suite; exits non-zero on any failure.
+# soak, fault injection, the ftrace hist selftests, a smoke run of the
+# benchmark, and on the drop-in kernel (no C hist: rhist is hist) the
+# real clients against both kernels and the selftests untranslated. Ends
+# with the line "N passed, N failed" that counts every test of every
+# suite; exits non-zero on any failure.
 #
 # RHIST_FLAVOUR: the kernel to build and boot, test by default (`make
 # check-kasan`: kasan). RHIST_SUITES: the suites to run besides setup and
