@@ -35,7 +35,7 @@ summary=()
 record() {
 	passed=$((passed + $2))
 	failed=$((failed + $3))
-	summary+=("$(printf '%-10s %4d passed, %d failed' "$1" "$2" "$3")")
+	summary+=("$(printf '%-16s %4d passed, %d failed' "$1" "$2" "$3")")
 }
 
 # one NAME CMD...: a test that passes when CMD succeeds; output to a log.
