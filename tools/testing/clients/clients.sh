@@ -18,6 +18,9 @@ failed=0
 # counts, pids, addresses or times compares equal; sort -u for tables
 # whose rows depend on the run.
 norm() { sed -E 's/0x[0-9a-f]+/N/g; s/[0-9]+/N/g; s/[[:blank:]]+/ /g'; }
+# norm_log: error_log text as it is, but for its time stamps, so that the
+# caret's column is compared too.
+norm_log() { sed -E 's/^\[ *[0-9]+\.[0-9]+\] /[T] /'; }
 table() { norm | sort -u; }
 
 # section NAME: starts a section.
@@ -70,14 +73,17 @@ section trace-cmd-rejected
 # trace-cmd 3.1.6 prints the error_log entry and goes on (status 0).
 echo > error_log
 trace-cmd start -e sched:sched_switch -R 'hist:keys=next_pid:vals=bogus' > /tmp/out 2>&1
-norm < /tmp/out
+norm_log < /tmp/out
 if grep -q 'bogus' $ev/trigger; then
 	bad trace-cmd-rejected "the bad trigger was attached"
 elif grep -q "hist:sched:sched_switch: error: Couldn't find field" /tmp/out &&
-     grep -q '  Command: hist:keys=next_pid:vals=bogus' /tmp/out; then
+     grep -q '  Command: hist:keys=next_pid:vals=bogus' /tmp/out &&
+     awk '/^  Command: / { at = index($0, "bogus"); next }
+	  at && !seen { seen = 1; ok = index($0, "^") == at && $0 ~ /^ *\^$/ }
+	  END { exit !ok }' /tmp/out; then
 	ok trace-cmd-rejected
 else
-	bad trace-cmd-rejected "no error_log text in trace-cmd's output"
+	bad trace-cmd-rejected "no error_log text, or the caret not under bogus, in trace-cmd's output"
 fi
 trace-cmd reset > /dev/null 2>&1
 
