@@ -332,6 +332,11 @@ if [ "$built" = 0 ] && [ "$dropin_built" = 0 ]; then
 	done
 	one clients-run-test vm_finished "$logs/clients-test.log" clients
 	one clients-run-dropin vm_finished "$logs/clients-dropin.log" clients
+	# `make run DROPIN=1` without a terminal: the demo, rhist as hist
+	# (the test kernel's demo shows C's hist file too, but also rhist's).
+	one make-run-dropin-demo sh -c 'make -s run DROPIN=1 </dev/null > "$0" 2>&1; cat "$0"
+		grep -q "^# trigger info: hist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$" "$0" &&
+		! grep -q "rhist:keys" "$0"' "$logs/make-run-dropin.out"
 else
 	one_failed=1
 fi
