@@ -264,29 +264,34 @@ selftest_ok='\[PASS\]$|expected fail actions[[:space:]]+\[XFAIL\]$'
 # One boot of ftrace-rhist.sh (about 6 minutes): every hist selftest of
 # 6.12 against rhist, translated, then against hist, whose result lines
 # read "[n] (hist) ...".
-if want selftests; then
-echo "==> suite selftests (ftracetest, hist tests against rhist and hist)"
-t0=$SECONDS
-sp=0 sf=0
-if [ "$built" = 0 ]; then
-	vm tools/testing/selftests/ftrace-rhist.sh 900 > "$logs/selftests.log" 2>&1
-	vm_rc=$?
-	selftest_results "$logs/selftests.log" > "$logs/selftests.results"
-	sp=$(grep -cE "$selftest_ok" "$logs/selftests.results")
-	sf=$(grep -cvE "$selftest_ok" "$logs/selftests.results")
-	sed 's/^/    /' "$logs/selftests.results"
-	[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $logs/selftests.log)"; sf=$((sf + 1)); }
-	# A kernel problem during the run fails the suite even if every test
-	# passed (ftracetest's own failures are counted above).
-	if [ "$vm_rc" != 0 ] && [ "$sf" = 0 ]; then
-		echo "    the VM run failed with status $vm_rc (log: $logs/selftests.log)"
+# selftest_suite NAME BUILT RUN...: one boot of RUN (a VM run, whose
+# output goes to $logs/NAME.log), counted as ftracetest's result lines.
+# A kernel problem during the run fails the suite even if every test
+# passed (ftracetest's own failures are counted from the lines).
+selftest_suite() {
+	local name=$1 ok=$2 log=$logs/$1.log sp=0 sf=0 vm_rc t0=$SECONDS
+	shift 2
+	if [ "$ok" = 0 ]; then
+		"$@" > "$log" 2>&1
+		vm_rc=$?
+		selftest_results "$log" > "$logs/$name.results"
+		sp=$(grep -cE "$selftest_ok" "$logs/$name.results")
+		sf=$(grep -cvE "$selftest_ok" "$logs/$name.results")
+		sed 's/^/    /' "$logs/$name.results"
+		[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $log)"; sf=$((sf + 1)); }
+		if [ "$vm_rc" != 0 ] && [ "$sf" = 0 ]; then
+			echo "    the VM run failed with status $vm_rc (log: $log)"
+			sf=1
+		fi
+	else
 		sf=1
 	fi
-else
-	sf=1
-fi
-record selftests "$sp" "$sf"
-echo "==> suite selftests: $sp passed, $sf failed ($((SECONDS - t0)) s)"
+	record "$name" "$sp" "$sf"
+	echo "==> suite $name: $sp passed, $sf failed ($((SECONDS - t0)) s)"
+}
+if want selftests; then
+echo "==> suite selftests (ftracetest, hist tests against rhist and hist)"
+selftest_suite selftests "$built" vm tools/testing/selftests/ftrace-rhist.sh 900
 fi
 
 # --- the drop-in kernel: real clients, and the selftests untranslated ------
@@ -295,8 +300,8 @@ fi
 # and hist_client (libtracefs) on it and on the test kernel, against C's
 # hist: each step must pass on both kernels ("STEP-test",
 # "STEP-dropin"), and print the same, counts aside ("STEP-same").
-vm_on() { # vm_on FLAVOUR SCRIPT TIMEOUT LOG
-	"$VM/run.sh" --flavour "$1" --timeout "$3" --log "$4.console" "$2" > "$4" 2>&1
+vm_on() { # vm_on FLAVOUR SCRIPT TIMEOUT NAME: the console in $logs/NAME.console
+	"$VM/run.sh" --flavour "$1" --timeout "$3" --log "$logs/$4.console" "$2"
 }
 # step_ok LOG STEP: the guest printed "clients: STEP ok".
 step_ok() {
@@ -323,8 +328,8 @@ client_steps="trace-cmd-start trace-cmd-stat trace-cmd-list hist-file trace-cmd-
 if want clients; then
 suite_start clients
 if [ "$built" = 0 ] && [ "$dropin_built" = 0 ]; then
-	vm_on test tools/testing/clients/clients.sh 300 "$logs/clients-test.log"
-	vm_on dropin tools/testing/clients/clients.sh 300 "$logs/clients-dropin.log"
+	vm_on test tools/testing/clients/clients.sh 300 clients-test > "$logs/clients-test.log" 2>&1
+	vm_on dropin tools/testing/clients/clients.sh 300 clients-dropin > "$logs/clients-dropin.log" 2>&1
 	for s in $client_steps; do
 		one "$s-test" step_ok "$logs/clients-test.log" "$s"
 		one "$s-dropin" step_ok "$logs/clients-dropin.log" "$s"
@@ -347,25 +352,8 @@ fi
 # is PASS, or XFAIL from the one test that expects a failure.
 if want selftests-dropin; then
 echo "==> suite selftests-dropin (ftracetest, hist tests untranslated, rhist as hist)"
-t0=$SECONDS
-sp=0 sf=0
-if [ "$dropin_built" = 0 ]; then
-	vm_on dropin tools/testing/selftests/ftrace-dropin.sh 900 "$logs/selftests-dropin.log"
-	vm_rc=$?
-	selftest_results "$logs/selftests-dropin.log" > "$logs/selftests-dropin.results"
-	sp=$(grep -cE "$selftest_ok" "$logs/selftests-dropin.results")
-	sf=$(grep -cvE "$selftest_ok" "$logs/selftests-dropin.results")
-	sed 's/^/    /' "$logs/selftests-dropin.results"
-	[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $logs/selftests-dropin.log)"; sf=$((sf + 1)); }
-	if [ "$vm_rc" != 0 ] && [ "$sf" = 0 ]; then
-		echo "    the VM run failed with status $vm_rc (log: $logs/selftests-dropin.log)"
-		sf=1
-	fi
-else
-	sf=1
-fi
-record selftests-dropin "$sp" "$sf"
-echo "==> suite selftests-dropin: $sp passed, $sf failed ($((SECONDS - t0)) s)"
+selftest_suite selftests-dropin "$dropin_built" \
+	vm_on dropin tools/testing/selftests/ftrace-dropin.sh 900 selftests-dropin
 fi
 
 # --- a smoke run of the benchmark: one round, tiny counts ----------------

@@ -751,6 +751,16 @@ mod tests {
 
     /// Runs `text` over `records` fired by the task `ctx`.
     fn run_as(ctx: &Ctx, text: &str, records: &[[u8; 24]]) -> String {
+        with_hist(text, |hist| {
+            for r in records {
+                hist.update(r, ctx);
+            }
+            print_of(hist)
+        })
+    }
+
+    /// Calls `f` with a histogram of `text` on the test event.
+    fn with_hist<R>(text: &str, f: impl FnOnce(&Histogram<'_>) -> R) -> R {
         let spec = trigger::parse(text).unwrap();
         let data = HistData::build(&spec, &EVENT).unwrap();
         let params = map_params(&data);
@@ -758,10 +768,11 @@ mod tests {
             .map(|_| AtomicU64::new(0))
             .collect();
         let map = TracingMap::new(params, &storage).unwrap();
-        let hist = Histogram::new(&data, map).unwrap();
-        for r in records {
-            hist.update(r, ctx);
-        }
+        f(&Histogram::new(&data, map).unwrap())
+    }
+
+    /// The histogram's table.
+    fn print_of(hist: &Histogram<'_>) -> String {
         let mut order = std::vec![0u32; hist.map().max_elts()];
         let mut out = String::new();
         hist.print(&mut out, &output::NoSymbols, &mut order)
@@ -1109,23 +1120,15 @@ mod tests {
     #[test]
     fn hits_are_the_totals_hits() {
         for (text, n, hits) in [("keys=a:size=128", 300, 128), ("keys=b:vals=c", 50, 50)] {
-            let spec = trigger::parse(text).unwrap();
-            let data = HistData::build(&spec, &EVENT).unwrap();
-            let params = map_params(&data);
-            let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-                .map(|_| AtomicU64::new(0))
-                .collect();
-            let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
-            assert_eq!(hist.hits(), 0);
-            for i in 0..n {
-                hist.update(&record(i, (i % 7) as u32, 1), &Ctx { pid: 42 });
-            }
-            assert_eq!(hist.hits(), hits, "{text}");
-            let mut order = std::vec![0u32; hist.map().max_elts()];
-            let mut out = String::new();
-            hist.print(&mut out, &output::NoSymbols, &mut order)
-                .unwrap();
-            assert!(out.contains(&std::format!("Hits: {hits}\n")), "{out}");
+            with_hist(text, |hist| {
+                assert_eq!(hist.hits(), 0);
+                for i in 0..n {
+                    hist.update(&record(i, (i % 7) as u32, 1), &Ctx { pid: 42 });
+                }
+                assert_eq!(hist.hits(), hits, "{text}");
+                let out = print_of(hist);
+                assert!(out.contains(&std::format!("Hits: {hits}\n")), "{out}");
+            });
         }
     }
 

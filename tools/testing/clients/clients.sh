@@ -87,23 +87,20 @@ else
 fi
 trace-cmd reset > /dev/null 2>&1
 
-section hist-client-hist
-if hist_client hist > /tmp/out 2>&1; then
-	table < /tmp/out
-	ok hist-client-hist
-else
-	cat /tmp/out
-	bad hist-client-hist "hist_client hist failed"
-fi
-
-section hist-client-synth
-if hist_client synth > /tmp/out 2>&1; then
-	norm < /tmp/out
-	ok hist-client-synth
-else
-	cat /tmp/out
-	bad hist-client-synth "hist_client synth failed"
-fi
+# client_step NAME FILTER MODE: "hist_client MODE", its output through
+# FILTER (norm, or table for the histogram's rows).
+client_step() {
+	section "$1"
+	if hist_client "$3" > /tmp/out 2>&1; then
+		"$2" < /tmp/out
+		ok "$1"
+	else
+		cat /tmp/out
+		bad "$1" "hist_client $3 failed"
+	fi
+}
+client_step hist-client-hist table hist
+client_step hist-client-synth norm synth
 
 # The synthetic events the client's pipeline emits, in trace-cmd show.
 section synth-events-shown

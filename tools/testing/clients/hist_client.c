@@ -189,8 +189,9 @@ static int print_lines(const char *prefix, const char *buf)
 	return n;
 }
 
-/* Does an active line of @buf contain @needle? */
-static bool has_line_with(const char *buf, const char *needle)
+/* Does an active line of @buf contain @needle, and @also unless NULL? */
+static bool has_line_with(const char *buf, const char *needle,
+			  const char *also)
 {
 	char *copy, *pos, *line;
 	bool found = false;
@@ -200,23 +201,7 @@ static bool has_line_with(const char *buf, const char *needle)
 		fail("strdup");
 	pos = copy;
 	while (!found && (line = next_line(&pos)))
-		found = strstr(line, needle);
-	free(copy);
-	return found;
-}
-
-/* Does the hist in @buf have an entry, a line with next_pid and hitcount? */
-static bool has_entry(const char *buf)
-{
-	char *copy, *pos, *line;
-	bool found = false;
-
-	copy = strdup(buf);
-	if (!copy)
-		fail("strdup");
-	pos = copy;
-	while (!found && (line = next_line(&pos)))
-		found = strstr(line, "next_pid") && strstr(line, "hitcount");
+		found = strstr(line, needle) && (!also || strstr(line, also));
 	free(copy);
 	return found;
 }
@@ -315,7 +300,7 @@ static int do_hist(void)
 	buf = read_trigger("sched_switch");
 	if (!print_lines("trigger", buf))
 		fail_check("trigger check", "trigger file is empty after start");
-	if (!has_line_with(buf, "hist:"))
+	if (!has_line_with(buf, "hist:", NULL))
 		fail_check("trigger check", "no hist: line in trigger file");
 	free(buf);
 
@@ -328,7 +313,7 @@ static int do_hist(void)
 	if (buf[0] && buf[strlen(buf) - 1] != '\n')
 		putchar('\n');
 	printf("--- end ---\n");
-	if (!has_entry(buf))
+	if (!has_line_with(buf, "next_pid", "hitcount"))
 		fail_check("hist check", "hist shows no next_pid/hitcount entry");
 	free(buf);
 
@@ -338,7 +323,7 @@ static int do_hist(void)
 		fail("tracefs_hist_destroy");
 
 	buf = read_trigger("sched_switch");
-	if (has_line_with(buf, "hist:")) {
+	if (has_line_with(buf, "hist:", NULL)) {
 		print_lines("left", buf);
 		fail_check("hist destroy check", "trigger file still has hist:");
 	}
@@ -455,11 +440,11 @@ static int do_synth(bool keep)
 		fail_check("synthetic check", SYNTH_NAME " is not listed");
 	print_triggers();
 	buf = read_trigger("sched_waking");
-	if (!has_line_with(buf, "hist:"))
+	if (!has_line_with(buf, "hist:", NULL))
 		fail_check("trigger check", "no hist: line on sched_waking");
 	free(buf);
 	buf = read_trigger("sched_switch");
-	if (!has_line_with(buf, SYNTH_NAME))
+	if (!has_line_with(buf, SYNTH_NAME, NULL))
 		fail_check("trigger check", "no " SYNTH_NAME " on sched_switch");
 	free(buf);
 
@@ -489,12 +474,12 @@ static int do_synth(bool keep)
 		if (tracefs_synth_destroy(synth))
 			fail("tracefs_synth_destroy");
 		buf = read_trigger("sched_waking");
-		if (has_line_with(buf, "hist:"))
+		if (has_line_with(buf, "hist:", NULL))
 			fail_check("synth destroy check",
 				   "sched_waking still has a hist: trigger");
 		free(buf);
 		buf = read_trigger("sched_switch");
-		if (has_line_with(buf, "hist:"))
+		if (has_line_with(buf, "hist:", NULL))
 			fail_check("synth destroy check",
 				   "sched_switch still has a hist: trigger");
 		free(buf);
