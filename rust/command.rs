@@ -1597,6 +1597,9 @@ fn record_len(rec: *const c_void, reported: usize) -> usize {
 
 /// `trigger()`: the probe path, run for every event the trigger sees.
 /// It must not allocate, lock or sleep.
+// In the page of the shapes of one or two numbers: see
+// `Histogram::update_compiled()`.
+#[link_section = ".text.rhist_event"]
 unsafe extern "C" fn on_event(
     data: *mut bindings::event_trigger_data,
     buffer: *mut bindings::trace_buffer,

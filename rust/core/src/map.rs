@@ -628,6 +628,19 @@ impl<'a> TracingMap<'a> {
         }
     }
 
+    /// [`insert_words_uncounted`](Self::insert_words_uncounted) of a key
+    /// of exactly the map's key words, as a compiled program builds it:
+    /// one copy of the probe, unrolled for `N`. A key of any other size
+    /// is dropped.
+    #[inline(always)]
+    pub fn insert_exact_uncounted<const N: usize>(&self, key: &[u64; N]) -> Option<Elt<'a>> {
+        if N != self.g.layout.key_words as usize {
+            self.count_drop(0);
+            return None;
+        }
+        self.find(key, Find::InsertUncounted, |_| {})
+    }
+
     /// [`insert_uncounted`](Self::insert_uncounted) of a key of any
     /// [`MapKey`] type, whose [`MapKey::WORDS`] is 0 or this map's.
     #[inline]
@@ -684,7 +697,8 @@ impl<'a> TracingMap<'a> {
     fn find<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
         let words = self.key_words::<K>();
         let h = key.hash(words);
-        let idx = (h >> self.g.start_shift) as usize & self.g.map_size.wrapping_sub(1);
+        // start_shift < 32 (bits is at least 1).
+        let idx = h.wrapping_shr(self.g.start_shift) as usize & self.g.map_size.wrapping_sub(1);
         if let Some(entry) = self.entries.get(idx) {
             // Acquire: as in `probe()`.
             let e = entry.load(Ordering::Acquire);
@@ -1445,6 +1459,27 @@ mod tests {
         );
         assert_eq!(MapError::StorageTooSmall.errno(), 12);
         assert_eq!(MapError::BadBits.errno(), 22);
+    }
+
+    /// A compiled program's key of exactly the map's words finds what
+    /// the byte key does; a key of another size is a drop, not an entry.
+    #[test]
+    fn exact_word_keys() {
+        let p = MapParams::new(3, 16, 1, 0);
+        let s = storage(&p);
+        let m = TracingMap::new(p, &s).unwrap();
+        let a = m.insert_exact_uncounted(&[7u64, 9]).unwrap();
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&7u64.to_ne_bytes());
+        bytes[8..].copy_from_slice(&9u64.to_ne_bytes());
+        assert_eq!(m.lookup(&bytes).unwrap().index(), a.index());
+        assert_eq!(
+            m.insert_exact_uncounted(&[7u64, 9]).unwrap().index(),
+            a.index()
+        );
+        assert!(m.insert_exact_uncounted(&[7u64]).is_none());
+        assert!(m.insert_exact_uncounted(&[7u64, 9, 0]).is_none());
+        assert_eq!((m.len(), m.drops()), (1, 2));
     }
 
     #[test]

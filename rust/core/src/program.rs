@@ -82,45 +82,92 @@ impl Load {
     }
 }
 
-/// A [`Load`] as a program runs it: the size and signedness of a plain
-/// number folded into the variant, so that one jump picks the code. Its
-/// own tag byte (`repr(u8)`): with the tag in a niche of [`Load`]'s,
+/// A [`Load`] as a program runs it. A plain number is one read of the
+/// record's word at its offset, shifted to its size and sign: no branch
+/// on its type, and the same few instructions for every number. Its own
+/// tag byte (`repr(u8)`): with the tag in a niche of [`Load`]'s,
 /// decoding it took more instructions than the load (callgrind: 330 to
 /// 299 per event for `keys=a,b,c:vals=a,b`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 enum Op {
     One,
-    U8(u32),
-    S8(u32),
-    U16(u32),
-    S16(u32),
-    U32(u32),
-    S32(u32),
-    U64(u32),
+    Num(NumOp),
+    /// `.log2` and `.buckets`: out of line.
     Other(Load),
 }
 
-/// The `N` bytes at `at` of `rec`, if they are all there.
-#[inline(always)]
-fn bytes<const N: usize>(rec: &[u8], at: u32) -> Option<[u8; N]> {
-    rec.get(at as usize..)?.first_chunk::<N>().copied()
+/// A number of 1, 2, 4 or 8 bytes, as [`Op::Num`] reads it: the record's
+/// word at `word_at`, which holds it, shifted left by `lshift` to put
+/// the number at the top of the word, then right by `rshift` (arithmetic
+/// when signed). On a little-endian machine the word is the one that ends
+/// with the number, if there is one, so that it is all in the record just
+/// when the number is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct NumOp {
+    word_at: u32,
+    lshift: u8,
+    rshift: u8,
+    signed: bool,
+    /// Where the number is.
+    at: u32,
+}
+
+impl NumOp {
+    fn new(Num { at, size, signed }: Num) -> Option<Self> {
+        if !matches!(size, 1 | 2 | 4 | 8) {
+            return None;
+        }
+        let rshift = 64 - 8 * size;
+        let ends_word = at.checked_add(u32::from(size))?.checked_sub(8);
+        let (word_at, lshift) = match ends_word {
+            Some(word_at) if cfg!(target_endian = "little") => (word_at, 0),
+            _ if cfg!(target_endian = "little") => (at, rshift),
+            _ => (at, 0),
+        };
+        Some(NumOp {
+            word_at,
+            lshift,
+            rshift,
+            signed: signed && size < 8,
+            at,
+        })
+    }
+
+    /// The number in `rec` (0 unless all of it is there), as
+    /// [`rec_num`] reads it.
+    #[inline(always)]
+    fn eval(self, rec: &[u8]) -> u64 {
+        let word = rec
+            .get(self.word_at as usize..)
+            .and_then(|r| r.first_chunk::<8>());
+        let Some(word) = word else {
+            return self.eval_at_end(rec);
+        };
+        // Both shifts are below 64.
+        let top = u64::from_ne_bytes(*word).wrapping_shl(self.lshift.into());
+        if self.signed {
+            (top as i64).wrapping_shr(self.rshift.into()) as u64
+        } else {
+            top.wrapping_shr(self.rshift.into())
+        }
+    }
+
+    /// [`eval`](Self::eval) of a number whose word is not all in the
+    /// record: the number's bytes may still be (a number at the start of
+    /// a short record, or any byte order but little-endian).
+    #[inline(never)]
+    #[cold]
+    fn eval_at_end(self, rec: &[u8]) -> u64 {
+        rec_num(rec, self.at, 8 - self.rshift / 8, self.signed)
+    }
 }
 
 impl Op {
     fn new(load: Load) -> Self {
         match load {
             Load::One => Op::One,
-            Load::Num(Num { at, size, signed }) => match (size, signed) {
-                (1, false) => Op::U8(at),
-                (1, true) => Op::S8(at),
-                (2, false) => Op::U16(at),
-                (2, true) => Op::S16(at),
-                (4, false) => Op::U32(at),
-                (4, true) => Op::S32(at),
-                (8, _) => Op::U64(at),
-                _ => Op::Other(load),
-            },
+            Load::Num(n) => NumOp::new(n).map_or(Op::Other(load), Op::Num),
             _ => Op::Other(load),
         }
     }
@@ -129,17 +176,18 @@ impl Op {
     #[inline(always)]
     fn eval(self, rec: &[u8]) -> u64 {
         match self {
+            Op::Num(n) => n.eval(rec),
             Op::One => 1,
-            Op::U8(at) => bytes(rec, at).map_or(0, |b| u64::from(u8::from_ne_bytes(b))),
-            Op::S8(at) => bytes(rec, at).map_or(0, |b| i8::from_ne_bytes(b) as u64),
-            Op::U16(at) => bytes(rec, at).map_or(0, |b| u64::from(u16::from_ne_bytes(b))),
-            Op::S16(at) => bytes(rec, at).map_or(0, |b| i16::from_ne_bytes(b) as u64),
-            Op::U32(at) => bytes(rec, at).map_or(0, |b| u64::from(u32::from_ne_bytes(b))),
-            Op::S32(at) => bytes(rec, at).map_or(0, |b| i32::from_ne_bytes(b) as u64),
-            Op::U64(at) => bytes(rec, at).map_or(0, u64::from_ne_bytes),
-            Op::Other(load) => load.eval(rec),
+            Op::Other(load) => eval_other(load, rec),
         }
     }
+}
+
+/// [`Load::eval`] of a `.log2` or `.buckets` load, out of line: rarer
+/// than a plain number, and longer.
+#[inline(never)]
+fn eval_other(load: Load, rec: &[u8]) -> u64 {
+    load.eval(rec)
 }
 
 /// Where a string of the record starts.
@@ -380,18 +428,18 @@ impl Program {
         key
     }
 
-    /// The key of `rec` as a [`CompactKey`], if its words fit in one
-    /// (and the keys' slots tile the key, as C lays them out).
+    /// Builds the key of `rec` into `key` as a [`CompactKey`], if its words
+    /// fit in one (and the keys' slots tile the key, as C lays them out);
+    /// `false` if not. Built in place: returned, the key was copied on
+    /// every event (`rep movsq`, ten words).
     #[inline(always)]
-    pub fn compact_key(&self, rec: &[u8]) -> Option<CompactKey> {
-        if !self.tiled {
-            return None;
-        }
-        let mut key = CompactKey {
-            words: [0; COMPACT_WORDS],
-            slots: [Slot::default(); TRACING_MAP_KEYS_MAX],
-            n_slots: self.n_keys,
-        };
+    pub fn compact_key(&self, rec: &[u8], key: &mut CompactKey) -> bool {
+        self.tiled && self.fill_compact_key(rec, key).is_some()
+    }
+
+    #[inline(always)]
+    fn fill_compact_key(&self, rec: &[u8], key: &mut CompactKey) -> Option<()> {
+        key.n_slots = self.n_keys;
         let mut at = 0;
         for (op, slot) in self
             .keys
@@ -424,7 +472,7 @@ impl Program {
             };
             at += used;
         }
-        Some(key)
+        Some(())
     }
 
     /// The number of sums, hitcount included.
@@ -516,6 +564,18 @@ struct Slot {
 }
 
 impl CompactKey {
+    /// An empty key, for [`Program::compact_key`] to build into.
+    pub const EMPTY: Self = CompactKey {
+        words: [0; COMPACT_WORDS],
+        slots: [Slot {
+            start: 0,
+            size: 0,
+            at: 0,
+            used: 0,
+        }; TRACING_MAP_KEYS_MAX],
+        n_slots: 0,
+    };
+
     #[inline(always)]
     fn slots(&self) -> &[Slot] {
         self.slots.get(..usize::from(self.n_slots)).unwrap_or(&[])
@@ -584,6 +644,35 @@ impl MapKey for &CompactKey {
 mod tests {
     use super::super::hist_data::strncpy_from;
     use super::*;
+
+    /// A program's number is `rec_num()`'s, for every size, sign and
+    /// offset, at the start and the end of the record and past it.
+    #[test]
+    fn numbers_read_as_rec_num() {
+        let rec: [u8; 24] = core::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0x85);
+        for len in [0, 1, 7, 8, 9, 16, 23, 24] {
+            let rec = &rec[..len];
+            for size in [1u8, 2, 4, 8] {
+                for signed in [false, true] {
+                    for at in 0..26u32 {
+                        let op = Op::new(Load::Num(Num { at, size, signed }));
+                        assert!(matches!(op, Op::Num(_)));
+                        assert_eq!(
+                            op.eval(rec),
+                            rec_num(rec, at, size, signed),
+                            "len {len} at {at} size {size} signed {signed}"
+                        );
+                    }
+                }
+            }
+        }
+        let odd = Op::new(Load::Num(Num {
+            at: 0,
+            size: 3,
+            signed: false,
+        }));
+        assert!(matches!(odd, Op::Other(_)));
+    }
 
     /// `str_words()` gives the bytes `strncpy_from()` gives, for every
     /// start, limit and record end over strings with NULs anywhere.
