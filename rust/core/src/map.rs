@@ -690,67 +690,77 @@ impl<'a> TracingMap<'a> {
         self.count(DROPS + (h as usize % DROP_LINES) * LINE_WORDS);
     }
 
-    /// Finds (or inserts) the element of `key`. The first entry probed
-    /// is looked at here, inline: most events find their key there. The
-    /// rest is [`probe`](Self::probe).
+    /// Finds (or inserts) the element of `key`. The entries up to the
+    /// first free one are looked at here, inline: an event whose key is
+    /// in the map finds it there, and so does a drop from a full map. The
+    /// first entry is looked at before the loop, since most events find
+    /// their key there ([`find_from`](Self::find_from) looks at it again).
+    /// The rest (claiming a free entry, waiting for one being published)
+    /// is [`probe`](Self::probe), from the start again.
     #[inline]
     fn find<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
         let words = self.key_words::<K>();
         let h = key.hash(words);
+        let mask = self.g.map_size.wrapping_sub(1);
         // start_shift < 32 (bits is at least 1).
-        let idx = h.wrapping_shr(self.g.start_shift) as usize & self.g.map_size.wrapping_sub(1);
-        if let Some(entry) = self.entries.get(idx) {
-            // Acquire: as in `probe()`.
-            let e = entry.load(Ordering::Acquire);
-            let n = (e >> 32) as u32;
-            if e as u32 == h && n != PENDING && n != DEAD {
-                if let Some(elt) = self.elt(n.wrapping_sub(1)) {
-                    if elt.key_is(key, words) {
-                        if how == Find::Insert {
-                            self.count(HITS);
-                        }
-                        return Some(elt);
+        let start = h.wrapping_shr(self.g.start_shift) as usize & mask;
+        let Some(first) = self.entries.get(start) else {
+            return self.probe(key, h, start, how, init);
+        };
+        // Acquire: as in `probe()`.
+        let e = first.load(Ordering::Acquire);
+        let n = (e >> 32) as u32;
+        if e as u32 == h && n != PENDING && n != DEAD {
+            if let Some(elt) = self.elt(n.wrapping_sub(1)) {
+                if elt.key_is(key, words) {
+                    if how == Find::Insert {
+                        self.count(HITS);
                     }
+                    return Some(elt);
                 }
             }
-            // With no element left, nothing is inserted: what follows is
-            // a lookup, and a key is never behind a free entry.
-            if how != Find::Lookup
-                && self.header[NEXT_ELT].load(Ordering::Relaxed) >= self.g.max_elts as u64
-            {
-                return self.find_in_full(key, h, idx, e, how, init);
-            }
         }
-        self.probe(key, h, idx, how, init)
+        self.find_from(key, h, start, how, init)
     }
 
-    /// [`find`](Self::find) in a map with no element left, from entry
-    /// `idx` (which held `e`): the probe loop without the inserting, so
-    /// that most drops of a full map stay short.
+    /// The loop of [`find`](Self::find), from entry `start`.
     #[inline(always)]
-    fn find_in_full<K: MapKey>(
+    fn find_from<K: MapKey>(
         &self,
         key: K,
         h: u32,
-        mut idx: usize,
-        mut e: u64,
+        start: usize,
         how: Find,
         init: impl FnOnce(&Elt<'a>),
     ) -> Option<Elt<'a>> {
+        let words = self.key_words::<K>();
         let mask = self.g.map_size.wrapping_sub(1);
+        let mut idx = start;
         for _ in 0..self.g.map_size {
+            // Acquire: as in `probe()`.
+            let Some(e) = self.entries.get(idx).map(|e| e.load(Ordering::Acquire)) else {
+                break;
+            };
             if e == 0 {
-                self.count_drop(h);
-                return None;
+                // A key is never behind a free entry: with no element
+                // left nothing is inserted, and a lookup is done.
+                if how == Find::Lookup {
+                    return None;
+                }
+                if self.header[NEXT_ELT].load(Ordering::Relaxed) >= self.g.max_elts as u64 {
+                    self.count_drop(h);
+                    return None;
+                }
+                break;
             }
             if e as u32 == h {
                 match (e >> 32) as u32 {
-                    // Being inserted: the full loop waits for it.
-                    PENDING => return self.probe(key, h, idx, how, init),
+                    // Being inserted: `probe()` waits for it.
+                    PENDING => break,
                     DEAD => {}
                     n => {
                         if let Some(elt) = self.elt(n.wrapping_sub(1)) {
-                            if elt.key_is(key, self.key_words::<K>()) {
+                            if elt.key_is(key, words) {
                                 if how == Find::Insert {
                                     self.count(HITS);
                                 }
@@ -761,11 +771,8 @@ impl<'a> TracingMap<'a> {
                 }
             }
             idx = idx.wrapping_add(1) & mask;
-            // Acquire: as in `probe()`.
-            e = self.entries.get(idx)?.load(Ordering::Acquire);
         }
-        self.count_drop(h);
-        None
+        self.probe(key, h, start, how, init)
     }
 
     /// The probe loop of [`find`](Self::find), from entry `idx` where `key`
