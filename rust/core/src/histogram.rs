@@ -12,7 +12,7 @@ use super::grammar::ActionKind;
 use super::hist_data::{self, ActionSink, EventContext, HistData, Tracking};
 use super::map::{self, MapError, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
-use super::program::{CompactKey, Program};
+use super::program::{CompactKey, Program, StrKey};
 use super::var_ref::VAR_REFS_MAX;
 use super::vars;
 
@@ -111,24 +111,18 @@ fn saved_comm(ctx: &dyn TaskContext) -> [u8; 16] {
     comm
 }
 
-/// The sections of the event path's code, each page-aligned (the module
-/// loader keeps a section's alignment), as assembler directives. An
-/// event's code stays in one page of one section: it runs no jump out of
-/// the page but its return (under QEMU's TCG, each such jump costs a
-/// lookup of the code that follows; on hardware, fewer pages and cache
-/// lines). `make bench`'s wall-clock figures show it.
-pub const EVENT_TEXT: [&str; 4] = [
-    ".text.rhist_event",
-    ".text.rhist_event.key3",
-    ".text.rhist_event.short",
-    ".text.rhist_event.compact",
-];
-
+// The sections of the event path's code, each page-aligned (the module
+// loader keeps a section's alignment). An event's code stays in one page
+// of one section: it runs no jump out of the page but its return (under
+// QEMU's TCG, each such jump costs a lookup of the code that follows; on
+// hardware, fewer pages and cache lines). check.sh's event-text test
+// checks that each section holds in a page.
 #[cfg(target_os = "none")]
 core::arch::global_asm!(
     ".pushsection .text.rhist_event,\"ax\",@progbits\n.balign 4096\n.popsection",
     ".pushsection .text.rhist_event.key3,\"ax\",@progbits\n.balign 4096\n.popsection",
     ".pushsection .text.rhist_event.short,\"ax\",@progbits\n.balign 4096\n.popsection",
+    ".pushsection .text.rhist_event.string,\"ax\",@progbits\n.balign 4096\n.popsection",
     ".pushsection .text.rhist_event.compact,\"ax\",@progbits\n.balign 4096\n.popsection",
 );
 
@@ -189,6 +183,7 @@ impl<'a> Histogram<'a> {
             (true, 2) => self.run_number_key2(p, rec),
             (true, _) => self.run_number_key3(p, rec),
             (false, _) if p.key_words() <= 4 => self.run_short_key(p, rec),
+            (false, _) if p.one_string() => self.run_string_key(p, rec),
             (false, _) => self.run_compact_key(p, rec),
         }
     }
@@ -231,6 +226,19 @@ impl<'a> Histogram<'a> {
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
     fn run_short_key(&self, p: &Program, rec: &[u8]) {
         self.add_sums(p, rec, self.map.insert_words_uncounted(&p.key::<4>(rec)));
+    }
+
+    /// [`run`](Self::run) of a key of one string of more than 4 words: a
+    /// [`StrKey`] when it fits, else the whole key
+    /// ([`run_long_key`](Self::run_long_key)).
+    #[inline(never)]
+    #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.string")]
+    fn run_string_key(&self, p: &Program, rec: &[u8]) {
+        let mut key = StrKey::EMPTY;
+        match p.string_key(rec, &mut key) {
+            true => self.add_sums(p, rec, self.map.insert_key_uncounted(&key)),
+            false => self.run_long_key(p, rec),
+        }
     }
 
     /// [`run`](Self::run) of a key with strings of more than 4 words: a
@@ -278,7 +286,7 @@ impl<'a> Histogram<'a> {
     ///
     /// In the kernel, the code an event runs is at most a page: the probe,
     /// with this inlined, calls the shape's code directly, and each is in
-    /// a section that starts on a page ([`EVENT_TEXT`]). The probe and the
+    /// a section that starts on a page (see `global_asm!` above). The probe and the
     /// shapes of one and two numbers share theirs.
     #[inline(always)]
     pub fn update_compiled(&self, rec: &[u8]) -> bool {
@@ -953,8 +961,9 @@ mod tests {
         ("keys=stacktrace", false),
     ];
 
-    /// A compact key (a long string slot as its used words) hashes as its
-    /// bytes do, stores them, and finds what they insert.
+    /// A compact key (a long string slot as its used words), and a string
+    /// key of one string alone, hash as their bytes do, store them, and
+    /// find what they insert; they are built for the same records.
     #[test]
     fn compact_keys_are_their_bytes() {
         use super::super::map::{key_hash, MapKey};
@@ -978,6 +987,7 @@ mod tests {
                 .collect();
             let map = TracingMap::new(params, &storage).unwrap();
             let mut compact = 0;
+            let mut strings = 0;
             let mut seen: Vec<Vec<u64>> = Vec::new();
             for _ in 0..2000 {
                 // Strings of 0 to 55 letters after the record, both
@@ -1009,6 +1019,10 @@ mod tests {
                 let bytes: Vec<u8> = full[..words].iter().flat_map(|w| w.to_ne_bytes()).collect();
                 let mut key = CompactKey::EMPTY;
                 let compacted = p.compact_key(&rec, &mut key);
+                if !compacted && p.one_string() {
+                    let mut one = StrKey::EMPTY;
+                    assert!(!p.string_key(&rec, &mut one), "{text}");
+                }
                 if seen.len() < 300 {
                     seen.push(full[..words].to_vec());
                 }
@@ -1017,6 +1031,22 @@ mod tests {
                 }
                 compact += 1;
                 assert_eq!((&key).hash(words), key_hash(&bytes, words * 8), "{text}");
+                if p.one_string() {
+                    let mut one = StrKey::EMPTY;
+                    assert!(p.string_key(&rec, &mut one), "{text}");
+                    assert_eq!((&one).hash(words), key_hash(&bytes, words * 8), "{text}");
+                    for other in &seen {
+                        let slots: Vec<AtomicU64> =
+                            other.iter().map(|&w| AtomicU64::new(w)).collect();
+                        assert_eq!((&one).matches(&slots), *other == full[..words], "{text}");
+                    }
+                    let stored: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(7)).collect();
+                    (&one).store(&stored);
+                    let stored: Vec<u64> =
+                        stored.iter().map(|w| w.load(Ordering::Relaxed)).collect();
+                    assert_eq!(stored, full[..words], "{text}");
+                    strings += 1;
+                }
                 // It matches exactly the stored keys equal to it, whatever
                 // their hash.
                 for other in &seen {
@@ -1029,6 +1059,7 @@ mod tests {
                 assert_eq!(map.insert(&bytes).unwrap().index(), elt.index(), "{text}");
             }
             assert!(compact > 1000, "{text}: {compact}");
+            assert_eq!(strings > 0, text.starts_with("keys=d"), "{text}");
             too_long += 2000 - compact;
             assert!(map.len() > 20, "{text}: {}", map.len());
         }

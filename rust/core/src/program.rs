@@ -428,6 +428,39 @@ impl Program {
         key
     }
 
+    /// Whether the key is one string alone, which
+    /// [`string_key`](Self::string_key) builds.
+    #[inline(always)]
+    pub fn one_string(&self) -> bool {
+        self.n_keys == 1 && self.tiled && matches!(self.keys[0].load, KeyPart::Str(_))
+    }
+
+    /// Builds the key of `rec`, one string alone (see
+    /// [`one_string`](Self::one_string)), into `key`, if its words fit in
+    /// a [`StrKey`]; `false` if not.
+    #[inline(always)]
+    pub fn string_key(&self, rec: &[u8], key: &mut StrKey) -> bool {
+        let op = self.keys[0];
+        let KeyPart::Str(s) = op.load else {
+            return false;
+        };
+        let (src, size) = s.locate(rec);
+        let slot = usize::from(op.words);
+        let fits = slot.min(COMPACT_WORDS);
+        let Some(dst) = key.words.get_mut(..fits) else {
+            return false;
+        };
+        match str_words(dst, rec, src, size) {
+            Some(n) if n < fits || fits == slot => key.used = n,
+            _ => return false,
+        }
+        key.sum = 0;
+        for (i, &w) in key.words.iter().enumerate().take(key.used) {
+            key.sum = key.sum.wrapping_add(hash_word(w, i));
+        }
+        true
+    }
+
     /// Builds the key of `rec` into `key` as a [`CompactKey`], if its words
     /// fit in one (and the keys' slots tile the key, as C lays them out);
     /// `false` if not. Built in place: returned, the key was copied on
@@ -551,6 +584,55 @@ pub struct CompactKey {
     words: [u64; COMPACT_WORDS],
     slots: [Slot; TRACING_MAP_KEYS_MAX],
     n_slots: u8,
+}
+
+/// A key of one string, as its words up to the one with its NUL, or all
+/// of its slot (at most [`COMPACT_WORDS`]), and the sum of their hashes,
+/// taken as it is built: a [`CompactKey`] of one slot, with no slots to
+/// walk. A `__data_loc` name, 32 words in the map, costs its own words.
+#[derive(Clone, Copy, Debug)]
+pub struct StrKey {
+    words: [u64; COMPACT_WORDS],
+    used: usize,
+    sum: u64,
+}
+
+impl StrKey {
+    /// An empty key, for [`Program::string_key`] to build into.
+    pub const EMPTY: Self = StrKey {
+        words: [0; COMPACT_WORDS],
+        used: 0,
+        sum: 0,
+    };
+}
+
+impl MapKey for &StrKey {
+    #[inline]
+    fn word(self, i: usize) -> u64 {
+        match i < self.used {
+            true => self.words.get(i).copied().unwrap_or(0),
+            false => 0,
+        }
+    }
+
+    /// The words past `used` are 0, and add 0 to the sum.
+    #[inline(always)]
+    fn hash(self, _words: usize) -> u32 {
+        hash_finish(self.sum)
+    }
+
+    /// Only the words up to the NUL's are compared: a stored string slot
+    /// is its bytes then zeros, as for a [`CompactKey`].
+    #[inline(always)]
+    fn matches(self, slots: &[AtomicU64]) -> bool {
+        let words = self.words.get(..self.used).unwrap_or(&[]);
+        slots.get(..words.len()).is_some_and(|stored| {
+            stored
+                .iter()
+                .zip(words)
+                .all(|(w, &k)| w.load(Ordering::Relaxed) == k)
+        })
+    }
 }
 
 /// A key's slot in a [`CompactKey`]: its first word and size in the key,
