@@ -96,6 +96,9 @@ one clippy-core sh -c 'cd rust/core && cargo clippy --all-targets -- -D warnings
 # No stack frame of the module over 3 KB (a large value built on the
 # stack before it is moved to the heap, say).
 one stack-frames python3 tools/testing/lint/frames.py rhist.ko
+# An event's code is a page: the probe and each program shape in
+# page-aligned sections of at most a page (histogram.rs).
+one event-text python3 tools/testing/lint/event_text.py rhist.ko
 # checkpatch runs from outside this git repository: inside one, it reads
 # the patch files as files added by the repository's own history.
 checkpatch() {
