@@ -172,13 +172,14 @@ impl Trigger {
         self.hist.histogram()
     }
 
-    /// Accounts one event record, resolving the references to other
+    /// Accounts one event record by the general path (that of a trigger
+    /// with no compiled program), resolving the references to other
     /// histograms' variables first if there are any.
     #[inline]
     fn update(&self, rec: &[u8], ctx: &ProbeContext) {
         let hist = self.hist();
         if self.refs.is_empty() && hist.data().n_actions() == 0 {
-            return hist.update(rec, ctx);
+            return hist.update_general(rec, ctx);
         }
         let mut refs = [hist; VAR_REFS_MAX];
         for (slot, other) in refs.iter_mut().zip(self.refs.iter()) {
@@ -1626,10 +1627,11 @@ unsafe extern "C" fn on_event(
     // bytes: its fixed part, or what `record_len()` allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
     // A compiled trigger has no references, actions or context to read.
-    if !trigger.hist().update_compiled(rec) {
+    // The compiled program wakes the pollers itself, last.
+    if !trigger.hist().update_compiled(rec, files::wake_pollers) {
         on_event_general(trigger, rec, buffer, rbe);
+        files::wake_pollers();
     }
-    files::wake_pollers();
 }
 
 /// [`on_event()`] of a trigger the compiled program does not cover: out

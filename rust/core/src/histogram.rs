@@ -161,9 +161,17 @@ impl<'a> Histogram<'a> {
     /// allocation.
     #[inline]
     pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
-        if self.update_compiled(rec) {
-            return;
+        if !self.update_compiled(rec, || {}) {
+            self.update_general(rec, ctx);
         }
+    }
+
+    /// [`update`](Self::update) by the general path, whatever the
+    /// histogram's program: the probe takes it when there is none (it runs
+    /// the program with [`update_compiled`](Self::update_compiled), which
+    /// is then its only copy in the kernel).
+    #[inline]
+    pub fn update_general(&self, rec: &[u8], ctx: &dyn TaskContext) {
         // The key is built on the stack, in a buffer no larger than it
         // needs: most keys are a word or two, and zeroing the largest
         // possible key on every event would cost more than the rest.
@@ -177,55 +185,59 @@ impl<'a> Histogram<'a> {
     /// [`update`](Self::update) by the compiled program: one direct call
     /// to the code of the program's shape.
     #[inline(always)]
-    fn run(&self, p: &Program, rec: &[u8]) {
+    fn run(&self, p: &Program, rec: &[u8], after: impl FnOnce()) {
         match (p.words(), p.n_keys()) {
-            (true, 1) => self.run_number_key1(p, rec),
-            (true, 2) => self.run_number_key2(p, rec),
-            (true, _) => self.run_number_key3(p, rec),
-            (false, _) if p.key_words() <= 4 => self.run_short_key(p, rec),
-            (false, _) if p.one_string() => self.run_string_key(p, rec),
-            (false, _) => self.run_compact_key(p, rec),
+            (true, 1) => self.run_number_key1(p, rec, after),
+            (true, 2) => self.run_number_key2(p, rec, after),
+            (true, _) => self.run_number_key3(p, rec, after),
+            (false, _) if p.key_words() <= 4 => self.run_short_key(p, rec, after),
+            (false, _) if p.one_string() => self.run_string_key(p, rec, after),
+            (false, _) => self.run_compact_key(p, rec, after),
         }
     }
 
     /// [`run`](Self::run) of a key of one number.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key1(&self, p: &Program, rec: &[u8]) {
+    fn run_number_key1<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
         self.add_sums(
             p,
             rec,
             self.map.insert_exact_uncounted(&p.number_key::<1>(rec)),
         );
+        after();
     }
 
     /// [`run`](Self::run) of a key of two numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key2(&self, p: &Program, rec: &[u8]) {
+    fn run_number_key2<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
         self.add_sums(
             p,
             rec,
             self.map.insert_exact_uncounted(&p.number_key::<2>(rec)),
         );
+        after();
     }
 
     /// [`run`](Self::run) of a key of three numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
-    fn run_number_key3(&self, p: &Program, rec: &[u8]) {
+    fn run_number_key3<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
         self.add_sums(
             p,
             rec,
             self.map.insert_exact_uncounted(&p.number_key::<3>(rec)),
         );
+        after();
     }
 
     /// [`run`](Self::run) of a key with strings of up to 4 words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
-    fn run_short_key(&self, p: &Program, rec: &[u8]) {
+    fn run_short_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
         self.add_sums(p, rec, self.map.insert_words_uncounted(&p.key::<4>(rec)));
+        after();
     }
 
     /// [`run`](Self::run) of a key of one string of more than 4 words: a
@@ -233,12 +245,13 @@ impl<'a> Histogram<'a> {
     /// ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.string")]
-    fn run_string_key(&self, p: &Program, rec: &[u8]) {
+    fn run_string_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
         let mut key = StrKey::EMPTY;
         match p.string_key(rec, &mut key) {
             true => self.add_sums(p, rec, self.map.insert_key_uncounted(&key)),
             false => self.run_long_key(p, rec),
         }
+        after();
     }
 
     /// [`run`](Self::run) of a key with strings of more than 4 words: a
@@ -246,12 +259,13 @@ impl<'a> Histogram<'a> {
     /// whole key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.compact")]
-    fn run_compact_key(&self, p: &Program, rec: &[u8]) {
+    fn run_compact_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
         let mut key = CompactKey::EMPTY;
         match p.compact_key(rec, &mut key) {
             true => self.add_sums(p, rec, self.map.insert_key_uncounted(&key)),
             false => self.run_long_key(p, rec),
         }
+        after();
     }
 
     /// [`run_compact_key`](Self::run_compact_key) of a key that a compact
@@ -289,10 +303,14 @@ impl<'a> Histogram<'a> {
     /// a section that starts on a page (see `global_asm!` above). The probe and the
     /// shapes of one and two numbers share theirs.
     #[inline(always)]
-    pub fn update_compiled(&self, rec: &[u8]) -> bool {
+    ///
+    /// `after` runs once the entry is updated (the kernel wakes the hist
+    /// files' pollers), in the shape's code: the probe's call to it can be
+    /// its last, a jump, and the shape returns to the probe's caller.
+    pub fn update_compiled(&self, rec: &[u8], after: impl FnOnce()) -> bool {
         match &self.program {
             Some(p) => {
-                self.run(p, rec);
+                self.run(p, rec, after);
                 true
             }
             None => false,
@@ -336,7 +354,7 @@ impl<'a> Histogram<'a> {
     /// trigger's own variables (an action's parameters) from its entry,
     /// and if they are all set the actions run.  A reference to a string
     /// or stack trace resolves to the address of its copy in the owner's
-    /// entry.  Without references or actions, [`update`](Self::update).
+    /// entry.  Without references or actions, [`update_general`](Self::update_general).
     /// Lock-free; no allocation.
     ///
     /// The referenced map reads as many key bytes as its own keys have:
@@ -350,7 +368,7 @@ impl<'a> Histogram<'a> {
     ) {
         let n = self.data.n_var_refs().min(VAR_REFS_MAX);
         if n == 0 && self.data.n_actions() == 0 {
-            return self.update(rec, ctx);
+            return self.update_general(rec, ctx);
         }
         let mut key_buf = [0u8; KEY_SIZE_MAX];
         let size = self.data.key_size().min(KEY_SIZE_MAX);

@@ -9,7 +9,8 @@ The probe (`command::on_event`) and each compiled program shape
 histogram.rs aligns to a page; an event runs its probe and one shape.
 Each such section must be page-aligned and at most a page long, the
 probe must be in the first, and every shape in one of them: a shape
-that grows past its page, or a new shape left in .text, fails here.
+that grows past its page, a new shape left in .text, or a second copy
+of one (another caller's closure type), fails here.
 """
 import re
 import subprocess
@@ -37,7 +38,8 @@ if not event:
     bad.append("no .text.rhist_event section")
 for i, (name, size, align) in sorted(event.items()):
     inside = sorted(n for n, (sec, _) in funcs.items() if sec == i)
-    short = [re.sub(r".*?(command\d+on_event|Histogram\d+run_\w+)$", r"\1", n) for n in inside]
+    short = [re.sub(r".*?(command\d+on_event|Histogram\d+run_[a-z]+(?:_key\d?)?).*", r"\1", n)
+             for n in inside]
     print(f"{name}: {size} bytes, aligned {align}: {' '.join(short)}")
     if align != PAGE:
         bad.append(f"{name} aligned {align}, not {PAGE}")
@@ -47,9 +49,9 @@ probe = [sec for n, (sec, _) in funcs.items() if n.endswith("7command8on_event")
 if not probe or sections.get(probe[0], ("",))[0] != ".text.rhist_event":
     bad.append("on_event() is not in .text.rhist_event")
 shapes = {n: sec for n, (sec, _) in funcs.items()
-          if re.search(r"Histogram\d+run_(number_key\d|short_key|string_key|compact_key)$", n)}
-if len(shapes) < 6:
-    bad.append(f"{len(shapes)} program shapes found, expected 6")
+          if re.search(r"Histogram\d+run_(number_key\d|short_key|string_key|compact_key)", n)}
+if len(shapes) != 6:
+    bad.append(f"{len(shapes)} copies of the program shapes, expected 6 (one each)")
 for n, sec in shapes.items():
     if sec not in event:
         bad.append(f"{n} is outside the event sections")
