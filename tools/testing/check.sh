@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: installs what is missing, builds the kernel and modules,
-# and runs every suite: host (cargo test of the core), lint (rustfmt,
-# clippy, checkpatch), KUnit (in the VM), the VM runner's own tests, the
+# and runs every suite: host (cargo test of the core, its map under
+# loom), lint (rustfmt, clippy, checkpatch, the event path's pages),
+# KUnit (in the VM), the VM runner's own tests, the
 # tracefs end-to-end tests, the guest fuzzer (hist against rhist), the
 # soak, fault injection, the ftrace hist selftests, a smoke run of the
 # benchmark, and on the drop-in kernel (no C hist: rhist is hist) the
@@ -64,7 +65,15 @@ step "setup" "$VM/setup.sh" || { echo "setup failed"; echo "0 passed, 1 failed";
 if want host; then
 echo "==> suite host (cargo test in rust/core)"
 t0=$SECONDS
-(cd rust/core && cargo test --all-targets 2>&1) > "$logs/host.log"
+# Then the map's insert protocol under loom's model checker (it fails if
+# the publishing store is made Relaxed), in a target directory of its own.
+(cd rust/core && {
+	cargo test --all-targets 2>&1
+	rc=$?
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+		cargo test --release --test loom_map 2>&1 || rc=1
+	exit $rc
+}) > "$logs/host.log"
 host_rc=$?
 read -r hp hf < <(sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$logs/host.log" |
 	awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }')
