@@ -300,13 +300,13 @@ impl<'a> Histogram<'a> {
     ///
     /// In the kernel, the code an event runs is at most a page: the probe,
     /// with this inlined, calls the shape's code directly, and each is in
-    /// a section that starts on a page (see `global_asm!` above). The probe and the
-    /// shapes of one and two numbers share theirs.
-    #[inline(always)]
+    /// a section that starts on a page (see `global_asm!` above). The
+    /// probe and the shapes of one and two numbers share theirs.
     ///
     /// `after` runs once the entry is updated (the kernel wakes the hist
     /// files' pollers), in the shape's code: the probe's call to it can be
     /// its last, a jump, and the shape returns to the probe's caller.
+    #[inline(always)]
     pub fn update_compiled(&self, rec: &[u8], after: impl FnOnce()) -> bool {
         match &self.program {
             Some(p) => {
@@ -354,8 +354,8 @@ impl<'a> Histogram<'a> {
     /// trigger's own variables (an action's parameters) from its entry,
     /// and if they are all set the actions run.  A reference to a string
     /// or stack trace resolves to the address of its copy in the owner's
-    /// entry.  Without references or actions, [`update_general`](Self::update_general).
-    /// Lock-free; no allocation.
+    /// entry.  Without references or actions,
+    /// [`update_general`](Self::update_general).  Lock-free; no allocation.
     ///
     /// The referenced map reads as many key bytes as its own keys have:
     /// past this trigger's key they are 0 (C reads what its buffer holds).
