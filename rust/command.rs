@@ -1616,26 +1616,52 @@ unsafe extern "C" fn on_event(
     let trigger = unsafe { state(data) };
     // A record holds at least the fixed part of its event, which holds
     // every field (`record_span` is only set for the trigger's own event).
-    let len = match trigger.record_span {
-        Some(span) => span,
-        // SAFETY: `rbe` is the event being traced, live during the call.
-        None => record_len(rec, unsafe {
-            bindings::ring_buffer_event_length(rbe) as usize
-        }),
+    let Some(len) = trigger.record_span else {
+        // SAFETY: as this function's, for the same arguments.
+        return unsafe { on_event_sized(trigger, buffer, rec, rbe) };
     };
-    // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
-    // bytes: its fixed part, or what `record_len()` allows.
+    // SAFETY: `rec` is the data of `rbe`, an event of the trigger's own
+    // event, whose records hold at least its fixed part: `len` bytes.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
     // A compiled trigger has no references, actions or context to read.
-    // The compiled program wakes the pollers itself, last.
+    // The compiled program wakes the pollers itself, last. Every call
+    // here is the last thing done, a jump: the code saves no registers.
     if !trigger.hist().update_compiled(rec, files::wake_pollers) {
         on_event_general(trigger, rec, buffer, rbe);
-        files::wake_pollers();
+    }
+}
+
+/// [`on_event()`] of a trigger that reads past its event's fixed part (a
+/// `__data_loc` string): the record's length is asked of the ring buffer.
+/// Out of line, so that `on_event()` saves no registers for the call; in
+/// the page of the string shape.
+///
+/// # Safety
+///
+/// The arguments are `on_event()`'s: `rec` and `rbe` non-null, the
+/// record and the ring buffer event being traced.
+#[inline(never)]
+#[link_section = ".text.rhist_event.string"]
+unsafe fn on_event_sized(
+    trigger: &Trigger,
+    buffer: *mut bindings::trace_buffer,
+    rec: *mut c_void,
+    rbe: *mut bindings::ring_buffer_event,
+) {
+    // SAFETY: `rbe` is the event being traced, live during the call.
+    let reported = unsafe { bindings::ring_buffer_event_length(rbe) as usize };
+    let len = record_len(rec, reported);
+    // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
+    // bytes: what `record_len()` allows.
+    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
+    if !trigger.hist().update_compiled(rec, files::wake_pollers) {
+        on_event_general(trigger, rec, buffer, rbe);
     }
 }
 
 /// [`on_event()`] of a trigger the compiled program does not cover: out
-/// of line, so that the compiled ones' path sets up no context.
+/// of line, so that the compiled ones' path sets up no context. Wakes the
+/// pollers last.
 #[inline(never)]
 fn on_event_general(
     trigger: &Trigger,
@@ -1653,6 +1679,7 @@ fn on_event_general(
         tr: unsafe { (*trigger.file).tr },
     };
     trigger.update(rec, &ctx);
+    files::wake_pollers();
 }
 
 /// `print()`: shows the trigger in the event's trigger file.
