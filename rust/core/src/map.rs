@@ -705,7 +705,9 @@ impl<'a> TracingMap<'a> {
         // start_shift < 32 (bits is at least 1).
         let start = h.wrapping_shr(self.g.start_shift) as usize & mask;
         let Some(first) = self.entries.get(start) else {
-            return self.probe(key, h, start, how, init);
+            return self
+                .probe(key, h, start, how, init)
+                .and_then(|i| self.elt(i));
         };
         // Acquire: as in `probe()`.
         let e = first.load(Ordering::Acquire);
@@ -773,10 +775,13 @@ impl<'a> TracingMap<'a> {
             idx = idx.wrapping_add(1) & mask;
         }
         self.probe(key, h, start, how, init)
+            .and_then(|i| self.elt(i))
     }
 
     /// The probe loop of [`find`](Self::find), from entry `idx` where `key`
-    /// (whose hash is `h`) starts.
+    /// (whose hash is `h`) starts: the index of its element. An index, not
+    /// an [`Elt`], so that the inline paths of `find()` keep theirs in
+    /// registers rather than in the memory this call would return it in.
     #[inline(never)]
     fn probe<K: MapKey>(
         &self,
@@ -785,7 +790,7 @@ impl<'a> TracingMap<'a> {
         mut idx: usize,
         how: Find,
         init: impl FnOnce(&Elt<'a>),
-    ) -> Option<Elt<'a>> {
+    ) -> Option<u32> {
         let mask = self.g.map_size.wrapping_sub(1);
         let mut dup_try = 0usize;
         let mut probes = 0usize;
@@ -846,7 +851,7 @@ impl<'a> TracingMap<'a> {
                                 if how == Find::Insert {
                                     self.count(HITS);
                                 }
-                                return Some(elt);
+                                return Some(elt.idx);
                             }
                         }
                     }
@@ -871,7 +876,7 @@ impl<'a> TracingMap<'a> {
         key: impl MapKey,
         how: Find,
         init: impl FnOnce(&Elt<'a>),
-    ) -> Option<Elt<'a>> {
+    ) -> Option<u32> {
         // Relaxed: each index is handed out once; the element's contents
         // are ordered by the publishing store below.
         let i = self.header[NEXT_ELT].fetch_add(1, Ordering::Relaxed);
@@ -894,7 +899,7 @@ impl<'a> TracingMap<'a> {
         if how == Find::Insert {
             self.count(HITS);
         }
-        Some(elt)
+        Some(elt.idx)
     }
 
     /// The element with index `idx`, published or not; `None` past
