@@ -216,20 +216,24 @@ struct Geometry {
     max_elts: usize,
     map_size: usize,
     layout: EltLayout,
-    /// Distance between elements.
-    stride: usize,
-    /// First word of the first element.
-    elts_off: usize,
+    /// Distance between the keys of two elements.
+    key_stride: usize,
+    /// Distance between the data (sums, variables, private words) of two
+    /// elements.
+    data_stride: usize,
+    /// First word of the first element's key.
+    keys_off: usize,
+    /// First word of the first element's data.
+    data_off: usize,
     /// Words used (after alignment).
     words: usize,
     /// The right shift of a hash that gives where probing starts (its
     /// top `bits + 1` bits).
     start_shift: u32,
-    /// `layout.words()`.
-    elt_words: usize,
 }
 
-/// Where things are inside one element, in words.
+/// Where things are inside one element, in words: its key words, then
+/// (apart, see [`Geometry`]) its data words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct EltLayout {
     key_size: u32,
@@ -240,8 +244,9 @@ struct EltLayout {
 }
 
 impl EltLayout {
+    /// The first sum, in the data words.
     const fn sums_off(&self) -> usize {
-        self.key_words as usize
+        0
     }
     /// The word of "set" flags, present when there are variables.
     const fn flags_off(&self) -> usize {
@@ -253,8 +258,20 @@ impl EltLayout {
     const fn private_off(&self) -> usize {
         self.vars_off() + self.n_vars as usize
     }
-    const fn words(&self) -> usize {
+    /// The number of data words.
+    const fn data_words(&self) -> usize {
         self.private_off() + self.n_private as usize
+    }
+}
+
+/// The distance between two elements' parts of `words` words: a power of
+/// two up to a cache line, so that none straddles two lines, whole lines
+/// beyond.
+const fn part_stride(words: usize) -> usize {
+    if words <= LINE_WORDS {
+        words.next_power_of_two()
+    } else {
+        words.next_multiple_of(LINE_WORDS)
     }
 }
 
@@ -283,25 +300,26 @@ impl Geometry {
             n_vars: p.n_vars as u32,
             n_private: p.n_private as u32,
         };
-        let used = layout.words();
-        let stride = if used <= LINE_WORDS {
-            used.next_power_of_two()
-        } else {
-            used.next_multiple_of(LINE_WORDS)
-        };
+        // The keys and the data are apart, each on lines of their own:
+        // a key compared on every event is not on a line that the events
+        // of other CPUs write (a hot key's sums).
+        let key_stride = part_stride(layout.key_words as usize);
+        let data_stride = part_stride(layout.data_words());
         let max_elts = 1usize << p.bits;
         let map_size = max_elts << 1;
-        let elts_off = (HEADER_WORDS + map_size).next_multiple_of(LINE_WORDS);
+        let keys_off = (HEADER_WORDS + map_size).next_multiple_of(LINE_WORDS);
+        let data_off = (keys_off + max_elts * key_stride).next_multiple_of(LINE_WORDS);
         Ok(Geometry {
             params: *p,
             max_elts,
             map_size,
             layout,
-            stride,
-            elts_off,
-            words: elts_off + max_elts * stride,
+            key_stride,
+            data_stride,
+            keys_off,
+            data_off,
+            words: data_off + max_elts * data_stride,
             start_shift: 32 - (p.bits + 1),
-            elt_words: used,
         })
     }
 }
@@ -317,7 +335,10 @@ pub struct TracingMap<'a> {
     /// check on the event path.
     header: &'a [AtomicU64; HEADER_WORDS],
     entries: &'a [AtomicU64],
-    elts: &'a [AtomicU64],
+    /// The elements' keys.
+    keys: &'a [AtomicU64],
+    /// The elements' data: sums, variables, private words.
+    data: &'a [AtomicU64],
 }
 
 impl core::fmt::Debug for TracingMap<'_> {
@@ -489,7 +510,13 @@ impl<'a> TracingMap<'a> {
     /// On the host: `let s: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();`.
     pub fn new(params: MapParams, storage: &'a [AtomicU64]) -> Result<Self, MapError> {
         let map = Self::attach(params, storage)?;
-        for w in map.header.iter().chain(map.entries).chain(map.elts) {
+        for w in map
+            .header
+            .iter()
+            .chain(map.entries)
+            .chain(map.keys)
+            .chain(map.data)
+        {
             w.store(0, Ordering::Relaxed);
         }
         Ok(map)
@@ -538,12 +565,14 @@ impl<'a> TracingMap<'a> {
             .split_first_chunk::<HEADER_WORDS>()
             .ok_or(MapError::StorageTooSmall)?;
         let entries = &rest[..g.map_size];
-        let elts = &s[g.elts_off..];
+        let keys = &s[g.keys_off..g.data_off];
+        let data = &s[g.data_off..];
         Ok(TracingMap {
             g,
             header,
             entries,
-            elts,
+            keys,
+            data,
         })
     }
 
@@ -712,15 +741,11 @@ impl<'a> TracingMap<'a> {
         // Acquire: as in `probe()`.
         let e = first.load(Ordering::Acquire);
         let n = (e >> 32) as u32;
-        if e as u32 == h && n != PENDING && n != DEAD {
-            if let Some(elt) = self.elt(n.wrapping_sub(1)) {
-                if elt.key_is(key, words) {
-                    if how == Find::Insert {
-                        self.count(HITS);
-                    }
-                    return Some(elt);
-                }
+        if e as u32 == h && n != PENDING && n != DEAD && self.holds(n.wrapping_sub(1), key, words) {
+            if how == Find::Insert {
+                self.count(HITS);
             }
+            return self.elt(n.wrapping_sub(1));
         }
         self.find_from(key, h, start, how, init)
     }
@@ -761,13 +786,11 @@ impl<'a> TracingMap<'a> {
                     PENDING => break,
                     DEAD => {}
                     n => {
-                        if let Some(elt) = self.elt(n.wrapping_sub(1)) {
-                            if elt.key_is(key, words) {
-                                if how == Find::Insert {
-                                    self.count(HITS);
-                                }
-                                return Some(elt);
+                        if self.holds(n.wrapping_sub(1), key, words) {
+                            if how == Find::Insert {
+                                self.count(HITS);
                             }
+                            return self.elt(n.wrapping_sub(1));
                         }
                     }
                 }
@@ -846,13 +869,11 @@ impl<'a> TracingMap<'a> {
                     }
                     DEAD => {}
                     n => {
-                        if let Some(elt) = self.elt(n - 1) {
-                            if elt.key_is(key, self.key_words::<K>()) {
-                                if how == Find::Insert {
-                                    self.count(HITS);
-                                }
-                                return Some(elt.idx);
+                        if self.holds(n - 1, key, self.key_words::<K>()) {
+                            if how == Find::Insert {
+                                self.count(HITS);
                             }
+                            return Some(n - 1);
                         }
                     }
                 }
@@ -902,16 +923,34 @@ impl<'a> TracingMap<'a> {
         Some(elt.idx)
     }
 
+    /// Whether element `idx` holds `key`, of `words` words: only its key
+    /// is read (the rest of it is apart).
+    #[inline(always)]
+    fn holds(&self, idx: u32, key: impl MapKey, words: usize) -> bool {
+        // Does not overflow: idx < 2^32, the stride is small.
+        let k = (idx as usize).wrapping_mul(self.g.key_stride);
+        self.keys
+            .get(k..k.wrapping_add(words))
+            .is_some_and(|slots| key.matches(slots))
+    }
+
     /// The element with index `idx`, published or not; `None` past
     /// `max_elts`.  Meant for indices from [`sort_entries`](Self::sort_entries)
     /// or [`Elt::index`].
     #[inline]
     pub fn elt(&self, idx: u32) -> Option<Elt<'a>> {
-        // Neither overflows: idx < 2^32, stride and elt_words are small.
-        let start = (idx as usize).wrapping_mul(self.g.stride);
-        let words = self.elts.get(start..start.wrapping_add(self.g.elt_words))?;
+        // None overflows: idx < 2^32, strides and sizes are small.
+        let k = (idx as usize).wrapping_mul(self.g.key_stride);
+        let d = (idx as usize).wrapping_mul(self.g.data_stride);
+        let key = self
+            .keys
+            .get(k..k.wrapping_add(self.g.layout.key_words as usize))?;
+        let data = self
+            .data
+            .get(d..d.wrapping_add(self.g.layout.data_words()))?;
         Some(Elt {
-            words,
+            key,
+            data,
             layout: self.g.layout,
             idx,
         })
@@ -932,7 +971,7 @@ impl<'a> TracingMap<'a> {
         // when an element is handed out again.
         for i in 0..self.len() {
             if let Some(elt) = self.elt(i as u32) {
-                for w in &elt.words[elt.layout.sums_off()..] {
+                for w in elt.data {
                     w.store(0, Ordering::Relaxed);
                 }
             }
@@ -1239,7 +1278,8 @@ impl<'a> Iterator for Iter<'a> {
 /// another key.
 #[derive(Clone, Copy)]
 pub struct Elt<'a> {
-    words: &'a [AtomicU64],
+    key: &'a [AtomicU64],
+    data: &'a [AtomicU64],
     layout: EltLayout,
     idx: u32,
 }
@@ -1257,8 +1297,7 @@ impl<'a> Elt<'a> {
     }
 
     fn key_slots(&self) -> &'a [AtomicU64] {
-        let words: &'a [AtomicU64] = self.words;
-        &words[..self.layout.sums_off()]
+        self.key
     }
 
     /// The key size in bytes, as given in [`MapParams`].
@@ -1317,7 +1356,7 @@ impl<'a> Elt<'a> {
     /// Whether the key equals `key`, which has `words` words (the map's).
     #[inline]
     fn key_is(&self, key: impl MapKey, words: usize) -> bool {
-        self.words
+        self.key
             .get(..words)
             .is_some_and(|slots| key.matches(slots))
     }
@@ -1328,7 +1367,7 @@ impl<'a> Elt<'a> {
 
     #[inline]
     fn sum(&self, i: usize) -> Option<&'a AtomicU64> {
-        let words: &'a [AtomicU64] = self.words;
+        let words: &'a [AtomicU64] = self.data;
         match i < self.layout.n_sums as usize {
             true => words.get(self.layout.sums_off() + i),
             false => None,
@@ -1337,7 +1376,7 @@ impl<'a> Elt<'a> {
 
     #[inline]
     fn var(&self, i: usize) -> Option<&'a AtomicU64> {
-        let words: &'a [AtomicU64] = self.words;
+        let words: &'a [AtomicU64] = self.data;
         match i < self.layout.n_vars as usize {
             true => words.get(self.layout.vars_off() + i),
             false => None,
@@ -1345,7 +1384,7 @@ impl<'a> Elt<'a> {
     }
 
     fn var_flags(&self) -> Option<&'a AtomicU64> {
-        let words: &'a [AtomicU64] = self.words;
+        let words: &'a [AtomicU64] = self.data;
         match self.layout.n_vars {
             0 => None,
             _ => words.get(self.layout.flags_off()),
@@ -1422,7 +1461,7 @@ impl<'a> Elt<'a> {
     /// The element's private words, zeroed when the element is handed out
     /// afresh; written by [`TracingMap::insert_with`]'s `init` or later.
     pub fn private_words(&self) -> &'a [AtomicU64] {
-        let words: &'a [AtomicU64] = self.words;
+        let words: &'a [AtomicU64] = self.data;
         &words[self.layout.private_off()..]
     }
 }
@@ -1496,24 +1535,53 @@ mod tests {
 
     #[test]
     fn layout_is_cache_friendly() {
-        // key 8 + hitcount: 2 words -> 16-byte stride.
+        // key 8 + hitcount: 8-byte strides.
         let g = Geometry::new(&MapParams::new(7, 8, 1, 0)).unwrap();
-        assert_eq!(g.stride, 2);
-        // key 24 + 3 sums: 6 words -> 64 bytes.
+        assert_eq!((g.key_stride, g.data_stride), (1, 1));
+        // key 24 + 3 sums: 32 bytes each.
         let g = Geometry::new(&MapParams::new(7, 24, 3, 0)).unwrap();
-        assert_eq!(g.stride, 8);
-        // key 20 (3 words) + 3 sums + flags + 2 vars = 9 words -> 128 bytes.
+        assert_eq!((g.key_stride, g.data_stride), (4, 4));
+        // key 20 (3 words); 3 sums + flags + 2 vars = 6 words -> 64 bytes.
         let g = Geometry::new(&MapParams::new(7, 20, 3, 2)).unwrap();
-        assert_eq!(g.layout.words(), 9);
-        assert_eq!(g.stride, 16);
-        assert_eq!(g.elts_off % LINE_WORDS, 0);
+        assert_eq!(g.layout.data_words(), 6);
+        assert_eq!((g.key_stride, g.data_stride), (4, 8));
+        assert_eq!(g.keys_off % LINE_WORDS, 0);
+        assert_eq!(g.data_off % LINE_WORDS, 0);
+        // A key of 9 words takes two whole lines.
+        let g = Geometry::new(&MapParams::new(7, 72, 1, 0)).unwrap();
+        assert_eq!(g.key_stride, 16);
         let p = MapParams::new(7, 24, 3, 0);
         let s = storage(&p);
         let m = TracingMap::new(p, &s).unwrap();
-        assert_eq!(m.elts.as_ptr() as usize % 64, 0);
+        assert_eq!(m.keys.as_ptr() as usize % 64, 0);
+        assert_eq!(m.data.as_ptr() as usize % 64, 0);
         assert_eq!(m.header.as_ptr() as usize % 64, 0);
         assert_eq!(m.max_elts(), 128);
         assert_eq!(m.map_size(), 256);
+    }
+
+    /// The cache lines of the keys, which every event reads, hold no sum,
+    /// which the events on a hot key write from every CPU.
+    #[test]
+    fn keys_are_not_on_the_lines_of_the_sums() {
+        for (key_size, n_sums, n_vars) in [(8, 1, 0), (8, 3, 0), (24, 2, 1), (64, 1, 0)] {
+            let p = MapParams::new(4, key_size, n_sums, n_vars);
+            let s = storage(&p);
+            let m = TracingMap::new(p, &s).unwrap();
+            let line = |w: &AtomicU64| w as *const AtomicU64 as usize / 64;
+            let mut key_lines = Vec::new();
+            let mut sum_lines = Vec::new();
+            for i in 0..m.max_elts() as u64 {
+                let e = m.insert(&i.to_ne_bytes()).unwrap();
+                key_lines.extend(e.key_slots().iter().map(line));
+                sum_lines.extend((0..n_sums).filter_map(|j| e.sum(j)).map(line));
+            }
+            assert_eq!(sum_lines.len(), m.max_elts() * n_sums);
+            assert!(
+                key_lines.iter().all(|l| !sum_lines.contains(l)),
+                "key size {key_size}, {n_sums} sums"
+            );
+        }
     }
 
     #[test]
