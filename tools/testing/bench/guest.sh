@@ -11,7 +11,7 @@
 # scenarios only.
 EV=events/rhist_test/rhist_sample
 D=/sys/kernel/debug/rhist_test
-ROUNDS=${ROUNDS:-7}
+ROUNDS=${ROUNDS:-11}
 COUNT=${COUNT:-50000}
 now() { cat $D/now_ns; }
 

@@ -37,7 +37,7 @@ cp "$(dirname "$0")/guest.sh" "$work/bench.sh.inc"
 if [ -n "$smoke" ]; then
 	printf 'ROUNDS=1 COUNT=2000 SMOKE=1 SIZES=2048\n. /test/bench.sh.inc\n' > "$work/bench.sh"
 else
-	printf 'ROUNDS=7 COUNT=50000\n. /test/bench.sh.inc\n' > "$work/bench.sh"
+	printf 'ROUNDS=11 COUNT=50000\n. /test/bench.sh.inc\n' > "$work/bench.sh"
 fi
 
 results=$RHIST_TOP/results
