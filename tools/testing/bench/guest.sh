@@ -8,7 +8,7 @@
 # Modes: none (no trigger), noop (the rhist_noop trigger: the framework's
 # floor), hist (C), rhist. Rounds alternate the order of the modes.
 # ICOUNT=1 (the VM counts instructions, see run.sh): the single-CPU
-# scenarios only.
+# scenarios only. PATH_ONLY=1: the event path's scenarios only.
 EV=events/rhist_test/rhist_sample
 D=/sys/kernel/debug/rhist_test
 ROUNDS=${ROUNDS:-11}
@@ -83,6 +83,9 @@ echo "$SCENARIOS" | while IFS='|' read -r name text args; do
 		r=$((r + 1))
 	done
 done
+
+# PATH_ONLY=1 (make bench's later boots): the event path only.
+[ -z "$PATH_ONLY" ] || { echo BENCH-DONE; exit 0; }
 
 # Memory held by one histogram of 3 keys and 3 sums (hitcount and 2
 # values, the most a histogram has), and the time to create and destroy

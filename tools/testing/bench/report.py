@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Turns the RESULT lines of rhist's benchmark into a table, CSV, JSON
-and a PNG chart. Usage: report.py RAW OUT_PREFIX DESCRIPTION [--no-chart]"""
+and a PNG chart. Usage: report.py RAW OUT_PREFIX DESCRIPTION [--no-chart]
+[--icount RAW] [--boot RAW]... (--boot: the event path in another boot)"""
 import json
 import statistics
 import subprocess
@@ -10,6 +11,7 @@ import sys
 raw, prefix, description = sys.argv[1:4]
 chart = "--no-chart" not in sys.argv
 icount_raw = sys.argv[sys.argv.index("--icount") + 1] if "--icount" in sys.argv else None
+boot_raws = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--boot"]
 
 
 def path_results(name):
@@ -87,21 +89,33 @@ if icount:
             for m, v in modes.items() if m != "none")
         print(f"{scen:<18} {floor:8.1f} {c_add:9.1f} {r_add:12.1f} {ratio:7.2f}   {spread}")
     print()
+# The wall clock, in each boot: medians over its rounds, then the median
+# over the boots of each figure (the ratio: of the boots' ratios).
+boots = [path] + [path_results(b) for b in boot_raws]
 print(f"# {description}")
 print(f"{'scenario':<18} {'none':>8} {'floor':>8} {'C added':>9} {'rhist added':>12} "
-      f"{'ratio':>7}   (ns/event, medians; C and rhist min-max)")
-for scen, modes in path.items():
-    med = {m: statistics.median(v) for m, v in modes.items()}
-    floor = med.get("noop", 0.0)
-    c_add = med["hist"] - floor
-    r_add = med["rhist"] - floor
-    ratio = r_add / c_add if c_add > 0 else float("nan")
-    spread = lambda m: f"{min(modes[m]) - floor:.0f}-{max(modes[m]) - floor:.0f}"
-    print(f"{scen:<18} {med.get('none', 0):8.1f} {floor:8.1f} {c_add:9.1f} {r_add:12.1f} "
-          f"{ratio:7.2f}   C {spread('hist')}, rhist {spread('rhist')}")
-    row = {"scenario": scen, "none_ns": med.get("none"), "floor_ns": floor,
-           "c_added_ns": c_add, "rhist_added_ns": r_add, "ratio": ratio,
-           "rounds": len(modes["hist"]), "ratio_icount": None}
+      f"{'ratio':>7}   (ns/event, medians of rounds, then of {len(boots)} boots; "
+      "each boot's ratio)")
+for scen in path:
+    per_boot = []
+    for b in boots:
+        modes = b.get(scen)
+        if not modes:
+            continue
+        med = {m: statistics.median(v) for m, v in modes.items()}
+        floor = med.get("noop", 0.0)
+        c_add, r_add = med["hist"] - floor, med["rhist"] - floor
+        per_boot.append({"none": med.get("none", 0.0), "floor": floor, "c": c_add, "r": r_add,
+                         "ratio": r_add / c_add if c_add > 0 else float("nan"),
+                         "rounds": len(modes["hist"])})
+    fig = {k: statistics.median(p[k] for p in per_boot) for k in ("none", "floor", "c", "r", "ratio")}
+    ratios = " ".join(f"{p['ratio']:.2f}" for p in per_boot)
+    print(f"{scen:<18} {fig['none']:8.1f} {fig['floor']:8.1f} {fig['c']:9.1f} {fig['r']:12.1f} "
+          f"{fig['ratio']:7.2f}   {ratios}")
+    row = {"scenario": scen, "none_ns": fig["none"], "floor_ns": fig["floor"],
+           "c_added_ns": fig["c"], "rhist_added_ns": fig["r"], "ratio": fig["ratio"],
+           "ratio_boots": [p["ratio"] for p in per_boot],
+           "rounds": sum(p["rounds"] for p in per_boot), "ratio_icount": None}
     if scen in icount:
         ic_c, ic_r, row["ratio_icount"] = added(icount[scen])
         row.update({"c_added_insns": ic_c, "rhist_added_insns": ic_r})
