@@ -53,10 +53,11 @@ echo "==> bench: running in the VM ($flavour kernel; takes a few minutes)"
 }
 grep -q '^BENCH-DONE' "$raw" || { tail -30 "$raw"; echo "bench: incomplete (log: $raw)" >&2; exit 1; }
 if grep -q "^BENCH-ERROR" "$raw"; then grep "^BENCH-ERROR" "$raw"; echo "bench: a measurement failed (log: $raw)" >&2; exit 1; fi
-# The event path's wall clock again, in more boots. Some boots put
-# one of rhist's shapes on code or data that TCG runs some 200 ns per
-# event slower, for the whole boot, while C's figures stay as they were:
-# the report gives each boot's ratio and their median.
+# The event path's wall clock again, in more boots. In some boots one of
+# rhist's shapes runs some 200 ns per event slower for the whole boot
+# while C's figures stay as they were (a property of the boot under
+# TCG, not understood): the report gives each boot's ratio and their
+# median.
 boot_raws=()
 boots=$([ -n "$smoke" ] && echo 1 || echo "${RHIST_BENCH_BOOTS:-3}")
 for b in $(seq 2 "$boots"); do
