@@ -26,11 +26,13 @@
 //!
 //! * Memory comes from the caller: one slab (see [`MapParams::storage_words`]
 //!   and [`MapParams::storage_bytes`]) holds the counters, the entry table
-//!   and every element, each element inline and contiguous (key, sums, vars,
-//!   private words) rather than C's five small allocations per element.
-//!   Elements do not straddle cache lines (their stride is a power of two up
-//!   to 64 bytes, a multiple of 64 bytes beyond), and `hits` has a cache
-//!   line of its own.
+//!   and every element, each in two parts rather than C's five small
+//!   allocations: its key in the region of the keys, its data (sums, vars,
+//!   private words) in the region of the data. The keys, which every event
+//!   reads, are not on the lines of the sums, which the events on a hot key
+//!   write from every CPU. No part straddles cache lines (their strides are
+//!   powers of two up to 64 bytes, multiples of 64 bytes beyond), and `hits`
+//!   has a cache line of its own.
 //! * Everything in the slab is an `AtomicU64`, key words included, so a
 //!   misused map (say, [`TracingMap::clear`] while events still arrive) can
 //!   only give wrong numbers, never undefined behaviour.  On the host and in
