@@ -110,7 +110,11 @@ free_kb() {
 }
 # A real workload: a busybox loop that forks a process and waits for it,
 # with keys=common_pid on sched_switch and sched_waking; its run time
-# with no trigger, with hist's and with rhist's.
+# with no trigger, with hist's and with rhist's. A rhist_noop trigger
+# stays on both events throughout ("none" has it too), so that their
+# tracepoints are patched in once and out once: multi-threaded TCG now
+# and then runs the int3 of a call site the kernel has finished
+# patching (see tools/testing/vm/run.sh), here in __schedule().
 #   RESULT real <mode> <round> <ns>
 SCHED=events/sched
 real_workload() {
@@ -120,6 +124,9 @@ real_workload() {
 		i=$((i + 1))
 	done
 }
+for ev in sched_switch sched_waking; do
+	echo rhist_noop >> $SCHED/$ev/trigger || echo "BENCH-ERROR attach rhist_noop $ev"
+done
 r=1
 while [ $r -le ${REAL_ROUNDS:-3} ]; do
 	for mode in none hist rhist; do
@@ -137,6 +144,7 @@ while [ $r -le ${REAL_ROUNDS:-3} ]; do
 	done
 	r=$((r + 1))
 done
+for ev in sched_switch sched_waking; do echo '!rhist_noop' >> $SCHED/$ev/trigger; done
 
 [ -z "$ICOUNT" ] || { echo BENCH-DONE; exit 0; }
 for size in ${SIZES:-2048 16384 131072}; do
