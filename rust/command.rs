@@ -1617,7 +1617,9 @@ unsafe extern "C" fn on_event(
     // A record holds at least the fixed part of its event, which holds
     // every field (`record_span` is only set for the trigger's own event).
     let Some(len) = trigger.record_span else {
-        // SAFETY: as this function's, for the same arguments.
+        // SAFETY: `rec` and `rbe` are not null (checked above) and are the
+        // record and ring buffer event the tracing core is tracing in this
+        // call: what `on_event_sized()` requires.
         return unsafe { on_event_sized(trigger, buffer, rec, rbe) };
     };
     // SAFETY: `rec` is the data of `rbe`, an event of the trigger's own
