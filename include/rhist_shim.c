@@ -5,6 +5,7 @@
  */
 #include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/hardirq.h>
 #include <linux/irq_work.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
@@ -14,6 +15,7 @@
 #include <linux/tracepoint.h>
 #include <linux/trace_events.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "../../kernel/trace/trace.h"
 #include "../../kernel/trace/trace_synth.h"
@@ -145,6 +147,51 @@ void rhist_trace_synth(struct synth_event *event, u64 *var_ref_vals,
 }
 
 /*
+ * How deeply rhist's event path is nested on this CPU: an action that
+ * emits a synthetic event runs that event's triggers inside its own.
+ * hist stops at four (its per-CPU hist_pad), which also bounds the
+ * stack a chain of synthetic events can take; so does rhist.
+ */
+#define RHIST_NESTING_MAX 4
+static DEFINE_PER_CPU(int, rhist_nesting);
+
+/* Called on the event path, with preemption disabled. */
+bool rhist_nesting_enter(void)
+{
+	if (this_cpu_read(rhist_nesting) >= RHIST_NESTING_MAX)
+		return false;
+	this_cpu_inc(rhist_nesting);
+	return true;
+}
+
+void rhist_nesting_exit(void)
+{
+	this_cpu_dec(rhist_nesting);
+}
+
+/*
+ * Triggers the tracing core frees while it removes an instance, with
+ * trace_types_lock held, are dropped here later: dropping one may take
+ * that lock (trace_array_put(), tracing_set_filter_buffering()).
+ */
+static void rhist_deferred_work_fn(struct work_struct *work)
+{
+	rhist_release_deferred();
+}
+
+static DECLARE_WORK(rhist_deferred_work, rhist_deferred_work_fn);
+
+void rhist_deferred_schedule(void)
+{
+	schedule_work(&rhist_deferred_work);
+}
+
+void rhist_deferred_flush(void)
+{
+	flush_work(&rhist_deferred_work);
+}
+
+/*
  * poll() on the per-event hist file, as hist's: pollers wait on a queue
  * that the event path wakes through irq_work, since it may run in any
  * context. The queue and the work are macros' statics, hence here.
@@ -163,11 +210,29 @@ void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait)
 	poll_wait(filp, &rhist_poll_wq, wait);
 }
 
-/* Called after a histogram changed: wakes the pollers, if any. */
+/*
+ * Called after a histogram changed: wakes the pollers, if any. A CPU
+ * going offline runs no irq_work queued after its CPU_DYING flush (its
+ * work would wait for the CPU's return, and rhist_poll_sync() with it):
+ * there, the wakeup is queued on another CPU, but from NMI, which must
+ * not send the IPI; the pollers then wake at their timeout, as hist's.
+ */
 void rhist_poll_wakeup(void)
 {
-	if (wq_has_sleeper(&rhist_poll_wq))
+	unsigned int cpu;
+
+	if (!wq_has_sleeper(&rhist_poll_wq))
+		return;
+	cpu = raw_smp_processor_id();
+	if (likely(cpu_online(cpu))) {
 		irq_work_queue(&rhist_poll_work);
+		return;
+	}
+	if (in_nmi())
+		return;
+	cpu = cpumask_any_but(cpu_online_mask, cpu);
+	if (cpu < nr_cpu_ids)
+		irq_work_queue_on(&rhist_poll_work, cpu);
 }
 
 /* Waits for a queued wakeup to finish, before the module goes. */

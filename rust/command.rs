@@ -35,6 +35,7 @@ use crate::hist::hist_data::{ActionSink, BuildOptions, HistData, Tracking};
 use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
 use crate::hist::map::TracingMap;
 use crate::hist::var_ref::{Found, VarLookup, VAR_REFS_MAX};
+use crate::instance::InstanceRef;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};
@@ -81,6 +82,9 @@ pub(crate) struct Hist {
     snapshot: Option<SnapshotCond>,
     _map_memory: VVec<u8>,
     resolved: Resolved,
+    /// hist's `save_hist_vars()` reference: a histogram that defines or
+    /// references variables keeps its instance from being removed.
+    _instance: Option<InstanceRef>,
 }
 
 // SAFETY: the raw pointers inside refer to the pinned event and to memory
@@ -103,9 +107,16 @@ pub(crate) struct Trigger {
     /// How many bytes of this event's records the histogram reads, when
     /// it reads only the fixed part (see `HistData::record_span()`);
     /// `None`: the event path asks the ring buffer for each record's
-    /// length.
+    /// length. Always `None` on a synthetic event.
     record_span: Option<usize>,
+    /// On a synthetic event: the event, held as hist holds it for each
+    /// of its triggers (C's `se->ref`), so that it cannot be deleted.
+    /// Its records may be emitted by an action, inside another trigger:
+    /// they take the general path, which counts how deeply it nests.
+    synthetic: Option<SynthPin>,
     _pin: EventPin,
+    /// The next trigger dropped later (see [`Deferred`]).
+    deferred_next: Option<KBox<Trigger>>,
 }
 
 /// Why a trigger could not be built.
@@ -155,13 +166,23 @@ impl Trigger {
         let pin = unsafe { EventPin::new(file) }?;
         // SAFETY: the caller holds `event_mutex` (our contract).
         let refs = unsafe { referenced_hists(hist.histogram().data()) }?;
+        // SAFETY: `file` is live and its event pinned by `pin`;
+        // `event_mutex` is held.
+        let synthetic = unsafe { SynthPin::of_event(file) }?;
+        let record_span = if synthetic.is_some() {
+            None
+        } else {
+            record_span
+        };
         Ok(KBox::new(
             Trigger {
                 hist,
                 refs,
                 file,
                 record_span,
+                synthetic,
                 _pin: pin,
+                deferred_next: None,
             },
             GFP_KERNEL,
         )?)
@@ -442,10 +463,16 @@ struct FieldVarHist {
 impl Drop for FieldVarHist {
     fn drop(&mut self) {
         tracefs::assert_event_mutex_held();
-        // SAFETY: the file is pinned and `event_mutex` is held: the owner,
-        // a trigger's resolved data, is dropped with it held. hist warns
-        // when this fails (the histogram's variable has another user);
-        // rhist leaves the trigger, as hist does.
+        // SAFETY: the file is live: its event is pinned by `_pin`, so it
+        // cannot be removed, and so is its instance, the owner's: a
+        // command being carried out there holds `event_mutex`, or the
+        // owner's histogram holds it (an `InstanceRef`, dropped after
+        // this: the owner references the hidden histogram's variable).
+        // `event_mutex` is held and `trace_types_lock` is not: the owner,
+        // a trigger's resolved data, is dropped only so (`put()`,
+        // `Deferred::release()`). hist warns when this fails (the
+        // histogram's variable has another user); rhist leaves the
+        // trigger, as hist does.
         let _ = unsafe { run_command(command(), self.file, &self.cmd, true) };
     }
 }
@@ -694,6 +721,7 @@ impl Hist {
         resolved: Resolved,
         synths: KVec<Option<SynthPin>>,
         snapshot: Option<SnapshotCond>,
+        instance: Option<InstanceRef>,
     ) -> Result<Arc<Self>, BuildError> {
         let params = histogram::map_params(resolved.data());
         let bytes = params.storage_bytes()?;
@@ -721,6 +749,7 @@ impl Hist {
                 snapshot,
                 _map_memory: map_memory,
                 resolved,
+                _instance: instance,
             },
             GFP_KERNEL,
         )?)
@@ -922,7 +951,7 @@ impl Drop for Registration {
         // the lock this takes.
         unsafe { bindings::unregister_event_command(command()) };
 
-        let _guard = EventMutexGuard::lock();
+        let guard = EventMutexGuard::lock();
         let mut detached = KVec::new();
         // SAFETY: `event_mutex` is held.
         core::mem::swap(unsafe { REGISTRY.get() }, &mut detached);
@@ -933,9 +962,17 @@ impl Drop for Registration {
         }
         for &data in detached.iter() {
             // SAFETY: `data` is detached and holds the list's reference;
-            // `free()` waits for running probes before it frees.
-            unsafe { free(data) };
+            // `put()` waits for running probes before it frees. Only
+            // `event_mutex` is held.
+            unsafe { put(data) };
         }
+        // SAFETY: as above.
+        unsafe { DEFERRED.release() };
+        drop(guard);
+        // No trigger of ours is left for the tracing core to free: the
+        // work item, if queued, finds the list empty. Wait for it.
+        // SAFETY: may sleep, which a module's exit may.
+        unsafe { shim::rhist_deferred_flush() };
     }
 }
 
@@ -1100,6 +1137,11 @@ unsafe extern "C" fn parse(
     let Some(text) = text else {
         return code::EINVAL.to_errno();
     };
+    // What an instance's removal left is dropped before a command looks
+    // at the triggers, as it would have been in hist.
+    // SAFETY: `event_mutex` is held, `trace_types_lock` not (the tracing
+    // core's `trigger_process_regex()` takes only the former).
+    unsafe { DEFERRED.release() };
     // SAFETY: the tracing core's arguments; `event_mutex` is held.
     match unsafe { run_command(cmd_ops, file, text, remove) } {
         Ok(()) => 0,
@@ -1145,8 +1187,8 @@ unsafe fn run_command(
     }
 
     // A named trigger shares the histogram of the first trigger of that
-    // name, on whichever event, if they match (hist checks that before
-    // it looks for the trigger a command acts on).
+    // name, on whichever event, if they match (checked as the trigger is
+    // registered, below).
     // SAFETY: `event_mutex` is held.
     let named = spec
         .name_attr()
@@ -1166,12 +1208,6 @@ unsafe fn run_command(
             unsafe { unregister_one(data) };
         }
         return Ok(());
-    }
-    if let Some(named) = named {
-        if !named.data().matches(resolved.data()) {
-            let name = spec.name_attr().unwrap_or("");
-            return Err(HistError::new(HistErrorKind::NamedMismatch, spec.errpos(name)).into());
-        }
     }
     // A name no trigger has yet makes a new histogram, as in hist.
     let existing = if spec.name_attr().is_some() && named.is_none() {
@@ -1197,24 +1233,37 @@ unsafe fn run_command(
         }
     }
 
-    // From here hist makes a new trigger: the actions first (not for
-    // one that joins a named histogram), then the registration, which
-    // refuses a duplicate or a cont/clear of nothing.
+    // From here hist makes a new trigger: the actions first, then the
+    // registration, which refuses a histogram that does not match the
+    // one named, a duplicate or a cont/clear of nothing. hist makes the
+    // actions of a trigger that joins a named histogram too, and fails
+    // as they fail (a second `snapshot()` in an instance), before it
+    // looks at the name; then it drops them, as here.
     let mut synths = KVec::new();
     let mut snapshot = None;
-    if has_actions && named.is_none() {
+    if has_actions {
         // SAFETY: `event_mutex` is held.
         let found = unsafe { Synths::find(resolved.data().spec()) }?;
         let key_size = resolved.data().key_size();
         snapshot = match snapshot_tracking(resolved.data().spec()) {
-            // SAFETY: `file` is live, so is its instance.
-            Some(how) => Some(SnapshotCond::new(unsafe { (*file).tr }, how, key_size)?),
+            // SAFETY: `file` is live.
+            Some(how) => {
+                let instance = InstanceRef::get(unsafe { (*file).tr })?;
+                Some(SnapshotCond::new(instance, how, key_size)?)
+            }
             None => None,
         };
         // SAFETY: `file` is the live file `resolved` was made for;
         // `event_mutex` is held.
         unsafe { resolved.create_actions(file, &found, snapshot.as_ref()) }?;
         synths = found.into_pins()?;
+    }
+    if let Some(named) = named {
+        if !named.data().matches(resolved.data()) {
+            let spec = resolved.data().spec();
+            let name = spec.name_attr().unwrap_or("");
+            return Err(HistError::new(HistErrorKind::NamedMismatch, spec.errpos(name)).into());
+        }
     }
     if existing.is_some() {
         return Err(HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST).into());
@@ -1234,7 +1283,15 @@ unsafe fn run_command(
         }
         None => {
             let record_span = resolved.data().record_span();
-            (Hist::new(resolved, synths, snapshot)?, record_span)
+            let data = resolved.data();
+            let instance = if data.n_vars() > 0 || data.n_var_refs() > 0 {
+                // SAFETY: `file` is live.
+                Some(InstanceRef::get(unsafe { (*file).tr })?)
+            } else {
+                None
+            };
+            let hist = Hist::new(resolved, synths, snapshot, instance)?;
+            (hist, record_span)
         }
     };
     // SAFETY: `file` is live; `event_mutex` is held (our contract).
@@ -1434,7 +1491,7 @@ unsafe fn attach(
         }
     }
     // SAFETY: drops the setup reference; on failure this frees everything.
-    unsafe { free(data) };
+    unsafe { put(data) };
     result
 }
 
@@ -1449,7 +1506,7 @@ unsafe fn unregister_one(data: *mut bindings::event_trigger_data) {
     unsafe { detach(data) };
     // SAFETY: `data` is detached and still holds the reference its
     // file's list held; `event_mutex` is held.
-    unsafe { free(data) };
+    unsafe { put(data) };
 }
 
 /// `reg()`: attaches `data` to `file`.
@@ -1482,7 +1539,7 @@ unsafe extern "C" fn reg(
         unsafe { bindings::update_cond_flag(file) };
         // SAFETY: drops the list's reference taken above; `attach()`
         // still holds its own, so `data` stays live.
-        unsafe { free(data) };
+        unsafe { put(data) };
         return ret;
     }
     // SAFETY: `event_mutex` is held.
@@ -1545,20 +1602,49 @@ unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
     0
 }
 
-/// `free()`: drops a reference on `data`, freeing it with the last one.
-/// Called with `event_mutex` held: from our own paths, and from the
-/// tracing core when it clears the triggers of an instance being removed.
+/// `free()`: the tracing core drops its reference on `data` as it
+/// removes an instance (`clear_event_triggers()`), the only place it
+/// calls this. It holds `event_mutex` and `trace_types_lock` there, which
+/// dropping a trigger may take (through [`InstanceRef`], or a hidden
+/// histogram's removal): the trigger's state is dropped later, by
+/// [`Deferred::release()`].
 unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
+    // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
+    if let Some(state) = unsafe { release(data) } {
+        // SAFETY: `event_mutex` is held.
+        unsafe { DEFERRED.push(state) };
+    }
+}
+
+/// Drops a reference on `data`, and the trigger with the last one.
+///
+/// # Safety
+///
+/// `data` must be a live rhist trigger, `event_mutex` held, and
+/// `trace_types_lock` not held.
+unsafe fn put(data: *mut bindings::event_trigger_data) {
+    // SAFETY: the caller's contract; dropping the state needs nothing
+    // more than `event_mutex` without `trace_types_lock`.
+    drop(unsafe { release(data) });
+}
+
+/// Drops a reference on `data`; with the last one, frees it and hands
+/// its state over.
+///
+/// # Safety
+///
+/// `data` must be a live rhist trigger, `event_mutex` held.
+unsafe fn release(data: *mut bindings::event_trigger_data) -> Option<KBox<Trigger>> {
     // SAFETY: `data` is live; its count is changed only under
     // `event_mutex`, which every caller holds.
     let refs = unsafe { &mut (*data).ref_ };
     if *refs <= 0 {
         pr_warn!("unbalanced trigger reference\n");
-        return;
+        return None;
     }
     *refs -= 1;
     if *refs > 0 {
-        return;
+        return None;
     }
     // SAFETY: `event_mutex` is held.
     unsafe { REGISTRY.remove(data) };
@@ -1568,11 +1654,65 @@ unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
     // SAFETY: the last reference is gone and `data` is on no list; this
     // clears its filter, waits for running probes and frees it.
     unsafe { bindings::trigger_data_free(data) };
-    if !state.is_null() {
-        // SAFETY: no probe can reach the trigger any more (waited for
-        // above), and `state` came from `KBox::into_raw()`.
-        drop(unsafe { KBox::from_raw(state) });
+    // SAFETY: no probe can reach the trigger any more (waited for
+    // above), and a non-null `state` came from `KBox::into_raw()`.
+    (!state.is_null()).then(|| unsafe { KBox::from_raw(state) })
+}
+
+/// Trigger states the tracing core freed while holding `trace_types_lock`,
+/// to be dropped without it: a list through [`Trigger::deferred_next`].
+/// A work item drops them soon after; so does the next command written,
+/// and the module's unloading, whichever comes first.
+///
+/// # Invariants
+///
+/// The list is only touched with `event_mutex` held.
+struct Deferred(UnsafeCell<Option<KBox<Trigger>>>);
+
+// SAFETY: the list is only touched with `event_mutex` held (invariant).
+unsafe impl Sync for Deferred {}
+
+static DEFERRED: Deferred = Deferred(UnsafeCell::new(None));
+
+impl Deferred {
+    /// Keeps `trigger` until [`release()`](Self::release), which the work
+    /// item queued here runs.
+    ///
+    /// # Safety
+    ///
+    /// `event_mutex` must be held.
+    unsafe fn push(&self, mut trigger: KBox<Trigger>) {
+        // SAFETY: `event_mutex` is held (our contract), which guards the
+        // list (invariant).
+        let head = unsafe { &mut *self.0.get() };
+        trigger.deferred_next = head.take();
+        *head = Some(trigger);
+        // SAFETY: no precondition; the work takes `event_mutex` itself.
+        unsafe { shim::rhist_deferred_schedule() };
     }
+
+    /// Drops every trigger state on the list.
+    ///
+    /// # Safety
+    ///
+    /// `event_mutex` must be held, and `trace_types_lock` not.
+    unsafe fn release(&self) {
+        // SAFETY: `event_mutex` is held (our contract).
+        let mut next = unsafe { (*self.0.get()).take() };
+        // A loop, not the boxes' recursive drops: the list may be long.
+        while let Some(mut trigger) = next {
+            next = trigger.deferred_next.take();
+            drop(trigger);
+        }
+    }
+}
+
+/// The work item of [`Deferred`] (`include/rhist_shim.c`).
+#[no_mangle]
+extern "C" fn rhist_release_deferred() {
+    let _guard = EventMutexGuard::lock();
+    // SAFETY: `event_mutex` is held; a work item holds no other lock.
+    unsafe { DEFERRED.release() };
 }
 
 /// The bytes the event path may read of a record at `rec` for which
@@ -1656,14 +1796,21 @@ unsafe fn on_event_sized(
     // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
     // bytes: what `record_len()` allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
-    if !trigger.hist().update_compiled(rec, files::wake_pollers) {
+    if trigger.synthetic.is_some() || !trigger.hist().update_compiled(rec, files::wake_pollers) {
         on_event_general(trigger, rec, buffer, rbe);
     }
 }
 
-/// [`on_event()`] of a trigger the compiled program does not cover: out
-/// of line, so that the compiled ones' path sets up no context. Wakes the
-/// pollers last.
+/// [`on_event()`] of a trigger the compiled program does not cover, or
+/// on a synthetic event: out of line, so that the compiled ones' path
+/// sets up no context. Wakes the pollers last.
+///
+/// An action may emit a synthetic event, whose triggers then run inside
+/// this one: like hist (its per-CPU `hist_pad`), rhist counts on each CPU
+/// how deeply this path is nested, and at the fourth level accounts
+/// nothing. That stops a synthetic event that emits itself, directly or
+/// through others, where hist stops it, and bounds the stack it takes.
+/// A compiled trigger emits nothing, and runs on no synthetic event.
 #[inline(never)]
 fn on_event_general(
     trigger: &Trigger,
@@ -1671,17 +1818,45 @@ fn on_event_general(
     buffer: *mut bindings::trace_buffer,
     rbe: *mut bindings::ring_buffer_event,
 ) {
+    let Some(_level) = Nesting::enter() else {
+        return;
+    };
     let ctx = ProbeContext {
         buffer,
         rbe,
-        // SAFETY: `trigger.file` is the file the trigger is attached to;
-        // the trigger holds an `EventPin` on it (`_pin`), so the file and
-        // its trace array outlive the trigger, which `on_event()`'s caller
-        // keeps alive for the whole probe.
+        // SAFETY: `trigger.file` is the file the trigger is attached to,
+        // referenced by the trigger's `EventPin`. The trace array is freed
+        // only once its instance is removed, which removes the trigger
+        // from the file's list and waits for running probes first (the
+        // tracing core's `clear_event_triggers()` calls `free()`, which
+        // calls `trigger_data_free()`): it outlives this probe.
         tr: unsafe { (*trigger.file).tr },
     };
     trigger.update(rec, &ctx);
     files::wake_pollers();
+}
+
+/// One level of the event path's nesting on this CPU, left when dropped.
+struct Nesting(());
+
+impl Nesting {
+    /// Enters a level; `None` at hist's limit.
+    #[inline]
+    fn enter() -> Option<Self> {
+        // SAFETY: called on the event path, with preemption disabled.
+        // (Not `then_some()`: a value built and dropped would leave a
+        // level not entered.)
+        unsafe { shim::rhist_nesting_enter() }.then(|| Nesting(()))
+    }
+}
+
+impl Drop for Nesting {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: leaves the level `enter()` entered, on the same CPU
+        // (preemption is disabled on the event path).
+        unsafe { shim::rhist_nesting_exit() };
+    }
 }
 
 /// `print()`: shows the trigger in the event's trigger file.

@@ -20,6 +20,7 @@ mod command;
 mod enable;
 mod event;
 mod files;
+mod instance;
 #[cfg(CONFIG_KUNIT)]
 mod kunit;
 mod shim;

@@ -11,11 +11,12 @@ use kernel::ffi::c_void;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
-use kernel::error::{to_result, Error};
+use kernel::error::{code, to_result, Error};
 use kernel::prelude::*;
 
 use crate::hist::hist_data::Tracking;
 use crate::hist::histogram::{Snapshot, KEY_SIZE_MAX};
+use crate::instance::InstanceRef;
 use crate::tracefs;
 
 const KEY_WORDS: usize = KEY_SIZE_MAX / 8;
@@ -54,32 +55,28 @@ struct Context<'a> {
 ///
 /// # Invariants
 ///
-/// While `enabled`, `tr` is a live trace array whose condition
+/// `instance` keeps the trace array live.  While `enabled`, its condition
 /// (`tr->cond_snapshot`) has `details` as its data and [`cond_update`] as
 /// its function; `details` is a heap allocation freed only after the
 /// condition is removed.  The value is dropped with `event_mutex` held
-/// (by the histogram that owns it), before its instance can go: removing
-/// an instance first removes the triggers of its events.
+/// (by the histogram that owns it).
 pub(crate) struct SnapshotCond {
-    tr: *mut bindings::trace_array,
     details: KBox<Details>,
     enabled: AtomicBool,
+    /// Dropped last, after the condition is removed.
+    instance: InstanceRef,
 }
 
-// SAFETY: the trace array lives while the value does (invariant); shared
-// use reads atomics or calls `tracing_snapshot_cond()`, which any CPU may.
+// SAFETY: `instance` keeps the trace array live (invariant); shared use
+// reads atomics or calls `tracing_snapshot_cond()`, which any CPU may.
 unsafe impl Send for SnapshotCond {}
 // SAFETY: as above.
 unsafe impl Sync for SnapshotCond {}
 
 impl SnapshotCond {
-    /// A condition for the instance `tr`, not yet registered, for an
-    /// action that tracks `how` with keys of `key_len` bytes.
-    pub(crate) fn new(
-        tr: *mut bindings::trace_array,
-        how: Tracking,
-        key_len: usize,
-    ) -> Result<Self> {
+    /// A condition for `instance`, not yet registered, for an action that
+    /// tracks `how` with keys of `key_len` bytes.
+    pub(crate) fn new(instance: InstanceRef, how: Tracking, key_len: usize) -> Result<Self> {
         let details = KBox::new(
             Details {
                 _hist_layout: [0; 16],
@@ -93,28 +90,33 @@ impl SnapshotCond {
             GFP_KERNEL,
         )?;
         Ok(SnapshotCond {
-            tr,
             details,
             enabled: AtomicBool::new(false),
+            instance,
         })
     }
 
     /// `tracing_snapshot_cond_enable()`: allocates the snapshot buffer
-    /// and registers the condition; `-EBUSY` if the instance has one.
+    /// and registers the condition; `EBUSY` if the instance has one, this
+    /// one included: hist enables a condition for each `snapshot()`
+    /// action, and an instance has one at most.
     ///
     /// # Safety
     ///
-    /// `tr` must be the live instance of a trigger being created, with
-    /// `event_mutex` held.
+    /// `event_mutex` must be held.
     pub(crate) unsafe fn enable(&self) -> Result<(), i32> {
         if self.enabled.load(Ordering::Relaxed) {
-            return Ok(());
+            return Err(-code::EBUSY.to_errno());
         }
         let data = core::ptr::from_ref::<Details>(&self.details).cast_mut();
-        // SAFETY: `tr` is live (our contract); `data` stays allocated
-        // until `drop()` has removed the condition (invariant).
+        // SAFETY: the trace array is live (invariant); `data` stays
+        // allocated until `drop()` has removed the condition (invariant).
         let ret = unsafe {
-            bindings::tracing_snapshot_cond_enable(self.tr, data.cast(), Some(cond_update))
+            bindings::tracing_snapshot_cond_enable(
+                self.instance.as_ptr(),
+                data.cast(),
+                Some(cond_update),
+            )
         };
         to_result(ret).map_err(|e: Error| -e.to_errno())?;
         self.enabled.store(true, Ordering::Relaxed);
@@ -135,10 +137,9 @@ impl SnapshotCond {
             comm,
         };
         let ctx = core::ptr::from_mut(&mut ctx).cast::<c_void>();
-        // SAFETY: `tr` is live while the condition is registered
-        // (invariant); `ctx` outlives the call, in which `cond_update()`
-        // reads it.
-        unsafe { bindings::tracing_snapshot_cond(self.tr, ctx) };
+        // SAFETY: the trace array is live (invariant); `ctx` outlives the
+        // call, in which `cond_update()` reads it.
+        unsafe { bindings::tracing_snapshot_cond(self.instance.as_ptr(), ctx) };
     }
 
     /// The details of the last snapshot, as the `rhist` file shows them
@@ -171,13 +172,14 @@ impl Drop for SnapshotCond {
         }
         tracefs::assert_event_mutex_held();
         let data = core::ptr::from_ref::<Details>(&self.details).cast::<c_void>();
-        // SAFETY: `tr` is live while the value is (invariant).  The
-        // condition is ours unless the instance lost it, which only its
-        // owner's disable does: removed under `max_lock`, after which no
+        let tr = self.instance.as_ptr();
+        // SAFETY: the trace array is live (invariant).  The condition is
+        // ours unless the instance lost it, which only its owner's
+        // disable does: removed under `max_lock`, after which no
         // `cond_update()` runs on `details`.
         unsafe {
-            if bindings::tracing_cond_snapshot_data(self.tr) == data.cast_mut() {
-                bindings::tracing_snapshot_cond_disable(self.tr);
+            if bindings::tracing_cond_snapshot_data(tr) == data.cast_mut() {
+                bindings::tracing_snapshot_cond_disable(tr);
             }
         }
     }

@@ -4,6 +4,8 @@
 //! when a trigger is created, held while it lives so that they cannot be
 //! deleted, and emitted on the event path, as hist does.
 
+use core::ptr;
+
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
 use kernel::prelude::*;
@@ -52,6 +54,32 @@ impl SynthPin {
         // count, held.
         unsafe { (*event).ref_ += 1 };
         Ok(Some(SynthPin(event)))
+    }
+
+    /// The synthetic event behind `file`, held, if it is one: C's
+    /// `find_synth_event_call()`, for the `se->ref` hist takes for each
+    /// trigger on a synthetic event.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be live, its event pinned, and `event_mutex` held.
+    pub(crate) unsafe fn of_event(file: *mut bindings::trace_event_file) -> Result<Option<Self>> {
+        // SAFETY: `file` is live and its event pinned: its names live on.
+        let (system, name) = unsafe { tracefs::event_names(file) };
+        if system != b"synthetic" {
+            return Ok(None);
+        }
+        let Ok(name) = core::str::from_utf8(name) else {
+            return Ok(None);
+        };
+        // SAFETY: `event_mutex` is held (our contract).
+        let Some(pin) = (unsafe { Self::find(name) })? else {
+            return Ok(None);
+        };
+        // SAFETY: `file` is live.
+        let call = unsafe { (*file).event_call };
+        // Another kind of event in a group of that name is none.
+        Ok((ptr::addr_of!(pin.event().call).cast_mut() == call).then_some(pin))
     }
 
     fn event(&self) -> &bindings::synth_event {
