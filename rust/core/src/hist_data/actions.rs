@@ -519,6 +519,11 @@ fn split_atom(name: &str) -> (&str, &str) {
 }
 
 /// `check_synth_field()`: whether `var` may fill `field`.
+///
+/// One deliberate difference: C lets a number of a string field's size
+/// fill it (a `u64` for a `char[8]`), and then reads the number as the
+/// address of the string, so that any kernel memory can be copied into
+/// the trace. rhist refuses a number for a string field.
 fn check_synth_field(field: &SynthField<'_>, var: &VarTarget<'_>) -> bool {
     if var.type_name.contains("char[") && field.string && field.dynamic {
         return true;
@@ -529,8 +534,17 @@ fn check_synth_field(field: &SynthField<'_>, var: &VarTarget<'_>) -> bool {
     if field.stack {
         return true;
     }
+    if field.string && !is_string(var) {
+        return false;
+    }
     field.type_name == var.type_name
         || (field.size == var.size && (field.string || field.signed == var.signed))
+}
+
+/// Whether `var`'s value is the address of a string: a copy it keeps, or
+/// a string field's.
+fn is_string(var: &VarTarget<'_>) -> bool {
+    var.copy || var.type_name.contains("char[") || var.type_name.contains("char *")
 }
 
 impl<'h, 'a> Builder<'h, '_, 'a> {
@@ -1109,6 +1123,57 @@ mod tests {
             "\n  action tracking variables (for onmax()/onchange()/onmatch()):\n\n    \
              hist_data->actions[0].match_data.event_system: sched\n    \
              hist_data->actions[0].match_data.event: sched_waking\n"
+        ));
+    }
+
+    /// A number never fills a string field, though C lets one of the
+    /// string's size do it (and reads it as an address); a string and a
+    /// stack trace fill what they filled.
+    #[test]
+    fn a_number_is_no_string() {
+        let var = |type_name, size, copy, flags| VarTarget {
+            hist: 0,
+            var_idx: 0,
+            size,
+            signed: false,
+            type_name,
+            flags,
+            constant: 0,
+            copy,
+            system: "s",
+            event: "e",
+        };
+        let field = |type_name, size, string, dynamic, stack| SynthField {
+            type_name,
+            size,
+            signed: false,
+            string,
+            dynamic,
+            stack,
+        };
+        let char8 = field("char[8]", 8, true, false, false);
+        assert!(!check_synth_field(&char8, &var("u64", 8, false, 0)));
+        assert!(!check_synth_field(
+            &char8,
+            &var("unsigned long", 8, false, 0)
+        ));
+        assert!(check_synth_field(&char8, &var("char[8]", 8, true, 0)));
+        assert!(check_synth_field(&char8, &var("char[8]", 8, false, 0)));
+        let char16 = field("char[16]", 16, true, false, false);
+        assert!(check_synth_field(&char16, &var("char[16]", 16, true, 0)));
+        let dynamic = field("char[]", 0, true, true, false);
+        assert!(check_synth_field(&dynamic, &var("char[16]", 16, true, 0)));
+        assert!(check_synth_field(
+            &dynamic,
+            &var("__data_loc char[]", 4, true, 0)
+        ));
+        assert!(!check_synth_field(&dynamic, &var("u64", 8, false, 0)));
+        let u64_field = field("u64", 8, false, false, false);
+        assert!(check_synth_field(&u64_field, &var("u64", 8, false, 0)));
+        let stack = field("unsigned long[]", 0, false, true, true);
+        assert!(check_synth_field(
+            &stack,
+            &var("unsigned long[]", 8, true, FL_STACKTRACE)
         ));
     }
 
