@@ -22,6 +22,12 @@
 #                (tools/testing/fuzz-guest/). On the benchmark kernel by
 #                default, five times faster than the test kernel's slab
 #                debugging allows; make check runs 2,000 on the latter.
+#   make fuzz-seq [N=100] [SEED=1] [FLAVOUR=test]
+#                N random sequences of tracefs writes (instances, named
+#                histograms, actions, synthetic and dynamic events, CPU
+#                hotplug, rmmod), each run as hist and as rhist in one
+#                boot; prints every difference, fails on any crash
+#                (tools/testing/fuzz-seq/). FILE=seqs.txt replays a file.
 #
 # Kbuild builds the module itself (see Kbuild); this Makefile drives the
 # scripts in tools/testing/vm/.
@@ -30,7 +36,7 @@ VM := tools/testing/vm
 # The kernel that run and vm boot: test, or dropin with DROPIN=1.
 KERNEL := $(if $(filter 1,$(DROPIN)),dropin,test)
 
-.PHONY: all setup kernel modules vm run check check-kasan bench soak fuzz-guest host clean
+.PHONY: all setup kernel modules vm run check check-kasan bench soak fuzz-guest fuzz-seq host clean
 
 all: modules
 
@@ -77,6 +83,15 @@ FLAVOUR ?= bench
 fuzz-guest: setup
 	@$(VM)/kernel.sh '$(FLAVOUR)' && $(VM)/modules.sh '$(FLAVOUR)' && \
 	RHIST_FLAVOUR='$(FLAVOUR)' tools/testing/fuzz-guest/run.sh '$(N)' '$(SEED)'
+
+# N defaults to 2000 above, for fuzz-guest; fuzz-seq's sequences are
+# longer.
+SEQ_N = $(if $(filter command line environment,$(origin N)),$(N),100)
+SEQ_FLAVOUR = $(if $(filter command line environment,$(origin FLAVOUR)),$(FLAVOUR),test)
+fuzz-seq: setup
+	@$(VM)/kernel.sh '$(SEQ_FLAVOUR)' && $(VM)/modules.sh '$(SEQ_FLAVOUR)' && \
+	RHIST_FLAVOUR='$(SEQ_FLAVOUR)' tools/testing/fuzz-seq/run.sh \
+		$(if $(FILE),--file '$(FILE)','$(SEQ_N)' '$(SEED)')
 
 host:
 	@cd rust/core && cargo test

@@ -5,6 +5,7 @@
 # loom), lint (rustfmt, clippy, checkpatch, the event path's pages),
 # KUnit (in the VM), the VM runner's own tests, the
 # tracefs end-to-end tests, the guest fuzzer (hist against rhist), the
+# sequence fuzzer (random sequences of writes, hist against rhist), the
 # soak, fault injection, the ftrace hist selftests, a smoke run of the
 # benchmark, and on the drop-in kernel (no C hist: rhist is hist) the
 # real clients against both kernels and the selftests untranslated. Ends
@@ -197,6 +198,21 @@ else
 	one_failed=1
 fi
 suite_end fuzz
+fi
+
+# --- fuzz-seq: random sequences of writes, hist against rhist ---------------
+# RHIST_SEQ_N sequences (see below) from a fixed seed, in one boot (`make
+# fuzz-seq` runs more): one test, which a crash, a hang, a kernel warning
+# or any difference fails; the log lists each difference.
+if want fuzz-seq; then
+suite_start fuzz-seq
+if [ "$built" = 0 ]; then
+	one fuzz-seq tools/testing/fuzz-seq/run.sh "${RHIST_SEQ_N:-80}" 1
+	grep -h '^fuzz-seq: ' "$logs/fuzz-seq.log" | sed 's/^/    /'
+else
+	one_failed=1
+fi
+suite_end fuzz-seq
 fi
 
 # --- soak: concurrent trigger changes under load, unload, exact counts ------

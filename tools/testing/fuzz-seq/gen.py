@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Random sequences of tracefs writes for `make fuzz-seq` (seq.sh runs them).
+
+Each sequence is a block of steps, one a line, ended by "end"; "@" in a
+step stands for the trigger command (hist or rhist), which the guest fills
+in. The same seed gives the same sequences. Steps:
+
+  mk I | rm I                 mkdir / rmdir instances/I
+  tw I E TEXT                 append TEXT to instance I's event E's trigger
+  tt I E                      truncate that trigger file
+  se TEXT | st                append to / truncate synthetic_events
+  de TEXT | dt                append to / truncate dynamic_events
+  en I E 0|1                  disable / enable the event
+  fx ARGS                     fire rhist_test events (rhist_test/fire)
+  ck I E                      checkpoint: the event's hist file, debug file
+                              and trigger file
+  el                          checkpoint: error_log
+  cpu 0|1                     take cpu1 offline / online
+  mod                         rmmod and insmod rhist (rhist's run only;
+                              nothing is compared after it)
+
+I is "-" for the top instance, else i0 or i1. E is sample, other, y0..y2
+(synthetic events), k0 (a kprobe) or e0 (an eprobe on rhist_sample).
+
+What is not generated, because hist itself crashes or hangs on it (each
+is a regression test of tools/testing/tests/combinations.sh or listed in
+Documentation/trace/rhist.rst): a named histogram shared between
+instances (hist deadlocks on trace_types_lock when the last trigger goes
+with an instance), and a number passed to a string field of a synthetic
+event (hist reads it as an address).
+"""
+
+import argparse
+import random
+
+INSTANCES = ["-", "i0", "i1"]
+SYNTH = ["y0", "y1", "y2"]
+# Fields of each event: name -> kind ("n" number, "s" string).
+FIELDS = {
+    # No common_pid: fire's loops on every CPU run in kthreads, whose
+    # pids differ from run to run.
+    "sample": {"a": "n", "b": "n", "c": "n", "s": "s", "d": "s"},
+    "other": {"a": "n", "b": "n"},
+    "e0": {"x": "n", "y": "n"},
+    "k0": {"common_pid": "n"},
+}
+SYSTEM = {"sample": "rhist_test.rhist_sample", "other": "rhist_test.rhist_other",
+          "e0": "ep.e0", "k0": "kp.k0"}
+SYNTH_DEFS = {
+    "y0": ("u64 v; u64 w", {"v": "n", "w": "n"}),
+    "y1": ("u64 v", {"v": "n"}),
+    "y2": ("char name[16]; u64 v", {"name": "s", "v": "n"}),
+}
+NUM_VARS = ["v0", "v1", "v2"]
+STR_VARS = ["t0"]
+
+
+class Gen:
+    def __init__(self, rng):
+        self.r = rng
+        self.reset()
+
+    def reset(self):
+        self.texts = []  # (instance, event, text) written so far
+        # What probably exists (a step may have failed): most steps pick
+        # from it, so that they do more than fail.
+        self.instances = {"-"}
+        self.events = {"sample", "other"}
+
+    def pick(self, xs):
+        return self.r.choice(xs)
+
+    def fields(self, event):
+        if event in SYNTH:
+            return SYNTH_DEFS[event][1]
+        return FIELDS[event]
+
+    def system(self, event):
+        return "synthetic." + event if event in SYNTH else SYSTEM[event]
+
+    def key(self, event):
+        f = self.fields(event)
+        name = self.pick(sorted(f))
+        if f[name] == "n" and self.r.random() < 0.3:
+            name += self.pick([".hex", ".log2", ".buckets=10"])
+        return name
+
+    def trigger(self, inst, event):
+        r = self.r
+        f = self.fields(event)
+        nums = [k for k, v in f.items() if v == "n"]
+        strs = [k for k, v in f.items() if v == "s"]
+        keys = [self.key(event)]
+        if r.random() < 0.3:
+            keys.append(self.key(event))
+        parts = ["keys=" + ",".join(dict.fromkeys(keys))]
+        if r.random() < 0.3 and nums:
+            parts.append("vals=" + self.pick(nums))
+        if r.random() < 0.2:
+            # Names are per instance: hist deadlocks when one is shared
+            # across instances (see the module doc).
+            parts.insert(0, "name=n%s%d" % (inst.strip("-"), r.randrange(2)))
+        var = None
+        if r.random() < 0.6:
+            var = self.pick(NUM_VARS)
+            src = self.pick(["common_timestamp"] + nums)
+            if r.random() < 0.3:
+                src = "common_timestamp-$" + self.pick(NUM_VARS)
+            parts.append("%s=%s" % (var, src))
+        if strs and r.random() < 0.2:
+            parts.append("%s=%s" % (self.pick(STR_VARS), self.pick(strs)))
+        if r.random() < 0.15 and nums:
+            parts.append("%s=$%s" % (self.pick(NUM_VARS), self.pick(NUM_VARS)))
+        if r.random() < 0.5:
+            parts.append(self.handler(event, var))
+        if r.random() < 0.1:
+            parts.append(self.pick(["pause", "clear", "cont"]))
+        text = "@:" + ":".join(parts)
+        if r.random() < 0.15 and nums:
+            text += " if %s < %d" % (self.pick(nums), r.randrange(1 << 31))
+        return text
+
+    def param(self, event, kind):
+        f = self.fields(event)
+        if kind == "s":
+            pool = ["$" + v for v in STR_VARS] + [k for k, v in f.items() if v == "s"]
+        else:
+            pool = ["$" + v for v in NUM_VARS] + [k for k, v in f.items() if v == "n"]
+            pool.append("common_timestamp")
+        if not pool:
+            return None
+        p = self.pick(pool)
+        if not p.startswith("$") and self.r.random() < 0.3:
+            # A field of the matching event named in full: a field
+            # variable, maybe on a hidden histogram of another event.
+            other = self.pick(["sample", "other"] + SYNTH)
+            p = "%s.%s" % (self.system(other), p)
+        return p
+
+    def handler(self, event, var):
+        r = self.r
+        kind = r.random()
+        if kind < 0.55 or var is None:
+            match = self.pick(["sample", "other"] + SYNTH)
+            synth = self.pick(SYNTH)
+            params = []
+            for _, k in SYNTH_DEFS[synth][1].items():
+                p = self.param(event, k)
+                if p is None or (k == "s" and not p.split(".")[-1].lstrip("$") in
+                                 ["s", "d"] + STR_VARS):
+                    p = "$t0" if k == "s" else "$v0"
+                params.append(p)
+            if r.random() < 0.5:
+                return "onmatch(%s).trace(%s,%s)" % (self.system(match), synth, ",".join(params))
+            return "onmatch(%s).%s(%s)" % (self.system(match), synth, ",".join(params))
+        how = self.pick(["onmax", "onchange"])
+        act = r.random()
+        if act < 0.4:
+            return "%s($%s).snapshot()" % (how, var)
+        if act < 0.8:
+            nums = [k for k, v in self.fields(event).items() if v == "n"]
+            return "%s($%s).save(%s)" % (how, var, ",".join(nums[:2]))
+        synth = self.pick(["y0", "y1"])
+        params = ["$" + var] * len(SYNTH_DEFS[synth][1])
+        return "%s($%s).trace(%s,%s)" % (how, var, synth, ",".join(params))
+
+    def event(self):
+        if self.r.random() < 0.85:
+            return self.pick(sorted(self.events) + ["sample"] * 2)
+        return self.pick(["sample"] * 4 + ["other"] * 2 + SYNTH + ["e0", "k0"])
+
+    def instance(self):
+        if self.r.random() < 0.85:
+            return self.pick(sorted(self.instances))
+        return self.pick(INSTANCES)
+
+    def step(self):
+        r = self.r
+        x = r.random()
+        inst = self.instance()
+        ev = self.event()
+        if x < 0.30:
+            text = self.trigger(inst, ev)
+            self.texts.append((inst, ev, text))
+            return "tw %s %s %s" % (inst, ev, text)
+        if x < 0.40 and self.texts:
+            i, e, t = self.pick(self.texts)
+            return "tw %s %s !%s" % (i, e, t.split(" if ")[0] if r.random() < 0.2 else t)
+        if x < 0.45:
+            return "tt %s %s" % (inst, ev)
+        if x < 0.52:
+            i = self.pick(INSTANCES[1:])
+            self.instances.add(i)
+            return "mk " + i
+        if x < 0.56:
+            i = self.pick(INSTANCES[1:])
+            if r.random() < 0.5:
+                self.instances.discard(i)
+            return "rm " + i
+        if x < 0.63:
+            y = self.pick(SYNTH)
+            if r.random() < 0.25:
+                self.events.discard(y)
+                return "se !%s %s" % (y, SYNTH_DEFS[y][0])
+            self.events.add(y)
+            return "se %s %s" % (y, SYNTH_DEFS[y][0])
+        if x < 0.64:
+            return "st"
+        if x < 0.69:
+            d = self.pick(["p:kp/k0 vfs_read", "-:kp/k0",
+                           "e:ep/e0 rhist_test/rhist_sample x=$a:u64 y=$b:u32",
+                           "-:ep/e0"])
+            name = "k0" if "kp" in d else "e0"
+            if d.startswith("-"):
+                self.events.discard(name)
+            else:
+                self.events.add(name)
+            return "de " + d
+        if x < 0.70:
+            return "dt"
+        if x < 0.74:
+            return "en %s %s %d" % (inst, ev, r.randrange(2))
+        if x < 0.86:
+            args = "count=%d seed=%d keys=%d" % (r.randrange(1, 50), r.randrange(100),
+                                                 r.randrange(1, 8))
+            if r.random() < 0.3:
+                args += " cpu=all"
+            if r.random() < 0.3:
+                args += " event=other"
+            return "fx " + args
+        if x < 0.95:
+            # Not k0's: any task's reads fire it.
+            return "ck %s %s" % (inst, ev if ev != "k0" else "sample")
+        if x < 0.97:
+            return "el"
+        if x < 0.997:
+            return "cpu %d" % r.randrange(2)
+        return "mod"
+
+    def sequence(self):
+        self.reset()
+        steps = [self.step() for _ in range(self.r.randrange(20, 61))]
+        return steps
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-n", type=int, default=100)
+    ap.add_argument("-s", "--seed", type=int, default=1)
+    ap.add_argument("-o", "--out", required=True)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    g = Gen(rng)
+    with open(a.out, "w") as f:
+        f.write("seed %d\n" % a.seed)
+        for i in range(a.n):
+            f.write("seq %d\n" % i)
+            for s in g.sequence():
+                f.write(s + "\n")
+            f.write("end\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make fuzz-seq`: generates N sequences of tracefs writes from SEED
+# (gen.py), or takes them from --file, and runs them through seq.sh, hist
+# against rhist, in one boot of the VM. Prints each difference and a
+# summary; exits non-zero on a difference, a failed reset, or a guest
+# that crashed, warned or hung (then the sequence up to the step that
+# killed it is saved for --file).
+#
+# Usage: run.sh [N [SEED]] | run.sh --file SEQS
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rhist-fuzz-seq.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+if [ "${1:-}" = --file ]; then
+	cp "$2" "$tmp/seqs.txt"
+	n=$(grep -c '^end$' "$tmp/seqs.txt") seed=file
+else
+	n=${1:-100} seed=${2:-1}
+	python3 "$here/gen.py" -n "$n" -s "$seed" -o "$tmp/seqs.txt"
+fi
+
+# FUZZ_VERBOSE=1: every step's outcome in rhist's run, as "R <seq>: ...".
+files=(--file "$tmp/seqs.txt" --file "$here/../tests/lib.sh.inc")
+if [ -n "${FUZZ_VERBOSE:-}" ]; then
+	: > "$tmp/fuzz-verbose"
+	files+=(--file "$tmp/fuzz-verbose")
+fi
+
+# About 2 s a sequence in TCG (two runs and two resets of 20 to 60
+# steps); 300 s for the boot and kmemleak's scan.
+start=$SECONDS
+rc=0
+"$here/../vm/run.sh" --timeout $((300 + 4 * n)) --log "$tmp/console.log" \
+	"${files[@]}" "$here/seq.sh" |
+	grep -v '^S \|^SEQ-DONE ' || rc=${PIPESTATUS[0]}
+done=$(grep -c '^SEQ-DONE ' "$tmp/console.log" || true)
+# A guest that did not get to its summary line crashed, warned or hung.
+if [ "$rc" != 0 ] && ! grep -q '^fuzz-seq: [0-9]* sequences' "$tmp/console.log"; then
+	# The step that was running: keep its sequence up to it.
+	last=$(grep '^S ' "$tmp/console.log" | tail -1 || true)
+	if [ -n "$last" ]; then
+		read -r _ s cmd step <<< "$last"
+		out=${RHIST_FUZZ_SEQ_SAVE:-$PWD/fuzz-seq-failed.txt}
+		awk -v s="$s" -v k="$step" '
+			/^seed / { print; next }
+			$0 == "seq " s { on = 1; print; next }
+			on && (/^end$/ || ++i > k) { print "end"; exit }
+			on { print }' "$tmp/seqs.txt" > "$out"
+		echo "fuzz-seq: the guest failed in sequence $s, run $cmd, step $step: $(
+			awk -v s="$s" -v k="$step" '$0 == "seq " s { on = 1; next } on && ++i == k { print; exit }' \
+			"$tmp/seqs.txt")"
+		echo "fuzz-seq: replay with: tools/testing/fuzz-seq/run.sh --file $out"
+	fi
+fi
+echo "fuzz-seq: N=$n SEED=$seed, $done sequences done, $((SECONDS - start)) s wall time, exit $rc"
+exit $rc

@@ -1,0 +1,167 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of `make fuzz-seq`: runs every sequence of /test/seqs.txt
+# (gen.py's output) twice from a clean state, once with "@" as hist and
+# once as rhist, and compares what each step did: its exit status and
+# error text, and at checkpoints the files it read (large numbers,
+# addresses and timestamps masked, lines sorted: timestamps and the order
+# of events fired on both CPUs differ between runs). Before each step it
+# prints "S <seq> <cmd> <step>", so that a step that kills the guest is
+# known. A difference is one line "DIFF <seq> <step>: <hist's> | <rhist's>".
+# The last line is "fuzz-seq: N sequences, D differences, R resets failed".
+. /test/lib.sh.inc
+
+SEQS=/test/seqs.txt
+n=0 d=0 rf=0
+
+dir_of() { # dir_of I E: sets D to the event's directory (no fork)
+	case $1 in -) D=. ;; *) D=instances/$1 ;; esac
+	case $2 in
+	sample) D=$D/events/rhist_test/rhist_sample ;;
+	other) D=$D/events/rhist_test/rhist_other ;;
+	k0) D=$D/events/kp/k0 ;;
+	e0) D=$D/events/ep/e0 ;;
+	*) D=$D/events/synthetic/$2 ;;
+	esac
+}
+
+# mask: what differs between two runs of one sequence whatever the
+# command: timestamps, addresses, large numbers (latencies, timestamps
+# as keys), the carets of error_log (one column further with rhist:),
+# and which of two events racing on two CPUs came last.
+mask() {
+	sed -e 's/\[ *[0-9]*\.[0-9]*\]/[T]/g' -e 's/rhist/hist/g' -e 's/^ *\^$/^/' \
+		-e '/triggered by event with key/d' \
+		-e 's/\(max\|changed\|triggering value[^:]*\): *[0-9]*/\1: N/g' \
+		-e 's/[0-9a-f]\{8,\}/H/g' -e 's/[0-9]\{5,\}/N/g' "$@" | sort
+}
+
+# checkpoint FILE...: each file's masked, sorted contents into the record.
+checkpoint() {
+	for f in "$@"; do
+		echo "== $f" | sed 's/rhist/hist/g' >> $rec
+		[ -e "$f" ] && mask "$f" >> $rec 2>&1
+	done
+}
+
+# step LINE: carries out one step with $cmd for "@"; records its exit
+# status and the error text the shell printed, without the file name.
+# Builtins only, with their errors in a file: no fork but for mkdir and
+# rmdir.
+step() {
+	set -- $1
+	op=$1
+	shift
+	rc=0
+	: > /tmp/err
+	case $op in
+	mk) mkdir instances/$1 2> /tmp/err || rc=1 ;;
+	rm) rmdir instances/$1 2> /tmp/err || rc=1 ;;
+	tw)
+		dir_of $1 $2
+		shift 2
+		t="$*"
+		echo "${t%%@*}$cmd${t#*@}" 2> /tmp/err >> $D/trigger || rc=1
+		;;
+	tt) dir_of $1 $2; true 2> /tmp/err > $D/trigger || rc=1 ;;
+	se) echo "$*" 2> /tmp/err >> synthetic_events || rc=1 ;;
+	st) true 2> /tmp/err > synthetic_events || rc=1 ;;
+	de) echo "$*" 2> /tmp/err >> dynamic_events || rc=1 ;;
+	dt) true 2> /tmp/err > dynamic_events || rc=1 ;;
+	en) dir_of $1 $2; echo $3 2> /tmp/err > $D/enable || rc=1 ;;
+	fx) echo "$*" 2> /tmp/err > $FIRE || rc=1 ;;
+	ck)
+		dir_of $1 $2
+		h=hist
+		[ $cmd = hist ] || h=rhist
+		checkpoint $D/$h $D/${h}_debug $D/trigger
+		;;
+	el) checkpoint error_log ;;
+	cpu) echo $1 2> /tmp/err > /sys/devices/system/cpu/cpu1/online || rc=1 ;;
+	mod)
+		if [ $cmd = rhist ]; then
+			rmmod rhist 2>&1 && insmod /lib/rhist/rhist.ko 2>&1 || echo "mod: failed"
+		fi
+		compare=0
+		;;
+	*) echo "fuzz-seq: unknown step '$op'"; exit 2 ;;
+	esac
+	out=
+	IFS= read -r out < /tmp/err
+	echo "$op $rc ${out##*: }" >> $rec
+}
+
+# reset: removes what a sequence left: triggers (in passes, as those
+# whose variables are referenced go last), instances, dynamic events.
+reset() {
+	echo 1 > /sys/devices/system/cpu/cpu1/online 2> /dev/null
+	for pass in 1 2 3 4 5 6; do
+		left=0
+		for i in - i0 i1; do
+			[ $i = - ] || [ -d instances/$i ] || continue
+			for e in sample other y0 y1 y2 k0 e0; do
+				dir_of $i $e
+				[ -e $D/trigger ] || continue
+				while IFS= read -r l; do
+					case $l in '#'*) continue ;; esac
+					l=${l% \[active\]}
+					echo "!${l% \[paused\]}" >> $D/trigger 2> /dev/null
+					left=1
+				done < $D/trigger
+				echo 0 > $D/enable 2> /dev/null
+			done
+		done
+		rmdir instances/i0 instances/i1 2> /dev/null
+		[ $left = 1 ] || [ -d instances/i0 ] || [ -d instances/i1 ] || break
+		sleep 0.1
+	done
+	true 2> /dev/null > dynamic_events
+	true 2> /dev/null > synthetic_events
+	echo > error_log
+	echo > trace
+	if [ -d instances/i0 ] || [ -d instances/i1 ] || [ -s synthetic_events ] ||
+		grep -qv '^#' events/rhist_test/rhist_sample/trigger events/rhist_test/rhist_other/trigger; then
+		echo "RESET $seq failed: $(ls instances) $(cat synthetic_events)"
+		rf=$((rf + 1))
+	fi
+}
+
+run() { # run CMD: the sequence in /tmp/seq with CMD, into /tmp/rec.CMD
+	cmd=$1 rec=/tmp/rec.$1 compare=1 i=0
+	: > $rec
+	reset
+	while IFS= read -r l; do
+		i=$((i + 1))
+		echo "S $seq $cmd $i"
+		step "$l"
+		[ $compare = 1 ] || echo "(not compared from here)" >> $rec
+	done < /tmp/seq
+}
+
+seed=?
+while IFS= read -r l; do
+	case $l in
+	"seed "*) seed=${l#seed } ;;
+	"seq "*) seq=${l#seq }; : > /tmp/seq ;;
+	end)
+		run hist
+		run rhist
+		n=$((n + 1))
+		if ! cmp -s /tmp/rec.hist /tmp/rec.rhist; then
+			# Up to the first "not compared" line.
+			sed '/^(not compared/q' /tmp/rec.hist > /tmp/a
+			sed '/^(not compared/q' /tmp/rec.rhist > /tmp/b
+			if ! cmp -s /tmp/a /tmp/b; then
+				d=$((d + 1))
+				echo "DIFF $seq: $(diff /tmp/a /tmp/b | grep '^[-+][^-+]' | head -4 | tr '\n' ' ')"
+			fi
+		fi
+		[ ! -e /test/fuzz-verbose ] || sed "s/^/R $seq: /" /tmp/rec.rhist
+		echo "SEQ-DONE $seq"
+		;;
+	*) echo "$l" >> /tmp/seq ;;
+	esac
+done < $SEQS
+reset
+echo "fuzz-seq: $n sequences, $d differences, $rf resets failed (seed $seed)"
+[ $d = 0 ] && [ $rf = 0 ]
