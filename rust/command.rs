@@ -87,11 +87,15 @@ pub(crate) struct Hist {
     _instance: Option<InstanceRef>,
 }
 
-// SAFETY: the raw pointers inside refer to the pinned event and to memory
-// the value owns; the histogram itself is lock-free and made for
-// concurrent use from any CPU.
+// SAFETY: the raw pointers inside point to memory the value owns (the
+// map, the resolved data, the text) or keeps by a count it holds (the
+// event file and its call by `EventPin`, synthetic events by `SynthPin`,
+// the instance by `InstanceRef`), which may be dropped on any CPU; the
+// histogram itself is lock-free and made for concurrent use from any CPU.
 unsafe impl Send for Hist {}
-// SAFETY: as above; shared access only reads or updates atomics.
+// SAFETY: as above; shared access only reads or updates atomics, or
+// calls the tracing core's event and snapshot functions, which any CPU
+// may.
 unsafe impl Sync for Hist {}
 
 /// The state of one rhist trigger, owned by its `event_trigger_data`

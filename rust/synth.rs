@@ -122,8 +122,17 @@ impl SynthPin {
         // SAFETY: the event is live (invariant); its probes read
         // `var_ref_idx[i]` for each of its fields, which it has, and the
         // values these index, which `vals` has, and write neither. A
-        // string or stack value is the address of a copy in an entry of
-        // a histogram the caller keeps, NUL-terminated or counted.
+        // string or stack value is the address of a NUL-terminated or
+        // counted copy in an entry of a histogram's map: the emitting
+        // trigger's own, or one its trigger references (`Trigger::refs`),
+        // or, through an alias (`x=$y`) in one of those, one that the
+        // alias's triggers reference. Each holds the next by its `Arc`,
+        // and none can be removed while referenced (`referenced()`;
+        // an instance with any of them cannot be removed, and the
+        // module's unloading detaches every trigger before it frees
+        // one): the copy outlives this call, which runs in a probe of
+        // the emitting trigger. Only string fields take such a value
+        // (`check_synth_field()`).
         unsafe {
             shim::rhist_trace_synth(
                 self.0,
