@@ -359,6 +359,10 @@ impl<'a> Histogram<'a> {
     ///
     /// The referenced map reads as many key bytes as its own keys have:
     /// past this trigger's key they are 0 (C reads what its buffer holds).
+    ///
+    /// An action may emit a synthetic event whose triggers run inside this
+    /// call, up to four deep (the shell's nesting limit): the key is built
+    /// in a buffer no larger than the largest key read, most often a word.
     pub fn update_with_refs(
         &self,
         rec: &[u8],
@@ -370,8 +374,30 @@ impl<'a> Histogram<'a> {
         if n == 0 && self.data.n_actions() == 0 {
             return self.update_general(rec, ctx);
         }
-        let mut key_buf = [0u8; KEY_SIZE_MAX];
-        let size = self.data.key_size().min(KEY_SIZE_MAX);
+        let widest = refs
+            .iter()
+            .map(|h| h.data.key_size())
+            .fold(self.data.key_size(), usize::max);
+        match widest {
+            0..=8 => self.update_refs_in::<8>(rec, ctx, refs, sink, n),
+            9..=32 => self.update_refs_in::<32>(rec, ctx, refs, sink, n),
+            _ => self.update_refs_in::<KEY_SIZE_MAX>(rec, ctx, refs, sink, n),
+        }
+    }
+
+    /// [`update_with_refs`](Self::update_with_refs) with a key buffer of
+    /// `N` bytes, at least the widest key read, and `n` references.
+    #[inline(never)]
+    fn update_refs_in<const N: usize>(
+        &self,
+        rec: &[u8],
+        ctx: &dyn TaskContext,
+        refs: &[&Histogram<'_>],
+        sink: &dyn ActionSink,
+        n: usize,
+    ) {
+        let mut key_buf = [0u8; N];
+        let size = self.data.key_size().min(N);
         self.data.write_key(rec, ctx, &mut key_buf[..size]);
         let mut vals = [0u64; VAR_REFS_MAX];
         let mut own_refs = false;
@@ -386,7 +412,7 @@ impl<'a> Histogram<'a> {
             let Some(h) = refs.get(r.slot) else {
                 return;
             };
-            let other = h.data.key_size().min(KEY_SIZE_MAX);
+            let other = h.data.key_size().min(N);
             let Some(elt) = h.map.lookup(&key_buf[..other]) else {
                 return;
             };
