@@ -7,22 +7,40 @@
 # addresses and timestamps masked, lines sorted: timestamps and the order
 # of events fired on both CPUs differ between runs). Before each step it
 # prints "S <seq> <cmd> <step>", so that a step that kills the guest is
-# known. A difference is one line "DIFF <seq> <step>: <hist's> | <rhist's>".
-# The last line is "fuzz-seq: N sequences, D differences, R resets failed".
+# known. A difference is one line "DIFF <seq>: ..." (FUZZ_VERBOSE=1: the
+# whole diff, "D <seq>: ..." lines).
+#
+# What a run leaves that the reset cannot remove (a synthetic event that
+# cannot be deleted, an instance that cannot be removed) is a leak: of
+# hist ("CLEAK", counted apart: hist loses a reference in some paths)
+# when it shows after hist's run, of rhist ("LEAK", a failure) after
+# rhist's. Then the names of instances and dynamic events get a new
+# suffix (y0 becomes y0g1, masked in the records), so that the next runs
+# start clean. The last line is "fuzz-seq: N sequences, D differences,
+# L rhist leaks, C hist leaks (seed S)".
 . /test/lib.sh.inc
 
 SEQS=/test/seqs.txt
-n=0 d=0 rf=0
+n=0 d=0 rf=0 cl=0
+# The names' generation: G is appended to instance and dynamic event
+# names; BASE is what the leaks so far left.
+g=0 G= BASE=
 
 dir_of() { # dir_of I E: sets D to the event's directory (no fork)
-	case $1 in -) D=. ;; *) D=instances/$1 ;; esac
+	case $1 in -) D=. ;; *) D=instances/$1$G ;; esac
 	case $2 in
 	sample) D=$D/events/rhist_test/rhist_sample ;;
 	other) D=$D/events/rhist_test/rhist_other ;;
-	k0) D=$D/events/kp/k0 ;;
-	e0) D=$D/events/ep/e0 ;;
-	*) D=$D/events/synthetic/$2 ;;
+	k0) D=$D/events/kp/k0$G ;;
+	e0) D=$D/events/ep/e0$G ;;
+	*) D=$D/events/synthetic/$2$G ;;
 	esac
+}
+
+# named TEXT: sets T to TEXT with the names of this generation.
+named() {
+	T=$1
+	[ -z "$G" ] || T=$(echo "$1" | sed "s/\b\([yke][0-2]\)\b/\1$G/g")
 }
 
 # mask: what differs between two runs of one sequence whatever the
@@ -33,6 +51,7 @@ mask() {
 	sed -e 's/\[ *[0-9]*\.[0-9]*\]/[T]/g' -e 's/rhist/hist/g' -e 's/^ *\^$/^/' \
 		-e '/triggered by event with key/d' \
 		-e 's/\(max\|changed\|triggering value[^:]*\): *[0-9]*/\1: N/g' \
+		-e 's/\b\([ykei][0-2]\)g[0-9]*\b/\1/g' \
 		-e 's/[0-9a-f]\{8,\}/H/g' -e 's/[0-9]\{5,\}/N/g' "$@" | sort
 }
 
@@ -55,18 +74,18 @@ step() {
 	rc=0
 	: > /tmp/err
 	case $op in
-	mk) mkdir instances/$1 2> /tmp/err || rc=1 ;;
-	rm) rmdir instances/$1 2> /tmp/err || rc=1 ;;
+	mk) mkdir instances/$1$G 2> /tmp/err || rc=1 ;;
+	rm) rmdir instances/$1$G 2> /tmp/err || rc=1 ;;
 	tw)
 		dir_of $1 $2
 		shift 2
-		t="$*"
-		echo "${t%%@*}$cmd${t#*@}" 2> /tmp/err >> $D/trigger || rc=1
+		named "$*"
+		echo "${T%%@*}$cmd${T#*@}" 2> /tmp/err >> $D/trigger || rc=1
 		;;
 	tt) dir_of $1 $2; true 2> /tmp/err > $D/trigger || rc=1 ;;
-	se) echo "$*" 2> /tmp/err >> synthetic_events || rc=1 ;;
+	se) named "$*"; echo "$T" 2> /tmp/err >> synthetic_events || rc=1 ;;
 	st) true 2> /tmp/err > synthetic_events || rc=1 ;;
-	de) echo "$*" 2> /tmp/err >> dynamic_events || rc=1 ;;
+	de) named "$*"; echo "$T" 2> /tmp/err >> dynamic_events || rc=1 ;;
 	dt) true 2> /tmp/err > dynamic_events || rc=1 ;;
 	en) dir_of $1 $2; echo $3 2> /tmp/err > $D/enable || rc=1 ;;
 	fx) echo "$*" 2> /tmp/err > $FIRE || rc=1 ;;
@@ -98,7 +117,7 @@ reset() {
 	for pass in 1 2 3 4 5 6; do
 		left=0
 		for i in - i0 i1; do
-			[ $i = - ] || [ -d instances/$i ] || continue
+			[ $i = - ] || [ -d instances/$i$G ] || continue
 			for e in sample other y0 y1 y2 k0 e0; do
 				dir_of $i $e
 				[ -e $D/trigger ] || continue
@@ -115,27 +134,45 @@ reset() {
 				echo 0 > $D/enable 2> /dev/null
 			done
 		done
-		rmdir instances/i0 instances/i1 2> /dev/null
-		[ $left = 1 ] || [ -d instances/i0 ] || [ -d instances/i1 ] || break
+		rmdir instances/i0$G instances/i1$G 2> /dev/null
+		[ $left = 1 ] || [ -d instances/i0$G ] || [ -d instances/i1$G ] || break
 		sleep 0.1
 	done
-	true 2> /dev/null > dynamic_events
-	true 2> /dev/null > synthetic_events
+	# One by one: truncating fails as a whole while any is busy, and
+	# one that a leak holds stays.
+	for e in synthetic/y0 synthetic/y1 synthetic/y2 kp/k0 ep/e0; do
+		echo "-:$e$G" 2> /dev/null >> dynamic_events
+	done
 	echo > error_log
 	echo > trace
-	# (tracefs files have no size: read them.)
-	if [ -d instances/i0 ] || [ -d instances/i1 ] || grep -q . synthetic_events ||
-		grep -q . dynamic_events ||
-		grep -qv '^#' events/rhist_test/rhist_sample/trigger events/rhist_test/rhist_other/trigger; then
-		echo "RESET $seq failed: $(ls instances) $(cat synthetic_events)"
-		rf=$((rf + 1))
+	# What is left, but for what earlier leaks left.
+	now="$(ls instances) $(cat synthetic_events dynamic_events)"
+	if grep -qv '^#' events/rhist_test/rhist_sample/trigger events/rhist_test/rhist_other/trigger; then
+		now="$now (triggers on the test events)"
 	fi
+	[ "$now" != "$BASE" ] || return 0
+	[ ! -e /test/fuzz-verbose ] || echo "D reset: [$BASE] -> [$now]" | tr '\n\t' '|_'
+	[ ! -e /test/fuzz-verbose ] || echo
+	BASE=$now
+	g=$((g + 1)) G=g$g
+	return 1
 }
 
 run() { # run CMD: the sequence in /tmp/seq with CMD, into /tmp/rec.CMD
 	cmd=$1 rec=/tmp/rec.$1 compare=1 i=0
 	: > $rec
-	reset
+	if ! reset; then
+		# Left by the run before this one, of the other command.
+		if [ $cmd = rhist ]; then
+			# This sequence's runs started apart: not compared.
+			echo "CLEAK $seq: hist left: $BASE"
+			cl=$((cl + 1))
+			skip=1
+		else
+			echo "LEAK $seq: rhist left: $BASE"
+			rf=$((rf + 1))
+		fi
+	fi
 	while IFS= read -r l; do
 		i=$((i + 1))
 		echo "S $seq $cmd $i"
@@ -144,16 +181,20 @@ run() { # run CMD: the sequence in /tmp/seq with CMD, into /tmp/rec.CMD
 	done < /tmp/seq
 }
 
+# The clean state, as reset() sees it.
+reset || true
+g=0 G=
 seed=?
 while IFS= read -r l; do
 	case $l in
 	"seed "*) seed=${l#seed } ;;
 	"seq "*) seq=${l#seq }; : > /tmp/seq ;;
 	end)
+		skip=0
 		run hist
 		run rhist
 		n=$((n + 1))
-		if ! cmp -s /tmp/rec.hist /tmp/rec.rhist; then
+		if [ $skip = 0 ] && ! cmp -s /tmp/rec.hist /tmp/rec.rhist; then
 			# Up to the first "not compared" line.
 			sed '/^(not compared/q' /tmp/rec.hist > /tmp/a
 			sed '/^(not compared/q' /tmp/rec.rhist > /tmp/b
@@ -168,6 +209,9 @@ while IFS= read -r l; do
 	*) echo "$l" >> /tmp/seq ;;
 	esac
 done < $SEQS
-reset
-echo "fuzz-seq: $n sequences, $d differences, $rf resets failed (seed $seed)"
+if ! reset; then
+	echo "LEAK $seq: rhist left: $BASE"
+	rf=$((rf + 1))
+fi
+echo "fuzz-seq: $n sequences, $d differences, $rf rhist leaks, $cl hist leaks (seed $seed)"
 [ $d = 0 ] && [ $rf = 0 ]
