@@ -207,7 +207,7 @@ fi
 if want fuzz-seq; then
 suite_start fuzz-seq
 if [ "$built" = 0 ]; then
-	one fuzz-seq tools/testing/fuzz-seq/run.sh "${RHIST_SEQ_N:-80}" 1
+	one fuzz-seq tools/testing/fuzz-seq/run.sh "${RHIST_SEQ_N:-40}" 1
 	grep -h '^fuzz-seq: ' "$logs/fuzz-seq.log" | sed 's/^/    /'
 else
 	one_failed=1
