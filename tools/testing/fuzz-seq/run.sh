@@ -28,11 +28,11 @@ if [ -n "${FUZZ_VERBOSE:-}" ]; then
 	files+=(--file "$tmp/fuzz-verbose")
 fi
 
-# About 2 s a sequence in TCG (two runs and two resets of 20 to 60
-# steps); 300 s for the boot and kmemleak's scan.
+# About 6 s a sequence on the test kernel (two runs and two resets of 20
+# to 60 steps): allow 10 s, and 300 s for the boot and kmemleak's scan.
 start=$SECONDS
 rc=0
-"$here/../vm/run.sh" --timeout $((300 + 4 * n)) --log "$tmp/console.log" \
+"$here/../vm/run.sh" --timeout $((300 + 10 * n)) --log "$tmp/console.log" \
 	"${files[@]}" "$here/seq.sh" |
 	grep -v '^S \|^SEQ-DONE ' || rc=${PIPESTATUS[0]}
 done=$(grep -c '^SEQ-DONE ' "$tmp/console.log" || true)
