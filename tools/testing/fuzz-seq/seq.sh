@@ -63,6 +63,29 @@ checkpoint() {
 	done
 }
 
+# fire_step ARGS: fires as rhist_test's fire does, but "cpu=all" one CPU
+# after the other (CPU n with seed S + n), not at once: two CPUs that
+# consume one variable at the same moment both read it in hist, whose
+# read-and-clear is not atomic, and one of them in rhist (rhist.rst).
+fire_step() {
+	case " $* " in
+	*" cpu=all "*) ;;
+	*) echo "$*" 2> /tmp/err > $FIRE || rc=1; return ;;
+	esac
+	args= s=1
+	for w in "$@"; do
+		case $w in
+		cpu=all) ;;
+		seed=*) s=${w#seed=} ;;
+		*) args="$args $w" ;;
+		esac
+	done
+	for c in 0 1; do
+		[ $c = 0 ] || [ "$(cat /sys/devices/system/cpu/cpu$c/online)" = 1 ] || continue
+		taskset -c $c sh -c "echo 'seed=$((s + c))$args' > $FIRE" 2> /tmp/err || rc=1
+	done
+}
+
 # step LINE: carries out one step with $cmd for "@"; records its exit
 # status and the error text the shell printed, without the file name.
 # Builtins only, with their errors in a file: no fork but for mkdir and
@@ -88,7 +111,7 @@ step() {
 	de) named "$*"; echo "$T" 2> /tmp/err >> dynamic_events || rc=1 ;;
 	dt) true 2> /tmp/err > dynamic_events || rc=1 ;;
 	en) dir_of $1 $2; echo $3 2> /tmp/err > $D/enable || rc=1 ;;
-	fx) echo "$*" 2> /tmp/err > $FIRE || rc=1 ;;
+	fx) fire_step "$@" ;;
 	ck)
 		dir_of $1 $2
 		h=hist
