@@ -16,6 +16,10 @@
  *                              poll() FILE for POLLIN and POLLPRI for up to
  *                              MS milliseconds, after reading it with
  *                              "read", and print what it returned
+ *   hist_client watch FILE     keep FILE open, reading it each time poll()
+ *                              says it changed, until killed; prints
+ *                              "watch: open" or "watch: <errno name>" and
+ *                              closes stdout once the open is done
  *
  * Exit status: 0 on success, 1 on failure, 2 on bad usage.
  */
@@ -666,13 +670,45 @@ static int do_poll(const char *path, bool read_first, int ms)
 	return 0;
 }
 
+/*
+ * Holds FILE open for `make fuzz-seq`, whose steps then run while a reader
+ * sleeps in poll() and reads on every wakeup. The caller learns that the
+ * open is done when stdout closes, so that the next step runs after it.
+ */
+static int do_watch(const char *path)
+{
+	struct pollfd pfd = { .events = POLLIN | POLLPRI };
+	char buf[4096];
+	int ret;
+
+	pfd.fd = open(path, O_RDONLY);
+	printf("watch: %s\n", pfd.fd < 0 ? strerrorname_np(errno) : "open");
+	fclose(stdout);
+	if (pfd.fd < 0)
+		return 1;
+	for (;;) {
+		if (lseek(pfd.fd, 0, SEEK_SET) < 0)
+			break;
+		while ((ret = read(pfd.fd, buf, sizeof(buf))) > 0)
+			;
+		if (ret < 0 || poll(&pfd, 1, -1) < 0 || (pfd.revents & POLLERR))
+			break;
+		/* A kprobe on vfs_read would wake us for each of our reads. */
+		usleep(100000);
+	}
+	/* Gone or failing: keep the file open until killed. */
+	pause();
+	return 0;
+}
+
 static int bad_usage(void)
 {
 	fprintf(stderr,
 		"usage: hist_client hist\n"
 		"       hist_client synth [keep]\n"
 		"       hist_client synth-destroy\n"
-		"       hist_client poll FILE [read] MS\n");
+		"       hist_client poll FILE [read] MS\n"
+		"       hist_client watch FILE\n");
 	return 2;
 }
 
@@ -692,5 +728,7 @@ int main(int argc, char **argv)
 		return do_poll(argv[2], false, atoi(argv[3]));
 	if (argc == 5 && !strcmp(argv[1], "poll") && !strcmp(argv[3], "read"))
 		return do_poll(argv[2], true, atoi(argv[4]));
+	if (argc == 3 && !strcmp(argv[1], "watch"))
+		return do_watch(argv[2]);
 	return bad_usage();
 }

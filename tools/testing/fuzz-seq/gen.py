@@ -17,6 +17,11 @@ in. The same seed gives the same sequences. Steps:
                               and trigger file
   el                          checkpoint: error_log
   cpu 0|1                     take cpu1 offline / online
+  pl I E                      open the event's hist file in a reader that
+                              polls it and reads it at each wakeup, until
+                              killed (at most two at a time)
+  pk                          kill the oldest reader (the rest go at the
+                              end of the run)
   mod                         rmmod and insmod rhist (rhist's run only;
                               nothing is compared after it)
 
@@ -95,6 +100,10 @@ class Gen:
         if r.random() < 0.3:
             keys.append(self.key(event))
         parts = ["keys=" + ",".join(dict.fromkeys(keys))]
+        if r.random() < 0.75:
+            # hist's maps of 2048 entries cost it 60 ms each to make
+            # under kmemleak: most take the smallest sizes.
+            parts.append("size=%d" % self.pick([128, 256]))
         if r.random() < 0.3 and nums:
             parts.append("vals=" + self.pick(nums))
         if r.random() < 0.2:
@@ -229,9 +238,13 @@ class Gen:
             if r.random() < 0.3:
                 args += " event=other"
             return "fx " + args
-        if x < 0.95:
+        if x < 0.925:
             # Not k0's: any task's reads fire it.
             return "ck %s %s" % (inst, ev if ev != "k0" else "sample")
+        if x < 0.945:
+            return "pl %s %s" % (inst, ev)
+        if x < 0.95:
+            return "pk"
         if x < 0.97:
             return "el"
         if x < 0.997:

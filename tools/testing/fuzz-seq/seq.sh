@@ -86,10 +86,36 @@ fire_step() {
 	done
 }
 
+# watch FILE: a reader of FILE (hist_client watch), its pid added to W
+# once the file is open, what the open gave in /tmp/err.
+W=
+watch() {
+	rm -f /tmp/wf
+	mkfifo /tmp/wf
+	hist_client watch $1 > /tmp/wf 2> /dev/null &
+	IFS= read -r out < /tmp/wf
+	echo "$out" > /tmp/err
+	case $out in
+	*open) W="$W $!" ;;
+	*) wait $!; rc=1 ;;
+	esac
+}
+
+# unwatch [all]: kills the oldest reader, or all, and waits until each
+# has closed its file.
+unwatch() {
+	for p in $W; do
+		kill $p
+		wait $p 2> /dev/null
+		W=${W# $p}
+		[ "$1" = all ] || break
+	done
+}
+
 # step LINE: carries out one step with $cmd for "@"; records its exit
 # status and the error text the shell printed, without the file name.
-# Builtins only, with their errors in a file: no fork but for mkdir and
-# rmdir.
+# Builtins only, with their errors in a file: no fork but for mkdir,
+# rmdir and the readers.
 step() {
 	set -- $1
 	op=$1
@@ -120,6 +146,16 @@ step() {
 		;;
 	el) checkpoint error_log ;;
 	cpu) echo $1 2> /tmp/err > /sys/devices/system/cpu/cpu1/online || rc=1 ;;
+	pl)
+		dir_of $1 $2
+		h=hist
+		[ $cmd = hist ] || h=rhist
+		case $W in
+		*" "*" "*) echo "two readers already" > /tmp/err ;;
+		*) watch $D/$h ;;
+		esac
+		;;
+	pk) unwatch ;;
 	mod)
 		if [ $cmd = rhist ]; then
 			rmmod rhist 2>&1 && insmod /lib/rhist/rhist.ko 2>&1 || echo "mod: failed"
@@ -202,6 +238,7 @@ run() { # run CMD: the sequence in /tmp/seq with CMD, into /tmp/rec.CMD
 		step "$l"
 		[ $compare = 1 ] || echo "(not compared from here)" >> $rec
 	done < /tmp/seq
+	unwatch all
 }
 
 # The clean state, as reset() sees it.

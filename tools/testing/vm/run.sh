@@ -55,6 +55,8 @@ if [ "$flavour" = kasan ]; then
 	# accesses as wild (a flood of reports, and a boot that never ends).
 	mem=1024 scale=3 append=" kasan_multi_shot no5lvl"
 fi
+# RHIST_APPEND: more kernel parameters (make fuzz-seq's rcu_expedited).
+append="$append${RHIST_APPEND:+ $RHIST_APPEND}"
 timeout=$((timeout * ${RHIST_TIMEOUT_SCALE:-$scale}))
 tcg=multi icount=()
 if [ -n "$script" ] && grep -q '^# run.sh: single-threaded TCG$' "$script"; then
