@@ -940,7 +940,10 @@ impl Registration {
         // SAFETY: `COMMAND` is static and fully initialised.
         let ret = unsafe { bindings::register_event_command(command()) };
         if ret != 0 {
-            pr_err!("cannot register the trigger command 'rhist' (error {ret}): is another rhist loaded?\n");
+            pr_err!(
+                "cannot register the trigger command '{}' (error {ret}): is another one loaded?\n",
+                crate::NAMES.command.to_str().unwrap_or("?")
+            );
             return Err(Error::from_errno(ret));
         }
         Ok(Self(()))
@@ -1128,6 +1131,12 @@ unsafe fn find_named<'a>(name: &str) -> Option<&'a Trigger> {
 
 /// `parse()`: handles `[!]rhist:<param> [if <filter>]` written to `file`'s
 /// trigger file, as hist's parse does. Called with `event_mutex` held.
+///
+/// # Safety
+///
+/// Called by the tracing core only, for a write to the live `file`'s
+/// trigger file, with `event_mutex` held: `cmd_ops` is this command,
+/// `glob` and `param_and_filter` NUL-terminated strings or null.
 unsafe extern "C" fn parse(
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
@@ -1514,6 +1523,11 @@ unsafe fn unregister_one(data: *mut bindings::event_trigger_data) {
 }
 
 /// `reg()`: attaches `data` to `file`.
+///
+/// # Safety
+///
+/// `data` must be a trigger set up by `attach()` for the live `file`,
+/// with `event_mutex` held.
 unsafe extern "C" fn reg(
     _glob: *mut c_char,
     data: *mut bindings::event_trigger_data,
@@ -1554,6 +1568,11 @@ unsafe extern "C" fn reg(
 }
 
 /// `unreg()`: removes the rhist trigger of `file` with `data`'s text.
+///
+/// # Safety
+///
+/// Called by the tracing core only: `data` is a live rhist trigger
+/// and `file` its live event file, with `event_mutex` held.
 unsafe extern "C" fn unreg(
     _glob: *mut c_char,
     data: *mut bindings::event_trigger_data,
@@ -1576,6 +1595,11 @@ unsafe extern "C" fn unreg(
 
 /// `unreg_all()`: removes every rhist trigger of `file` (the trigger file
 /// was opened with O_TRUNC).
+///
+/// # Safety
+///
+/// Called by the tracing core only, for the live `file`, with
+/// `event_mutex` held.
 unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
     // As hist_file_check_refs(): none goes while another trigger
     // references a variable of one of them.
@@ -1599,6 +1623,11 @@ unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
 }
 
 /// `init()`: takes a reference on `data`.
+///
+/// # Safety
+///
+/// `data` must be a live rhist trigger, not yet published or with
+/// `event_mutex` held.
 unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
     // SAFETY: `data` is live; references are changed under `event_mutex`
     // or before the trigger is published.
@@ -1612,6 +1641,11 @@ unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
 /// dropping a trigger may take (through [`InstanceRef`], or a hidden
 /// histogram's removal): the trigger's state is dropped later, by
 /// [`Deferred::release()`].
+///
+/// # Safety
+///
+/// Called by the tracing core only, for a live rhist trigger it has
+/// unlinked, with `event_mutex` held.
 unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
     // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
     if let Some(state) = unsafe { release(data) } {
@@ -1742,6 +1776,12 @@ fn record_len(rec: *const c_void, reported: usize) -> usize {
 
 /// `trigger()`: the probe path, run for every event the trigger sees.
 /// It must not allocate, lock or sleep.
+///
+/// # Safety
+///
+/// Called by the tracing core only, from a probe (preemption disabled),
+/// for an rhist trigger on the list of the event being traced; `rec` and
+/// `rbe`, if not null, are the record being traced and its ring buffer event.
 // In the page of the shapes of one or two numbers: see
 // `Histogram::update_compiled()`.
 #[link_section = ".text.rhist_event"]
@@ -1864,6 +1904,11 @@ impl Drop for Nesting {
 }
 
 /// `print()`: shows the trigger in the event's trigger file.
+///
+/// # Safety
+///
+/// Called by the tracing core only: `m` is the trigger file being shown
+/// and `data` a live rhist trigger on it, with `event_mutex` held.
 unsafe extern "C" fn print(
     m: *mut bindings::seq_file,
     data: *mut bindings::event_trigger_data,

@@ -128,6 +128,13 @@ unsafe fn find_enable_file(
 
 /// `parse()`: handles `[!](enable|disable)_rhist:<param> [if <filter>]`
 /// written to `file`'s trigger file. Called with `event_mutex` held.
+///
+/// # Safety
+///
+/// Called by the tracing core only, for a write to the live `file`'s
+/// trigger file, with `event_mutex` held: `cmd_ops` is one of this
+/// module's commands, `glob`, `cmd` and `param_and_filter` NUL-terminated
+/// strings or null.
 unsafe extern "C" fn parse(
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
@@ -250,6 +257,11 @@ unsafe fn attach(
 
 /// `reg()`: attaches `data` to `file`, unless a trigger of either
 /// command there acts on the same event (`EEXIST`).
+///
+/// # Safety
+///
+/// `data` must be a trigger of this module's enable or disable command
+/// set up by `parse()` for the live `file`, with `event_mutex` held.
 unsafe extern "C" fn reg(
     _glob: *mut c_char,
     data: *mut bindings::event_trigger_data,
@@ -341,6 +353,12 @@ unsafe fn remove_matching(
 
 /// `unreg()`: removes the trigger of `file` that acts on what `data`
 /// acts on.
+///
+/// # Safety
+///
+/// Called by the tracing core only: `data` describes a trigger of one of
+/// this module's enable or disable commands and `file` is live, with
+/// `event_mutex` held.
 unsafe extern "C" fn unreg(
     _glob: *mut c_char,
     data: *mut bindings::event_trigger_data,
@@ -353,6 +371,11 @@ unsafe extern "C" fn unreg(
 
 /// `unreg_all()`: removes every enable trigger of `file` (the trigger
 /// file was opened with O_TRUNC).
+///
+/// # Safety
+///
+/// Called by the tracing core only, for the live `file`, with
+/// `event_mutex` held.
 unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
     loop {
         // SAFETY: the tracing core holds `event_mutex`; `file` is live.
@@ -367,6 +390,11 @@ unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
 
 /// `trigger()`: continues or pauses the target's rhist triggers. Runs on
 /// the event path: no allocation, lock or sleep.
+///
+/// # Safety
+///
+/// Called by the tracing core only, from a probe, for a live trigger of
+/// one of this module's enable or disable commands.
 unsafe extern "C" fn on_event(
     data: *mut bindings::event_trigger_data,
     _buffer: *mut bindings::trace_buffer,
@@ -392,6 +420,11 @@ unsafe extern "C" fn on_event(
 }
 
 /// `count_func()`: lets a counted trigger fire `count` times.
+///
+/// # Safety
+///
+/// Called by the tracing core only, from a probe, for a live trigger of
+/// one of this module's enable or disable commands.
 unsafe extern "C" fn count(
     data: *mut bindings::event_trigger_data,
     _buffer: *mut bindings::trace_buffer,
@@ -416,6 +449,12 @@ unsafe extern "C" fn count(
 
 /// `print()`: `enable_rhist:<system>:<event>:unlimited|count=N[ if
 /// <filter>]`, as `event_enable_trigger_print()` shows enable_hist's.
+///
+/// # Safety
+///
+/// Called by the tracing core only: `m` is the trigger file being shown
+/// and `data` a live trigger of one of this module's enable or disable
+/// commands on it, with `event_mutex` held.
 unsafe extern "C" fn print(
     m: *mut bindings::seq_file,
     data: *mut bindings::event_trigger_data,
@@ -451,6 +490,11 @@ unsafe extern "C" fn print(
 }
 
 /// `init()`: takes a reference on `data`.
+///
+/// # Safety
+///
+/// `data` must be a live trigger of one of this module's enable or
+/// disable commands, not yet published or with `event_mutex` held.
 unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
     // SAFETY: `data` is live; references change under `event_mutex`.
     unsafe { (*data).ref_ += 1 };
@@ -461,6 +505,12 @@ unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
 /// target out of soft mode and frees the trigger. Called with
 /// `event_mutex` held: from our own paths, and from the tracing core when
 /// it clears the triggers of an instance being removed.
+///
+/// # Safety
+///
+/// Called by the tracing core only, for a live trigger of one of this
+/// module's enable or disable commands that it has unlinked, with
+/// `event_mutex` held.
 unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
     // SAFETY: `data` is live; its count is changed only under
     // `event_mutex`, which every caller holds.

@@ -266,6 +266,11 @@ unsafe fn open(
 }
 
 /// Releases a file [`open`] opened.
+///
+/// # Safety
+///
+/// Called by the VFS only, for the last reference of `filp`, an `rhist` or
+/// `rhist_debug` file opened by this module, whose `inode` is live.
 unsafe extern "C" fn release(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
     // SAFETY: `open()` made `filp` a seq_file whose private data is an
     // `OpenFile` from `KBox::into_raw()`; this is its last use.
@@ -289,6 +294,11 @@ const EPOLLERR: bindings::__poll_t = 0x8;
 const EPOLLRDNORM: bindings::__poll_t = 0x40;
 
 /// `poll()` of the `hist` file, as `event_hist_poll()`.
+///
+/// # Safety
+///
+/// Called by the VFS only, for `filp`, an open `rhist` file, and `wait`,
+/// the caller's poll table or null.
 unsafe extern "C" fn poll_hist(
     filp: *mut bindings::file,
     wait: *mut bindings::poll_table_struct,
@@ -325,11 +335,23 @@ unsafe extern "C" fn poll_hist(
     mask
 }
 
+/// `open()` of an `rhist` file.
+///
+/// # Safety
+///
+/// Called by the VFS only, for the live `inode` of an `rhist` file and
+/// `filp`, the file being opened.
 unsafe extern "C" fn open_hist(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
     // SAFETY: forwarded from the VFS.
     unsafe { open(inode, filp, show_hist) }
 }
 
+/// `open()` of an `rhist_debug` file.
+///
+/// # Safety
+///
+/// Called by the VFS only, for the live `inode` of an `rhist_debug` file
+/// and `filp`, the file being opened.
 unsafe extern "C" fn open_debug(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
     // SAFETY: forwarded from the VFS.
     unsafe { open(inode, filp, show_debug) }
@@ -386,6 +408,11 @@ unsafe fn for_each_trigger(
     0
 }
 
+/// `show()` of an `rhist` file: every rhist histogram of the event.
+///
+/// # Safety
+///
+/// Called by seq_file only, for `m`, the seq_file of an open `rhist` file.
 unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
     let each = |out: &mut SeqWriter, trigger: &command::Trigger| -> Result {
         let hist = trigger.hist();
@@ -406,6 +433,12 @@ unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c
     unsafe { for_each_trigger(m, each) }
 }
 
+/// `show()` of an `rhist_debug` file: each rhist trigger's hist data.
+///
+/// # Safety
+///
+/// Called by seq_file only, for `m`, the seq_file of an open
+/// `rhist_debug` file.
 unsafe extern "C" fn show_debug(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
     let each = |out: &mut SeqWriter, trigger: &command::Trigger| -> Result {
         let hist_data = trigger.data();

@@ -31,11 +31,6 @@ macro_rules! check {
     };
 }
 
-unsafe extern "C" fn split_command_like_the_trigger_framework(_test: *mut bindings::kunit) {
-    check!(hist::version::split_command("!rhist:keys=pid") == (true, "rhist", Some("keys=pid")));
-    check!(hist::version::split_command("rhist") == (false, "rhist", None));
-}
-
 unsafe extern "C" fn command_name_is_taken(_test: *mut bindings::kunit) {
     // The module registered its command before KUnit ran: a second
     // registration of the same name must be refused.
@@ -1024,7 +1019,7 @@ const fn case(
 }
 
 #[repr(transparent)]
-struct Cases(UnsafeCell<[bindings::kunit_case; 9]>);
+struct Cases(UnsafeCell<[bindings::kunit_case; 8]>);
 #[repr(transparent)]
 struct Suite(UnsafeCell<bindings::kunit_suite>);
 #[repr(transparent)]
@@ -1039,10 +1034,6 @@ unsafe impl Sync for Suite {}
 unsafe impl Sync for SuiteEntry {}
 
 static CASES: Cases = Cases(UnsafeCell::new([
-    case(
-        split_command_like_the_trigger_framework,
-        c"split_command_like_the_trigger_framework",
-    ),
     case(command_name_is_taken, c"command_name_is_taken"),
     case(extra_file_name_is_taken, c"extra_file_name_is_taken"),
     case(core_rejects_bad_triggers, c"core_rejects_bad_triggers"),

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Small safe wrappers over the tracing core's C types: the event mutex, an
-//! event file's trigger list, seq_file output and tracing/error_log.
+//! The tracing core's C types as the shell uses them: the event mutex (a
+//! guard), an event file's trigger list and events, seq_file output and
+//! tracing/error_log. Most are `unsafe fn`s: their callers must show that
+//! the file is live and, where a function says so, that `event_mutex` is
+//! held.
 
 use core::fmt;
 use core::ptr;

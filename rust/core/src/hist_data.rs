@@ -68,21 +68,22 @@
 //! [`HistData::create_actions`] after the rest, as C does
 //! (`hist_data/actions.rs`).
 //!
-//! # What is not supported yet
+//! # What the caller brings, and what is not supported
+//!
+//! What only the kernel knows comes in through [`BuildOptions`]: the
+//! variables of the event's and the instance's other triggers (C's
+//! `find_var()`), the instance's events and synthetic events, enabling a
+//! snapshot, and the hidden histograms that an action parameter naming a
+//! field of another event makes there. A build that needs one it was not
+//! given returns [`not_supported`] (a silent `-EINVAL`); the host tests
+//! leave some out.
 //!
 //! For these [`HistData::build`] returns the error C gives before it gets
-//! to them if there is one, otherwise [`not_supported`] (a silent
-//! `-EINVAL`):
+//! to them if there is one, otherwise [`not_supported`]:
 //!
-//! * `onmax()`/`onchange()`: after everything else is built (C only checks
-//!   them in `create_actions()`, after registration);
-//! * an action parameter that is a field of another event (C makes a
-//!   hidden histogram there);
-//! * a variable of the same name on another trigger of the event (C's
-//!   `find_var()` also looks there): not checked here, the shell must;
-//! * strings behind a pointer (`FILTER_COMM` fields), and variables
-//!   holding a string or a stack trace (C copies them into per-entry
-//!   storage for other triggers to read): after everything else;
+//! * the generic `comm` field of an event without its own, a string
+//!   behind a pointer (`FILTER_COMM`): after everything else (rhist.rst,
+//!   "Differences from hist");
 //! * a trigger needing more than `NODES_MAX` hist fields (C has no such
 //!   limit; only possible with many variables of long expressions): when
 //!   the arena is full.
@@ -141,14 +142,13 @@ const NONE: u8 = u8::MAX;
 /// a `.log2`/`.buckets=` operand).
 const EVAL_DEPTH_MAX: u32 = 8;
 
-/// The error for what this module does not support yet (field
-/// variables, handlers and actions, strings behind pointers): a silent
-/// `-EINVAL`.
+/// The error for what this module does not support (see the module
+/// doc): a silent `-EINVAL`.
 pub const fn not_supported() -> HistError {
     HistError::silent(errno::EINVAL)
 }
 
-/// The error for a build that got to something not supported yet, where C
+/// The error for a build that got to something not supported, where C
 /// goes on: the first error C would report after it if every look-up
 /// succeeded ([`TriggerSpec::check_syntax`]), else [`not_supported`].
 /// What comes before was built without error, so that the first error

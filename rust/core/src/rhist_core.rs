@@ -16,4 +16,3 @@ pub mod program;
 pub mod trigger;
 pub mod var_ref;
 pub mod vars;
-pub mod version;

@@ -765,8 +765,8 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
 
     /// `trace_action_create_field_var()`: a field variable of this
     /// trigger for the field `name` of its event (if `qualified` names
-    /// it).  For a field of another event C makes a hidden histogram
-    /// there: not supported yet.
+    /// it). For a field of another event, a hidden histogram there that
+    /// saves it (the caller's [`BuildOptions::field_var_hist`]).
     fn action_create_field_var(
         &mut self,
         qualified: Option<(&'a str, &'a str)>,
@@ -1230,7 +1230,7 @@ mod tests {
         // A string field fills a dynamic string field.
         assert!(create("keys=next_pid:onmatch(sched.sched_waking).dyn(next_comm)").is_ok());
         // A field of neither event: C tries a hidden histogram on the
-        // matching event, not supported yet.
+        // matching event, which these options cannot make.
         assert_eq!(
             create("keys=next_pid:onmatch(sched.sched_waking).prio_lat(nope,$ts0)").err(),
             Some(not_supported())

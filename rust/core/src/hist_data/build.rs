@@ -64,7 +64,7 @@ pub(super) struct Builder<'h, 'e, 'a> {
     /// [`not_supported`] for something C accepts but that does not stop
     /// the build (reported if nothing else fails).
     deferred: Option<HistError>,
-    /// The build stopped at something not supported yet, where C goes
+    /// The build stopped at something not supported, where C goes
     /// on (its error is [`not_supported`]).
     unsupported: bool,
 }
@@ -118,7 +118,7 @@ impl<'a> Builder<'_, '_, 'a> {
         self.deferred.get_or_insert(not_supported());
     }
 
-    /// Stops the build at something not supported yet.
+    /// Stops the build at something not supported.
     fn unsupported(&mut self) -> HistError {
         self.unsupported = true;
         not_supported()
