@@ -16,13 +16,10 @@ use kernel::alloc::flags::GFP_KERNEL;
 use kernel::alloc::VVec;
 use kernel::bindings;
 use kernel::error::{code, Error};
-use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
-use kernel::str::CStr;
 use kernel::sync::Arc;
 
 use crate::event::{self, ProbeContext};
-use crate::files;
 use crate::hist;
 use crate::hist::error::{
     errno::{EEXIST, ENOENT},
@@ -36,10 +33,14 @@ use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
 use crate::hist::map::TracingMap;
 use crate::hist::var_ref::{Found, VarLookup, VAR_REFS_MAX};
 use crate::instance::InstanceRef;
+use crate::probe;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};
 use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
+use crate::trigger_cmd::{
+    c_bytes, remove_each, take_ref, EventPin, Registered, Registry, TriggerCommand,
+};
 
 /// A trigger's text resolved against its event: the hist data, what it
 /// borrows, and the canonical trigger info. It is all a removal needs; a
@@ -197,11 +198,29 @@ impl Trigger {
         self.hist.histogram()
     }
 
+    /// The event file the trigger is attached to, referenced for as long
+    /// as the trigger lives.
+    pub(crate) fn file(&self) -> *mut bindings::trace_event_file {
+        self.file
+    }
+
+    /// How many bytes of each record the histogram reads, if only the
+    /// event's fixed part (see the field).
+    pub(crate) fn record_span(&self) -> Option<usize> {
+        self.record_span
+    }
+
+    /// Whether the trigger is on a synthetic event, whose records an
+    /// action of another trigger may emit (nested).
+    pub(crate) fn on_synthetic(&self) -> bool {
+        self.synthetic.is_some()
+    }
+
     /// Accounts one event record by the general path (that of a trigger
     /// with no compiled program), resolving the references to other
     /// histograms' variables first if there are any.
     #[inline]
-    fn update(&self, rec: &[u8], ctx: &ProbeContext) {
+    pub(crate) fn update(&self, rec: &[u8], ctx: &ProbeContext) {
         let hist = self.hist();
         if self.refs.is_empty() && hist.data().n_actions() == 0 {
             return hist.update_general(rec, ctx);
@@ -791,42 +810,6 @@ unsafe fn forever<T>(v: &[T]) -> &'static [T] {
     unsafe { core::slice::from_raw_parts(v.as_ptr(), v.len()) }
 }
 
-/// A pinned and referenced event file; releases both when dropped.
-pub(crate) struct EventPin(*mut bindings::trace_event_file);
-
-impl EventPin {
-    /// Pins the event behind `file` and takes a reference on `file`.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be a live event file.
-    pub(crate) unsafe fn new(file: *mut bindings::trace_event_file) -> Result<Self> {
-        // SAFETY: `file` is live; its call is live.
-        if !unsafe { shim::rhist_pin_event((*file).event_call) } {
-            return Err(code::ENODEV);
-        }
-        // SAFETY: `file` is live; released in `drop`.
-        unsafe { bindings::event_file_get(file) };
-        Ok(EventPin(file))
-    }
-
-    /// The file, live for as long as the pin.
-    pub(crate) fn file(&self) -> *mut bindings::trace_event_file {
-        self.0
-    }
-}
-
-impl Drop for EventPin {
-    fn drop(&mut self) {
-        // SAFETY: `new()` pinned the event, which is released once, here;
-        // the file, referenced until the next call, is live and points at
-        // its event.
-        unsafe { shim::rhist_unpin_event((*self.0).event_call) };
-        // SAFETY: drops the reference `new()` took on the file.
-        unsafe { bindings::event_file_put(self.0) };
-    }
-}
-
 /// `core::fmt::Write` into a vector; remembers an allocation failure.
 struct VecWriter<'a>(&'a mut KVec<u8>, bool);
 
@@ -840,35 +823,21 @@ impl core::fmt::Write for VecWriter<'_> {
     }
 }
 
-/// The trigger command; the tracing core links it into its command list.
-struct Command(UnsafeCell<bindings::event_command>);
-
-// SAFETY: the tracing core mutates the command (its list node) only under
-// its own lock; rhist never writes to it after registration.
-unsafe impl Sync for Command {}
-
-static COMMAND: Command = Command(UnsafeCell::new(bindings::event_command {
-    list: bindings::list_head {
-        next: ptr::null_mut(),
-        prev: ptr::null_mut(),
-    },
-    name: crate::NAMES.command.as_ptr().cast::<c_char>().cast_mut(),
-    trigger_type: bindings::event_trigger_type_ETT_NONE,
+/// The `rhist` command (`hist` in the drop-in build).
+static COMMAND: TriggerCommand = TriggerCommand::new(bindings::event_command {
     flags: bindings::event_command_flags_EVENT_CMD_FL_NEEDS_REC as c_int,
     parse: Some(parse),
     reg: Some(reg),
     unreg: Some(unreg),
     unreg_all: Some(unreg_all),
-    set_filter: Some(bindings::set_trigger_filter),
-    trigger: Some(on_event),
-    count_func: None,
-    init: Some(init),
+    trigger: Some(probe::on_event),
     free: Some(free),
     print: Some(print),
-}));
+    ..TriggerCommand::common(crate::NAMES.command)
+});
 
 fn command() -> *mut bindings::event_command {
-    COMMAND.0.get()
+    COMMAND.as_ptr()
 }
 
 /// Whether `data` is an rhist trigger.
@@ -878,7 +847,7 @@ fn command() -> *mut bindings::event_command {
 /// `data` must be a live trigger.
 pub(crate) unsafe fn is_ours(data: *mut bindings::event_trigger_data) -> bool {
     // SAFETY: `data` is live.
-    unsafe { (*data).cmd_ops == command() }
+    unsafe { COMMAND.owns(data) }
 }
 
 /// The rhist state of an rhist trigger.
@@ -891,77 +860,35 @@ pub(crate) unsafe fn state<'a>(data: *mut bindings::event_trigger_data) -> &'a T
     unsafe { &*(*data).private_data.cast::<Trigger>() }
 }
 
-/// Triggers a command of rhist has attached, guarded by `event_mutex`.
-pub(crate) struct Registry(UnsafeCell<KVec<*mut bindings::event_trigger_data>>);
-
-// SAFETY: the vector is only touched with `event_mutex` held.
-unsafe impl Sync for Registry {}
-
 /// The rhist triggers attached.
 static REGISTRY: Registry = Registry::new();
 
-impl Registry {
-    /// An empty registry.
-    pub(crate) const fn new() -> Self {
-        Registry(UnsafeCell::new(KVec::new()))
-    }
-
-    /// # Safety
-    ///
-    /// `event_mutex` must be held while the result is used.
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn get(&self) -> &mut KVec<*mut bindings::event_trigger_data> {
-        tracefs::assert_event_mutex_held();
-        // SAFETY: `event_mutex` serialises all access (the caller's contract).
-        unsafe { &mut *self.0.get() }
-    }
-
-    /// # Safety
-    ///
-    /// `event_mutex` must be held.
-    pub(crate) unsafe fn remove(&self, data: *mut bindings::event_trigger_data) {
-        // SAFETY: the caller holds `event_mutex`.
-        let list = unsafe { self.get() };
-        if let Some(at) = list.iter().position(|&d| d == data) {
-            let last = list.len() - 1;
-            list.as_mut_slice().swap(at, last);
-            // SAFETY: shrinking by one drops nothing (raw pointers).
-            unsafe { list.set_len(last) };
-        }
-    }
+/// The command, registered with the tracing core; dropping it removes
+/// every trigger of it.
+pub(crate) struct Registration {
+    // Dropped in this order: no trigger can be added, then those attached
+    // go.
+    _command: Registered,
+    _attached: Attached,
 }
-
-/// The registration of the command with the tracing core.
-pub(crate) struct Registration(());
 
 impl Registration {
     /// Registers the `rhist` trigger command.
     pub(crate) fn new() -> Result<Self> {
-        // SAFETY: `COMMAND` is static and fully initialised.
-        let ret = unsafe { bindings::register_event_command(command()) };
-        if ret != 0 {
-            pr_err!(
-                "cannot register the trigger command '{}' (error {ret}): is another one loaded?\n",
-                crate::NAMES.command.to_str().unwrap_or("?")
-            );
-            return Err(Error::from_errno(ret));
-        }
-        Ok(Self(()))
+        Ok(Registration {
+            _command: COMMAND.register()?,
+            _attached: Attached(()),
+        })
     }
 }
 
-impl Drop for Registration {
-    fn drop(&mut self) {
-        // SAFETY: the command was registered by `new()`. Once this returns,
-        // no `parse()` or `unreg_all()` of it runs or can start: the
-        // tracing core reaches them only through its command list, under
-        // the lock this takes.
-        unsafe { bindings::unregister_event_command(command()) };
+/// The triggers the command attached: removed when dropped.
+struct Attached(());
 
+impl Drop for Attached {
+    fn drop(&mut self) {
         let guard = EventMutexGuard::lock();
-        let mut detached = KVec::new();
-        // SAFETY: `event_mutex` is held.
-        core::mem::swap(unsafe { REGISTRY.get() }, &mut detached);
+        let detached = REGISTRY.take_all(&guard);
         for &data in detached.iter() {
             // SAFETY: registered triggers are live and on their file's list;
             // `event_mutex` is held.
@@ -1070,16 +997,6 @@ unsafe fn log_entries(
             unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), pos) };
         }
     }
-}
-
-/// Borrows a C string argument.
-///
-/// # Safety
-///
-/// `p` must be null or a NUL-terminated string valid for `'a`.
-pub(crate) unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
-    // SAFETY: the caller's contract.
-    (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
 }
 
 /// Finds the rhist trigger on `file` that hist would take for the one
@@ -1464,7 +1381,7 @@ unsafe fn attach(
     }
     // Hold a reference while setting up, so a failure frees exactly once.
     // SAFETY: `data` is a valid trigger.
-    unsafe { init(data) };
+    unsafe { take_ref(data) };
 
     // SAFETY: the filter is a NUL-terminated copy of our own, which
     // `set_trigger_filter()` may cut up; `data` and `file` are live.
@@ -1536,7 +1453,7 @@ unsafe extern "C" fn reg(
     tracefs::assert_event_mutex_held();
     // SAFETY: `data` is a live trigger set up by `attach()`, the only
     // caller; the list's reference is dropped by `free()` on removal.
-    unsafe { init(data) };
+    unsafe { take_ref(data) };
     // At the tail, as hist does: the files list triggers in that order.
     // SAFETY: `file` is live and `event_mutex`, the lock of its trigger
     // list, is held; `data` is on no list.
@@ -1610,29 +1527,12 @@ unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
     if referenced {
         return;
     }
-    // SAFETY: `event_mutex` is held by the caller; the next node is read
-    // before the current one is unlinked.
-    loop {
-        let next = unsafe { tracefs::triggers(file) }.find(|&d| unsafe { is_ours(d) });
-        match next {
-            // SAFETY: `data` is a live rhist trigger on `file`.
-            Some(data) => unsafe { unregister_one(data) },
-            None => break,
-        }
+    // SAFETY: `event_mutex` is held by the caller and `file` live; the
+    // triggers on its list are live, and `unregister_one()` takes each
+    // off it.
+    unsafe {
+        remove_each(file, |d| is_ours(d), |d| unregister_one(d));
     }
-}
-
-/// `init()`: takes a reference on `data`.
-///
-/// # Safety
-///
-/// `data` must be a live rhist trigger, not yet published or with
-/// `event_mutex` held.
-unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
-    // SAFETY: `data` is live; references are changed under `event_mutex`
-    // or before the trigger is published.
-    unsafe { (*data).ref_ += 1 };
-    0
 }
 
 /// `free()`: the tracing core drops its reference on `data` as it
@@ -1751,156 +1651,6 @@ extern "C" fn rhist_release_deferred() {
     let _guard = EventMutexGuard::lock();
     // SAFETY: `event_mutex` is held; a work item holds no other lock.
     unsafe { DEFERRED.release() };
-}
-
-/// The bytes the event path may read of a record at `rec` for which
-/// `ring_buffer_event_length()` says `reported`.
-///
-/// That is 4 bytes short for a record over 116 bytes built in the CPU's
-/// `trace_buffered_event` page (the usual case for an event that only has
-/// triggers): its length word, unlike a ring buffer's, does not count
-/// itself, yet the same 4 are taken off. hist reads what the record's
-/// `__data_loc` words say, so rhist must not cut those 4 bytes off the
-/// end of a string. They are read only while in the page where the
-/// reported bytes end: a buffered record ends in its page, 4 bytes after
-/// the reported end; in the ring buffer they are the next record's bytes
-/// or unused space of the same sub-buffer, never a page that could be
-/// unmapped or another owner's.
-fn record_len(rec: *const c_void, reported: usize) -> usize {
-    /// What `ring_buffer_event_length()` may take off a buffered record.
-    const SHORTFALL: usize = core::mem::size_of::<u32>();
-    let end = (rec as usize).wrapping_add(reported);
-    let left_in_page = (PAGE_SIZE - end % PAGE_SIZE) % PAGE_SIZE;
-    reported + SHORTFALL.min(left_in_page)
-}
-
-/// `trigger()`: the probe path, run for every event the trigger sees.
-/// It must not allocate, lock or sleep.
-///
-/// # Safety
-///
-/// Called by the tracing core only, from a probe (preemption disabled),
-/// for an rhist trigger on the list of the event being traced; `rec` and
-/// `rbe`, if not null, are the record being traced and its ring buffer event.
-// In the page of the shapes of one or two numbers: see
-// `Histogram::update_compiled()`.
-#[link_section = ".text.rhist_event"]
-unsafe extern "C" fn on_event(
-    data: *mut bindings::event_trigger_data,
-    buffer: *mut bindings::trace_buffer,
-    rec: *mut c_void,
-    rbe: *mut bindings::ring_buffer_event,
-) {
-    if rec.is_null() || rbe.is_null() {
-        return;
-    }
-    // SAFETY: the tracing core calls this only for attached rhist
-    // triggers, which `free()` frees only after the probes that can see
-    // them have finished.
-    let trigger = unsafe { state(data) };
-    // A record holds at least the fixed part of its event, which holds
-    // every field (`record_span` is only set for the trigger's own event).
-    let Some(len) = trigger.record_span else {
-        // SAFETY: `rec` and `rbe` are not null (checked above) and are the
-        // record and ring buffer event the tracing core is tracing in this
-        // call: what `on_event_sized()` requires.
-        return unsafe { on_event_sized(trigger, buffer, rec, rbe) };
-    };
-    // SAFETY: `rec` is the data of `rbe`, an event of the trigger's own
-    // event, whose records hold at least its fixed part: `len` bytes.
-    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
-    // A compiled trigger has no references, actions or context to read.
-    // The compiled program wakes the pollers itself, last. Every call
-    // here is the last thing done, a jump: the code saves no registers.
-    if !trigger.hist().update_compiled(rec, files::wake_pollers) {
-        on_event_general(trigger, rec, buffer, rbe);
-    }
-}
-
-/// [`on_event()`] of a trigger that reads past its event's fixed part (a
-/// `__data_loc` string): the record's length is asked of the ring buffer.
-/// Out of line, so that `on_event()` saves no registers for the call; in
-/// the page of the string shape.
-///
-/// # Safety
-///
-/// The arguments are `on_event()`'s: `rec` and `rbe` non-null, the
-/// record and the ring buffer event being traced.
-#[inline(never)]
-#[link_section = ".text.rhist_event.string"]
-unsafe fn on_event_sized(
-    trigger: &Trigger,
-    buffer: *mut bindings::trace_buffer,
-    rec: *mut c_void,
-    rbe: *mut bindings::ring_buffer_event,
-) {
-    // SAFETY: `rbe` is the event being traced, live during the call.
-    let reported = unsafe { bindings::ring_buffer_event_length(rbe) as usize };
-    let len = record_len(rec, reported);
-    // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
-    // bytes: what `record_len()` allows.
-    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
-    if trigger.synthetic.is_some() || !trigger.hist().update_compiled(rec, files::wake_pollers) {
-        on_event_general(trigger, rec, buffer, rbe);
-    }
-}
-
-/// [`on_event()`] of a trigger the compiled program does not cover, or
-/// on a synthetic event: out of line, so that the compiled ones' path
-/// sets up no context. Wakes the pollers last.
-///
-/// An action may emit a synthetic event, whose triggers then run inside
-/// this one: like hist (its per-CPU `hist_pad`), rhist counts on each CPU
-/// how deeply this path is nested, and at the fourth level accounts
-/// nothing. That stops a synthetic event that emits itself, directly or
-/// through others, where hist stops it, and bounds the stack it takes.
-/// A compiled trigger emits nothing, and runs on no synthetic event.
-#[inline(never)]
-fn on_event_general(
-    trigger: &Trigger,
-    rec: &[u8],
-    buffer: *mut bindings::trace_buffer,
-    rbe: *mut bindings::ring_buffer_event,
-) {
-    let Some(_level) = Nesting::enter() else {
-        return;
-    };
-    let ctx = ProbeContext {
-        buffer,
-        rbe,
-        // SAFETY: `trigger.file` is the file the trigger is attached to,
-        // referenced by the trigger's `EventPin`. The trace array is freed
-        // only once its instance is removed, which removes the trigger
-        // from the file's list and waits for running probes first (the
-        // tracing core's `clear_event_triggers()` calls `free()`, which
-        // calls `trigger_data_free()`): it outlives this probe.
-        tr: unsafe { (*trigger.file).tr },
-    };
-    trigger.update(rec, &ctx);
-    files::wake_pollers();
-}
-
-/// One level of the event path's nesting on this CPU, left when dropped.
-struct Nesting(());
-
-impl Nesting {
-    /// Enters a level; `None` at hist's limit.
-    #[inline]
-    fn enter() -> Option<Self> {
-        // SAFETY: called on the event path, with preemption disabled.
-        // (Not `then_some()`: a value built and dropped would leave a
-        // level not entered.)
-        unsafe { shim::rhist_nesting_enter() }.then(|| Nesting(()))
-    }
-}
-
-impl Drop for Nesting {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: leaves the level `enter()` entered, on the same CPU
-        // (preemption is disabled on the event path).
-        unsafe { shim::rhist_nesting_exit() };
-    }
 }
 
 /// `print()`: shows the trigger in the event's trigger file.

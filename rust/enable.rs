@@ -12,7 +12,6 @@
 //! Every trigger is also kept in [`REGISTRY`], so that unloading the
 //! module can remove them.
 
-use core::cell::UnsafeCell;
 use core::ptr;
 use kernel::ffi::{c_char, c_int, c_void};
 
@@ -21,9 +20,12 @@ use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 
-use crate::command::{c_bytes, is_ours, EventPin, Registry};
+use crate::command::is_ours;
 use crate::hist::enable::EnableSpec;
 use crate::tracefs::{self, EventMutexGuard, SeqWriter};
+use crate::trigger_cmd::{
+    c_bytes, remove_each, take_ref, EventPin, Registered, Registry, TriggerCommand,
+};
 
 /// What an enable trigger owns, in its `private_data`.
 struct Target {
@@ -37,39 +39,23 @@ struct Target {
     on: EventPin,
 }
 
-/// A trigger command; the tracing core links it into its command list.
-struct EnableCommand(UnsafeCell<bindings::event_command>);
-
-// SAFETY: the tracing core mutates the command (its list node) only under
-// its own lock; rhist never writes to it after registration.
-unsafe impl Sync for EnableCommand {}
-
-const fn enable_command(name: &'static core::ffi::CStr) -> EnableCommand {
-    EnableCommand(UnsafeCell::new(bindings::event_command {
-        list: bindings::list_head {
-            next: ptr::null_mut(),
-            prev: ptr::null_mut(),
-        },
-        name: name.as_ptr().cast::<c_char>().cast_mut(),
-        // Not ETT_HIST_ENABLE: the tracing core's hist code takes triggers
-        // of that type for its own.
-        trigger_type: bindings::event_trigger_type_ETT_NONE,
-        flags: 0,
+/// `enable_rhist` (`enable`) or `disable_rhist` (`disable`).
+const fn enable_command(name: &'static core::ffi::CStr) -> TriggerCommand {
+    TriggerCommand::new(bindings::event_command {
         parse: Some(parse),
         reg: Some(reg),
         unreg: Some(unreg),
         unreg_all: Some(unreg_all),
-        set_filter: Some(bindings::set_trigger_filter),
         trigger: Some(on_event),
         count_func: Some(count),
-        init: Some(init),
         free: Some(free),
         print: Some(print),
-    }))
+        ..TriggerCommand::common(name)
+    })
 }
 
-static ENABLE: EnableCommand = enable_command(crate::NAMES.enable);
-static DISABLE: EnableCommand = enable_command(crate::NAMES.disable);
+static ENABLE: TriggerCommand = enable_command(crate::NAMES.enable);
+static DISABLE: TriggerCommand = enable_command(crate::NAMES.disable);
 
 /// The enable triggers rhist has attached, guarded by `event_mutex`.
 static REGISTRY: Registry = Registry::new();
@@ -81,8 +67,7 @@ static REGISTRY: Registry = Registry::new();
 /// `data` must be a live trigger.
 unsafe fn is_enable(data: *mut bindings::event_trigger_data) -> bool {
     // SAFETY: `data` is live.
-    let ops = unsafe { (*data).cmd_ops };
-    ops == ENABLE.0.get() || ops == DISABLE.0.get()
+    unsafe { ENABLE.owns(data) || DISABLE.owns(data) }
 }
 
 /// The target of an enable trigger.
@@ -214,7 +199,7 @@ unsafe fn create_or_remove(
     } else {
         // SAFETY: `data` is ours, with its filter set; both files are
         // live and `event_mutex` held.
-        unsafe { attach(cmd_ops == ENABLE.0.get(), data, file, target_file) }
+        unsafe { attach(cmd_ops == ENABLE.as_ptr(), data, file, target_file) }
     };
     // SAFETY: drops this function's reference: frees `data`, filter
     // included, unless it was attached, and its `Target` if it has one.
@@ -278,7 +263,7 @@ unsafe extern "C" fn reg(
         return code::EEXIST.to_errno();
     }
     // SAFETY: `data` is live; this is the list's reference.
-    unsafe { init(data) };
+    unsafe { take_ref(data) };
     // At the head, as the enable commands of the tracing core add theirs.
     // SAFETY: `file` is live and `event_mutex`, the lock of its trigger
     // list, is held; `data` is on no list.
@@ -377,15 +362,10 @@ unsafe extern "C" fn unreg(
 /// Called by the tracing core only, for the live `file`, with
 /// `event_mutex` held.
 unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
-    loop {
-        // SAFETY: the tracing core holds `event_mutex`; `file` is live.
-        let next = unsafe { tracefs::triggers(file).find(|&d| is_enable(d)) };
-        match next {
-            // SAFETY: `data` is an enable trigger on `file`.
-            Some(data) => unsafe { unregister_one(file, data) },
-            None => break,
-        }
-    }
+    // SAFETY: the tracing core holds `event_mutex` and `file` is live; the
+    // triggers on its list are live, and `unregister_one()` takes each
+    // enable trigger off it.
+    unsafe { remove_each(file, |d| is_enable(d), |d| unregister_one(file, d)) };
 }
 
 /// `trigger()`: continues or pauses the target's rhist triggers. Runs on
@@ -489,18 +469,6 @@ unsafe extern "C" fn print(
     0
 }
 
-/// `init()`: takes a reference on `data`.
-///
-/// # Safety
-///
-/// `data` must be a live trigger of one of this module's enable or
-/// disable commands, not yet published or with `event_mutex` held.
-unsafe extern "C" fn init(data: *mut bindings::event_trigger_data) -> c_int {
-    // SAFETY: `data` is live; references change under `event_mutex`.
-    unsafe { (*data).ref_ += 1 };
-    0
-}
-
 /// `free()`: drops a reference on `data`; with the last one it takes the
 /// target out of soft mode and frees the trigger. Called with
 /// `event_mutex` held: from our own paths, and from the tracing core when
@@ -544,41 +512,34 @@ unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
     }
 }
 
-/// The registration of both commands with the tracing core.
-pub(crate) struct Registration(());
+/// Both commands, registered with the tracing core; dropping them removes
+/// every trigger of theirs.
+pub(crate) struct Registration {
+    // Dropped in this order: no trigger can be added, then those attached
+    // go.
+    _enable: Registered,
+    _disable: Registered,
+    _attached: Attached,
+}
 
 impl Registration {
     /// Registers `enable_rhist` and `disable_rhist`.
     pub(crate) fn new() -> Result<Self> {
-        // SAFETY: `ENABLE` is static and fully initialised.
-        let ret = unsafe { bindings::register_event_command(ENABLE.0.get()) };
-        if ret != 0 {
-            return Err(Error::from_errno(ret));
-        }
-        // SAFETY: as above.
-        let ret = unsafe { bindings::register_event_command(DISABLE.0.get()) };
-        if ret != 0 {
-            // SAFETY: registered just above, with no trigger yet.
-            unsafe { bindings::unregister_event_command(ENABLE.0.get()) };
-            return Err(Error::from_errno(ret));
-        }
-        Ok(Self(()))
+        Ok(Registration {
+            _enable: ENABLE.register()?,
+            _disable: DISABLE.register()?,
+            _attached: Attached(()),
+        })
     }
 }
 
-impl Drop for Registration {
+/// The triggers the commands attached: removed when dropped.
+struct Attached(());
+
+impl Drop for Attached {
     fn drop(&mut self) {
-        // SAFETY: both were registered by `new()`. Once this returns, no
-        // `parse()` or `unreg_all()` of them runs or can start.
-        unsafe {
-            bindings::unregister_event_command(ENABLE.0.get());
-            bindings::unregister_event_command(DISABLE.0.get());
-        }
-        let _guard = EventMutexGuard::lock();
-        let mut attached = KVec::new();
-        // SAFETY: `event_mutex` is held.
-        core::mem::swap(unsafe { REGISTRY.get() }, &mut attached);
-        for &data in attached.iter() {
+        let guard = EventMutexGuard::lock();
+        for &data in REGISTRY.take_all(&guard).iter() {
             // SAFETY: registered triggers are live, on the list of the
             // file they pin; `event_mutex` is held. `free()` finds the
             // trigger gone from the registry already.

@@ -11,7 +11,6 @@
 use core::cell::{Cell, UnsafeCell};
 use core::fmt;
 use core::ptr;
-use core::sync::atomic::{fence, AtomicUsize, Ordering};
 use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -23,6 +22,7 @@ use kernel::prelude::*;
 use crate::command;
 use crate::event::KernelSymbols;
 use crate::hist::histogram::KEY_SIZE_MAX;
+use crate::poll::Poller;
 use crate::shim;
 use crate::tracefs::{self, EventMutexGuard, SeqWriter};
 
@@ -138,49 +138,8 @@ struct OpenFile {
     last_read: Cell<u64>,
     /// The event's hits when the file was last read or polled.
     last_act: Cell<u64>,
-    /// Whether the file was polled, and so counts in [`POLLED_FILES`].
-    polled: Cell<bool>,
-}
-
-/// How many open `hist` files have been polled: while there are none,
-/// the event path does not look at the pollers' wait queue.
-static POLLED_FILES: AtomicUsize = AtomicUsize::new(0);
-
-/// Wakes the pollers of `hist` files: the event path calls it after it
-/// updated a histogram.
-#[inline(always)]
-pub(crate) fn wake_pollers() {
-    // A poller counts itself, waits on the queue, then reads the hits
-    // (`poll_hist()`); the event path has added its hit, then reads the
-    // count: with a full barrier between the two on each side, one of
-    // them sees the other. On x86 the hit's locked add is one
-    // (`smp_mb__after_atomic()`); elsewhere a fence is.
-    #[cfg(target_arch = "x86_64")]
-    core::sync::atomic::compiler_fence(Ordering::SeqCst);
-    #[cfg(not(target_arch = "x86_64"))]
-    fence(Ordering::SeqCst);
-    if POLLED_FILES.load(Ordering::Relaxed) != 0 {
-        // SAFETY: callable in any context; it queues irq_work.
-        unsafe { shim::rhist_poll_wakeup() };
-    }
-}
-
-/// Waits until no wakeup of pollers is queued or running: the module's
-/// last step before it goes.
-pub(crate) struct PollWakeups(());
-
-impl PollWakeups {
-    pub(crate) fn new() -> Self {
-        Self(())
-    }
-}
-
-impl Drop for PollWakeups {
-    fn drop(&mut self) {
-        // SAFETY: waits for the shim's static irq_work; no probe of ours
-        // runs any more, so none can queue it again.
-        unsafe { shim::rhist_poll_sync() };
-    }
+    /// Its part in the count of polled files.
+    poller: Poller,
 }
 
 /// The hits of every rhist trigger of `file`, summed: C's
@@ -234,7 +193,7 @@ unsafe fn open(
                 filp,
                 last_read: Cell::new(0),
                 last_act: Cell::new(last_act),
-                polled: Cell::new(false),
+                poller: Poller::new(),
             },
             GFP_KERNEL,
         )?;
@@ -278,9 +237,6 @@ unsafe extern "C" fn release(inode: *mut bindings::inode, filp: *mut bindings::f
         let m = (*filp).private_data.cast::<bindings::seq_file>();
         KBox::from_raw((*m).private.cast::<OpenFile>())
     };
-    if state.polled.get() {
-        POLLED_FILES.fetch_sub(1, Ordering::Relaxed);
-    }
     drop(state);
     // SAFETY: undoes `open()`'s `single_open()` and
     // `tracing_open_file_tr()`.
@@ -316,13 +272,8 @@ unsafe extern "C" fn poll_hist(
     if file.is_null() {
         return EPOLLERR;
     }
-    if !state.polled.replace(true) {
-        POLLED_FILES.fetch_add(1, Ordering::Relaxed);
-    }
     // SAFETY: `filp` and `wait` come from the VFS for this call.
-    unsafe { shim::rhist_poll_wait(filp, wait) };
-    // See `wake_pollers()`.
-    fence(Ordering::SeqCst);
+    unsafe { state.poller.wait(filp, wait) };
     // SAFETY: `file` is live, `event_mutex` held.
     let hits = unsafe { event_hits(file) };
     let mut mask = 0;

@@ -23,10 +23,13 @@ mod files;
 mod instance;
 #[cfg(CONFIG_KUNIT)]
 mod kunit;
+mod poll;
+mod probe;
 mod shim;
 mod snapshot;
 mod synth;
 mod tracefs;
+mod trigger_cmd;
 
 /// The names rhist registers under: its own beside C's hist triggers, or
 /// hist's on a kernel built without them, so that the tools and tests
@@ -52,13 +55,13 @@ struct Rhist {
     _files: files::Registration,
     _enable: enable::Registration,
     _command: command::Registration,
-    _poll: files::PollWakeups,
+    _poll: poll::PollWakeups,
 }
 
 impl kernel::Module for Rhist {
     fn init(module: &'static ThisModule) -> Result<Self> {
         event::find_stack_anchor();
-        let poll = files::PollWakeups::new();
+        let poll = poll::PollWakeups::new();
         // enable_* before the command, as the tracing core registers hist's,
         // so that the trigger files list them in the built-in's order.
         let enable = enable::Registration::new()?;

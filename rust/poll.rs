@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Waking the pollers of `rhist` files from the event path, as hist's
+//! `hist_poll_wakeup()` does: one wait queue for every file, woken through
+//! an irq_work (the shim's), and only while some open file was polled.
+
+use core::cell::Cell;
+#[cfg(not(target_arch = "x86_64"))]
+use core::sync::atomic::fence;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use kernel::bindings;
+
+use crate::shim;
+
+/// How many open `rhist` files have been polled: while there are none,
+/// the event path does not look at the pollers' wait queue.
+static POLLED_FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// Wakes the pollers of `rhist` files: the event path calls it after it
+/// updated a histogram.
+#[inline(always)]
+pub(crate) fn wake_pollers() {
+    // A poller counts itself, waits on the queue, then reads the hits
+    // (`Poller::wait()`); the event path has added its hit, then reads
+    // the count: with a full barrier between the two on each side, one
+    // of them sees the other. On x86 the hit's locked add is one
+    // (`smp_mb__after_atomic()`); elsewhere a fence is.
+    #[cfg(target_arch = "x86_64")]
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    #[cfg(not(target_arch = "x86_64"))]
+    fence(Ordering::SeqCst);
+    if POLLED_FILES.load(Ordering::Relaxed) != 0 {
+        // SAFETY: callable in any context; it queues irq_work.
+        unsafe { shim::rhist_poll_wakeup() };
+    }
+}
+
+/// An open file's part in [`POLLED_FILES`]: counted from its first
+/// `poll()` until it is dropped with the file.
+pub(crate) struct Poller {
+    counted: Cell<bool>,
+}
+
+impl Poller {
+    /// A file not polled yet.
+    pub(crate) const fn new() -> Self {
+        Poller {
+            counted: Cell::new(false),
+        }
+    }
+
+    /// Adds the file of `filp` to the wait queue of `wait`, counts it
+    /// once, and returns after a full barrier: the caller then reads the
+    /// hits (see [`wake_pollers()`]).
+    ///
+    /// # Safety
+    ///
+    /// `filp` and `wait` must be what the VFS passed to the `poll()` being
+    /// carried out.
+    pub(crate) unsafe fn wait(
+        &self,
+        filp: *mut bindings::file,
+        wait: *mut bindings::poll_table_struct,
+    ) {
+        if !self.counted.replace(true) {
+            POLLED_FILES.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's contract.
+        unsafe { shim::rhist_poll_wait(filp, wait) };
+        core::sync::atomic::fence(Ordering::SeqCst);
+    }
+}
+
+impl Drop for Poller {
+    fn drop(&mut self) {
+        if self.counted.get() {
+            POLLED_FILES.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Waits until no wakeup of pollers is queued or running: the module's
+/// last step before it goes.
+pub(crate) struct PollWakeups(());
+
+impl PollWakeups {
+    pub(crate) fn new() -> Self {
+        Self(())
+    }
+}
+
+impl Drop for PollWakeups {
+    fn drop(&mut self) {
+        // SAFETY: waits for the shim's static irq_work; no probe of ours
+        // runs any more, so none can queue it again.
+        unsafe { shim::rhist_poll_sync() };
+    }
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The probe: what runs for every event an rhist trigger sees, in the
+//! tracing core's event path (`event_triggers_call()`). It must not
+//! allocate, lock or sleep. A compiled trigger's program runs first, in
+//! few instructions; the others take the general path, which sets up the
+//! context (the task, the ring buffer, the histograms referenced) and
+//! counts how deeply it nests.
+
+use kernel::bindings;
+use kernel::ffi::c_void;
+use kernel::page::PAGE_SIZE;
+
+use crate::command::{state, Trigger};
+use crate::event::ProbeContext;
+use crate::poll;
+use crate::shim;
+
+/// The bytes the event path may read of a record at `rec` for which
+/// `ring_buffer_event_length()` says `reported`.
+///
+/// That is 4 bytes short for a record over 116 bytes built in the CPU's
+/// `trace_buffered_event` page (the usual case for an event that only has
+/// triggers): its length word, unlike a ring buffer's, does not count
+/// itself, yet the same 4 are taken off. hist reads what the record's
+/// `__data_loc` words say, so rhist must not cut those 4 bytes off the
+/// end of a string. They are read only while in the page where the
+/// reported bytes end: a buffered record ends in its page, 4 bytes after
+/// the reported end; in the ring buffer they are the next record's bytes
+/// or unused space of the same sub-buffer, never a page that could be
+/// unmapped or another owner's.
+fn record_len(rec: *const c_void, reported: usize) -> usize {
+    /// What `ring_buffer_event_length()` may take off a buffered record.
+    const SHORTFALL: usize = core::mem::size_of::<u32>();
+    let end = (rec as usize).wrapping_add(reported);
+    let left_in_page = (PAGE_SIZE - end % PAGE_SIZE) % PAGE_SIZE;
+    reported + SHORTFALL.min(left_in_page)
+}
+
+/// `trigger()`: the probe path, run for every event the trigger sees.
+/// It must not allocate, lock or sleep.
+///
+/// # Safety
+///
+/// Called by the tracing core only, from a probe (preemption disabled),
+/// for an rhist trigger on the list of the event being traced; `rec` and
+/// `rbe`, if not null, are the record being traced and its ring buffer event.
+// In the page of the shapes of one or two numbers: see
+// `Histogram::update_compiled()`.
+#[link_section = ".text.rhist_event"]
+pub(crate) unsafe extern "C" fn on_event(
+    data: *mut bindings::event_trigger_data,
+    buffer: *mut bindings::trace_buffer,
+    rec: *mut c_void,
+    rbe: *mut bindings::ring_buffer_event,
+) {
+    if rec.is_null() || rbe.is_null() {
+        return;
+    }
+    // SAFETY: the tracing core calls this only for attached rhist
+    // triggers, which `free()` frees only after the probes that can see
+    // them have finished.
+    let trigger = unsafe { state(data) };
+    // A record holds at least the fixed part of its event, which holds
+    // every field (`record_span` is only set for the trigger's own event).
+    let Some(len) = trigger.record_span() else {
+        // SAFETY: `rec` and `rbe` are not null (checked above) and are the
+        // record and ring buffer event the tracing core is tracing in this
+        // call: what `on_event_sized()` requires.
+        return unsafe { on_event_sized(trigger, buffer, rec, rbe) };
+    };
+    // SAFETY: `rec` is the data of `rbe`, an event of the trigger's own
+    // event, whose records hold at least its fixed part: `len` bytes.
+    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
+    // A compiled trigger has no references, actions or context to read.
+    // The compiled program wakes the pollers itself, last. Every call
+    // here is the last thing done, a jump: the code saves no registers.
+    if !trigger.hist().update_compiled(rec, poll::wake_pollers) {
+        on_event_general(trigger, rec, buffer, rbe);
+    }
+}
+
+/// [`on_event()`] of a trigger that reads past its event's fixed part (a
+/// `__data_loc` string): the record's length is asked of the ring buffer.
+/// Out of line, so that `on_event()` saves no registers for the call; in
+/// the page of the string shape.
+///
+/// # Safety
+///
+/// The arguments are `on_event()`'s: `rec` and `rbe` non-null, the
+/// record and the ring buffer event being traced.
+#[inline(never)]
+#[link_section = ".text.rhist_event.string"]
+unsafe fn on_event_sized(
+    trigger: &Trigger,
+    buffer: *mut bindings::trace_buffer,
+    rec: *mut c_void,
+    rbe: *mut bindings::ring_buffer_event,
+) {
+    // SAFETY: `rbe` is the event being traced, live during the call.
+    let reported = unsafe { bindings::ring_buffer_event_length(rbe) as usize };
+    let len = record_len(rec, reported);
+    // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
+    // bytes: what `record_len()` allows.
+    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
+    if trigger.on_synthetic() || !trigger.hist().update_compiled(rec, poll::wake_pollers) {
+        on_event_general(trigger, rec, buffer, rbe);
+    }
+}
+
+/// [`on_event()`] of a trigger the compiled program does not cover, or
+/// on a synthetic event: out of line, so that the compiled ones' path
+/// sets up no context. Wakes the pollers last.
+///
+/// An action may emit a synthetic event, whose triggers then run inside
+/// this one: like hist (its per-CPU `hist_pad`), rhist counts on each CPU
+/// how deeply this path is nested, and at the fourth level accounts
+/// nothing. That stops a synthetic event that emits itself, directly or
+/// through others, where hist stops it, and bounds the stack it takes.
+/// A compiled trigger emits nothing, and runs on no synthetic event.
+#[inline(never)]
+fn on_event_general(
+    trigger: &Trigger,
+    rec: &[u8],
+    buffer: *mut bindings::trace_buffer,
+    rbe: *mut bindings::ring_buffer_event,
+) {
+    let Some(_level) = Nesting::enter() else {
+        return;
+    };
+    let ctx = ProbeContext {
+        buffer,
+        rbe,
+        // SAFETY: `trigger.file` is the file the trigger is attached to,
+        // referenced by the trigger's `EventPin`. The trace array is freed
+        // only once its instance is removed, which removes the trigger
+        // from the file's list and waits for running probes first (the
+        // tracing core's `clear_event_triggers()` calls `free()`, which
+        // calls `trigger_data_free()`): it outlives this probe.
+        tr: unsafe { (*trigger.file()).tr },
+    };
+    trigger.update(rec, &ctx);
+    poll::wake_pollers();
+}
+
+/// One level of the event path's nesting on this CPU, left when dropped.
+struct Nesting(());
+
+impl Nesting {
+    /// Enters a level; `None` at hist's limit.
+    #[inline]
+    fn enter() -> Option<Self> {
+        // SAFETY: called on the event path, with preemption disabled.
+        // (Not `then_some()`: a value built and dropped would leave a
+        // level not entered.)
+        unsafe { shim::rhist_nesting_enter() }.then(|| Nesting(()))
+    }
+}
+
+impl Drop for Nesting {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: leaves the level `enter()` entered, on the same CPU
+        // (preemption is disabled on the event path).
+        unsafe { shim::rhist_nesting_exit() };
+    }
+}

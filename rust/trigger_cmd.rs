@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the trigger commands of this module share (`rhist`, and
+//! `enable_rhist` with `disable_rhist`): the command the tracing core
+//! links into its list and calls, the list of the triggers a command
+//! attached (so that unloading can remove them: the tracing core does not
+//! know that a command can go away), and the events those triggers pin.
+
+use core::cell::UnsafeCell;
+use core::ptr;
+use kernel::ffi::{c_char, c_int};
+
+use kernel::bindings;
+use kernel::error::{code, Error};
+use kernel::prelude::*;
+use kernel::str::CStr;
+
+use crate::shim;
+use crate::tracefs::{self, EventMutexGuard};
+
+/// A trigger command of this module, linked into the tracing core's list
+/// of commands while [`Registered`].
+pub(crate) struct TriggerCommand(UnsafeCell<bindings::event_command>);
+
+// SAFETY: the tracing core changes the command (its list node) only under
+// its own lock; this module never writes to it.
+unsafe impl Sync for TriggerCommand {}
+
+impl TriggerCommand {
+    /// The command `cmd`; start from [`TriggerCommand::common`].
+    pub(crate) const fn new(cmd: bindings::event_command) -> Self {
+        TriggerCommand(UnsafeCell::new(cmd))
+    }
+
+    /// What every command of this module has: its `name`, a filter set
+    /// by the tracing core's `set_trigger_filter()`, and `init()` taking
+    /// a reference ([`take_ref`]). No trigger type: those of the tracing
+    /// core's own commands are theirs alone.
+    pub(crate) const fn common(name: &'static core::ffi::CStr) -> bindings::event_command {
+        bindings::event_command {
+            list: bindings::list_head {
+                next: ptr::null_mut(),
+                prev: ptr::null_mut(),
+            },
+            name: name.as_ptr().cast::<c_char>().cast_mut(),
+            trigger_type: bindings::event_trigger_type_ETT_NONE,
+            flags: 0,
+            parse: None,
+            reg: None,
+            unreg: None,
+            unreg_all: None,
+            set_filter: Some(bindings::set_trigger_filter),
+            trigger: None,
+            count_func: None,
+            init: Some(take_ref),
+            free: None,
+            print: None,
+        }
+    }
+
+    /// The command, as the tracing core knows it.
+    pub(crate) fn as_ptr(&self) -> *mut bindings::event_command {
+        self.0.get()
+    }
+
+    /// Whether `data` is a trigger of this command.
+    ///
+    /// # Safety
+    ///
+    /// `data` must be a live trigger.
+    pub(crate) unsafe fn owns(&self, data: *mut bindings::event_trigger_data) -> bool {
+        // SAFETY: `data` is live.
+        unsafe { (*data).cmd_ops == self.as_ptr() }
+    }
+
+    /// Links the command into the tracing core's list, until the result
+    /// is dropped.
+    pub(crate) fn register(&'static self) -> Result<Registered> {
+        // SAFETY: the command is static and fully initialised.
+        let ret = unsafe { bindings::register_event_command(self.as_ptr()) };
+        if ret != 0 {
+            // SAFETY: a static, NUL-terminated name.
+            let name = unsafe { CStr::from_char_ptr((*self.as_ptr()).name) };
+            pr_err!(
+                "cannot register the trigger command '{}' (error {ret}): is another one loaded?\n",
+                name.to_str().unwrap_or("?")
+            );
+            return Err(Error::from_errno(ret));
+        }
+        Ok(Registered(self))
+    }
+}
+
+/// A command in the tracing core's list; unlinked when dropped. Once it
+/// is, no `parse()` or `unreg_all()` of the command runs or can start:
+/// the tracing core reaches them only through its list, under the lock
+/// that unlinking takes. The command's triggers stay attached.
+pub(crate) struct Registered(&'static TriggerCommand);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        // SAFETY: linked by `register()`, once.
+        unsafe { bindings::unregister_event_command(self.0.as_ptr()) };
+    }
+}
+
+/// `init()` of every command: takes a reference on `data`.
+///
+/// # Safety
+///
+/// `data` must be a live trigger of one of this module's commands, not
+/// yet published or with `event_mutex` held.
+pub(crate) unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data) -> c_int {
+    // SAFETY: `data` is live; references change under `event_mutex` or
+    // before the trigger is published.
+    unsafe { (*data).ref_ += 1 };
+    0
+}
+
+/// `unreg_all()`'s loop: removes with `remove` each trigger of `file`
+/// that `ours` picks, until none is left.
+///
+/// # Safety
+///
+/// `file` must be live and `event_mutex` held; `remove` must take the
+/// trigger it is given off `file`'s list.
+pub(crate) unsafe fn remove_each(
+    file: *mut bindings::trace_event_file,
+    ours: impl Fn(*mut bindings::event_trigger_data) -> bool,
+    mut remove: impl FnMut(*mut bindings::event_trigger_data),
+) {
+    // SAFETY: `file` is live and `event_mutex` held; the next trigger is
+    // looked up afresh once the previous one is gone.
+    while let Some(data) = unsafe { tracefs::triggers(file) }.find(|&d| ours(d)) {
+        remove(data);
+    }
+}
+
+/// The triggers a command attached, guarded by `event_mutex`.
+pub(crate) struct Registry(UnsafeCell<KVec<*mut bindings::event_trigger_data>>);
+
+// SAFETY: the vector is only touched with `event_mutex` held.
+unsafe impl Sync for Registry {}
+
+impl Registry {
+    /// An empty registry.
+    pub(crate) const fn new() -> Self {
+        Registry(UnsafeCell::new(KVec::new()))
+    }
+
+    /// # Safety
+    ///
+    /// `event_mutex` must be held while the result is used.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn get(&self) -> &mut KVec<*mut bindings::event_trigger_data> {
+        tracefs::assert_event_mutex_held();
+        // SAFETY: `event_mutex` serialises all access (the caller's contract).
+        unsafe { &mut *self.0.get() }
+    }
+
+    /// Every trigger, taken out of the registry: the last step of a
+    /// command, once it is unregistered.
+    pub(crate) fn take_all(
+        &self,
+        _guard: &EventMutexGuard,
+    ) -> KVec<*mut bindings::event_trigger_data> {
+        let mut all = KVec::new();
+        // SAFETY: `event_mutex` is held (the guard).
+        core::mem::swap(unsafe { self.get() }, &mut all);
+        all
+    }
+
+    /// # Safety
+    ///
+    /// `event_mutex` must be held.
+    pub(crate) unsafe fn remove(&self, data: *mut bindings::event_trigger_data) {
+        // SAFETY: the caller holds `event_mutex`.
+        let list = unsafe { self.get() };
+        if let Some(at) = list.iter().position(|&d| d == data) {
+            let last = list.len() - 1;
+            list.as_mut_slice().swap(at, last);
+            // SAFETY: shrinking by one drops nothing (raw pointers).
+            unsafe { list.set_len(last) };
+        }
+    }
+}
+
+/// A pinned and referenced event file; releases both when dropped.
+///
+/// # Invariants
+///
+/// The file is live, and its event cannot be removed, for as long as the
+/// value.
+pub(crate) struct EventPin(*mut bindings::trace_event_file);
+
+impl EventPin {
+    /// Pins the event behind `file` and takes a reference on `file`.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be a live event file.
+    pub(crate) unsafe fn new(file: *mut bindings::trace_event_file) -> Result<Self> {
+        // SAFETY: `file` is live; its call is live.
+        if !unsafe { shim::rhist_pin_event((*file).event_call) } {
+            return Err(code::ENODEV);
+        }
+        // SAFETY: `file` is live; released in `drop`.
+        unsafe { bindings::event_file_get(file) };
+        // INVARIANT: the event is pinned and the file referenced, both
+        // until `drop`.
+        Ok(EventPin(file))
+    }
+
+    /// The file, live for as long as the pin.
+    pub(crate) fn file(&self) -> *mut bindings::trace_event_file {
+        self.0
+    }
+}
+
+impl Drop for EventPin {
+    fn drop(&mut self) {
+        // SAFETY: `new()` pinned the event, which is released once, here;
+        // the file, referenced until the next call, is live and points at
+        // its event.
+        unsafe { shim::rhist_unpin_event((*self.0).event_call) };
+        // SAFETY: drops the reference `new()` took on the file.
+        unsafe { bindings::event_file_put(self.0) };
+    }
+}
+
+/// Borrows a C string argument.
+///
+/// # Safety
+///
+/// `p` must be null or a NUL-terminated string valid for `'a`.
+pub(crate) unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
+    // SAFETY: the caller's contract.
+    (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
+}
