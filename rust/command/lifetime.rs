@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! How an rhist trigger's `event_trigger_data` and state go: references
+//! taken by the list and the command, the tracing core's `free()`, and
+//! the states it frees under `trace_types_lock`, dropped later.
+
+use super::*;
+
+/// `free()`: the tracing core drops its reference on `data` as it
+/// removes an instance (`clear_event_triggers()`), the only place it
+/// calls this. It holds `event_mutex` and `trace_types_lock` there, which
+/// dropping a trigger may take (through [`InstanceRef`], or a hidden
+/// histogram's removal): the trigger's state is dropped later, by
+/// [`Deferred::release()`].
+///
+/// # Safety
+///
+/// Called by the tracing core only, for a live rhist trigger it has
+/// unlinked, with `event_mutex` held.
+pub(super) unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
+    // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
+    if let Some(state) = unsafe { release(data) } {
+        // SAFETY: `event_mutex` is held.
+        unsafe { DEFERRED.push(state) };
+    }
+}
+
+/// Drops a reference on `data`, and the trigger with the last one.
+///
+/// # Safety
+///
+/// `data` must be a live rhist trigger, `event_mutex` held, and
+/// `trace_types_lock` not held.
+pub(super) unsafe fn put(data: *mut bindings::event_trigger_data) {
+    // SAFETY: the caller's contract; dropping the state needs nothing
+    // more than `event_mutex` without `trace_types_lock`.
+    drop(unsafe { release(data) });
+}
+
+/// Drops a reference on `data`; with the last one, frees it and hands
+/// its state over.
+///
+/// # Safety
+///
+/// `data` must be a live rhist trigger, `event_mutex` held.
+pub(super) unsafe fn release(data: *mut bindings::event_trigger_data) -> Option<KBox<Trigger>> {
+    // SAFETY: `data` is live; its count is changed only under
+    // `event_mutex`, which every caller holds.
+    let refs = unsafe { &mut (*data).ref_ };
+    if *refs <= 0 {
+        pr_warn!("unbalanced trigger reference\n");
+        return None;
+    }
+    *refs -= 1;
+    if *refs > 0 {
+        return None;
+    }
+    // SAFETY: `event_mutex` is held.
+    unsafe { REGISTRY.remove(data) };
+    // SAFETY: `data` is live; an rhist trigger's private data is null or
+    // the `Trigger` that `attach()` leaked into it.
+    let state = unsafe { (*data).private_data.cast::<Trigger>() };
+    // SAFETY: the last reference is gone and `data` is on no list; this
+    // clears its filter, waits for running probes and frees it.
+    unsafe { bindings::trigger_data_free(data) };
+    // SAFETY: no probe can reach the trigger any more (waited for
+    // above), and a non-null `state` came from `KBox::into_raw()`.
+    (!state.is_null()).then(|| unsafe { KBox::from_raw(state) })
+}
+
+/// Trigger states the tracing core freed while holding `trace_types_lock`,
+/// to be dropped without it: a list through [`Trigger::deferred_next`].
+/// A work item drops them soon after; so does the next command written,
+/// and the module's unloading, whichever comes first.
+///
+/// # Invariants
+///
+/// The list is only touched with `event_mutex` held.
+pub(super) struct Deferred(UnsafeCell<Option<KBox<Trigger>>>);
+
+// SAFETY: the list is only touched with `event_mutex` held (invariant).
+unsafe impl Sync for Deferred {}
+
+pub(super) static DEFERRED: Deferred = Deferred(UnsafeCell::new(None));
+
+impl Deferred {
+    /// Keeps `trigger` until [`release()`](Self::release), which the work
+    /// item queued here runs.
+    ///
+    /// # Safety
+    ///
+    /// `event_mutex` must be held.
+    pub(super) unsafe fn push(&self, mut trigger: KBox<Trigger>) {
+        // SAFETY: `event_mutex` is held (our contract), which guards the
+        // list (invariant).
+        let head = unsafe { &mut *self.0.get() };
+        trigger.deferred_next = head.take();
+        *head = Some(trigger);
+        // SAFETY: no precondition; the work takes `event_mutex` itself.
+        unsafe { shim::rhist_deferred_schedule() };
+    }
+
+    /// Drops every trigger state on the list.
+    ///
+    /// # Safety
+    ///
+    /// `event_mutex` must be held, and `trace_types_lock` not.
+    pub(super) unsafe fn release(&self) {
+        // SAFETY: `event_mutex` is held (our contract).
+        let mut next = unsafe { (*self.0.get()).take() };
+        // A loop, not the boxes' recursive drops: the list may be long.
+        while let Some(mut trigger) = next {
+            next = trigger.deferred_next.take();
+            drop(trigger);
+        }
+    }
+}
+
+/// The work item of [`Deferred`] (`include/rhist_shim.c`).
+#[no_mangle]
+pub(super) extern "C" fn rhist_release_deferred() {
+    let _guard = EventMutexGuard::lock();
+    // SAFETY: `event_mutex` is held; a work item holds no other lock.
+    unsafe { DEFERRED.release() };
+}

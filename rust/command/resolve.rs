@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What building a trigger looks at beyond its text, as hist finds it:
+//! the variables of the event's and the instance's other triggers, the
+//! histograms a trigger references, and the hidden histograms that an
+//! action's field variables make on other events.
+
+use super::*;
+
+/// Runs `f` with what building a trigger on `file` looks at beyond its
+/// text: the variables of the event's other triggers (C's `find_var()`),
+/// of the instance's registered triggers (`parse_var_ref()`), the
+/// instance's events (`event_file()`) and the synthetic events.
+///
+/// # Safety
+///
+/// `file` must be live and `event_mutex` held.
+pub(super) unsafe fn with_options<R>(
+    file: *mut bindings::trace_event_file,
+    remove: bool,
+    synths: Option<&Synths>,
+    f: impl FnOnce(BuildOptions<'_>) -> R,
+) -> R {
+    let defined_elsewhere = |name: &str| {
+        // SAFETY: `file` is live and `event_mutex` held: its trigger
+        // list and our triggers on it stay as they are meanwhile.
+        unsafe { tracefs::triggers(file) }
+            // SAFETY: as above.
+            .filter(|&d| unsafe { is_ours(d) })
+            .any(|d| {
+                // SAFETY: `d` is a live rhist trigger.
+                let other = unsafe { state(d) }.data();
+                (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
+            })
+    };
+    // SAFETY: `file` is live, and `event_mutex` stays held until `vars`
+    // is dropped at the end of this function (our contract).
+    let vars = unsafe { InstanceVars::new(file) };
+    // SAFETY: `file` is live, so is its trace array; `event_mutex` is
+    // held.
+    let event_exists =
+        |system: &str, event: &str| unsafe { tracefs::has_event((*file).tr, system, event) };
+    f(BuildOptions {
+        remove,
+        defined_elsewhere: Some(&defined_elsewhere),
+        vars: Some(&vars),
+        synths: synths.map(|s| s as _),
+        event_exists: Some(&event_exists),
+        enable_snapshot: None,
+        field_var_hist: None,
+        log: None,
+    })
+}
+
+/// A hidden histogram (C's `struct field_var_hist`): an rhist trigger
+/// made on another event for a field variable of a trigger's action, and
+/// removed with its text when that trigger goes.
+pub(super) struct FieldVarHist {
+    pub(super) file: *mut bindings::trace_event_file,
+    pub(super) cmd: KVec<u8>,
+    pub(super) _pin: EventPin,
+}
+
+impl Drop for FieldVarHist {
+    fn drop(&mut self) {
+        tracefs::assert_event_mutex_held();
+        // SAFETY: the file is live: its event is pinned by `_pin`, so it
+        // cannot be removed, and so is its instance, the owner's: a
+        // command being carried out there holds `event_mutex`, or the
+        // owner's histogram holds it (an `InstanceRef`, dropped after
+        // this: the owner references the hidden histogram's variable).
+        // `event_mutex` is held and `trace_types_lock` is not: the owner,
+        // a trigger's resolved data, is dropped only so (`put()`,
+        // `Deferred::release()`). hist warns when this fails (the
+        // histogram's variable has another user); rhist leaves the
+        // trigger, as hist does.
+        let _ = unsafe { run_command(command(), self.file, &self.cmd, true) };
+    }
+}
+
+/// C's `create_field_var_hist()` for the trigger `target` being made on
+/// `file`, for the field `field` of `system`.`event`: see
+/// `hist::hist_data::FieldVarHist`. A trigger it makes is pushed on
+/// `made`.
+///
+/// # Safety
+///
+/// `file` must be live and `event_mutex` held.
+pub(super) unsafe fn field_var_hist(
+    file: *mut bindings::trace_event_file,
+    made: &core::cell::RefCell<KVec<FieldVarHist>>,
+    target: &HistData<'_>,
+    (system, event, field): (&str, &str, &str),
+    log: &dyn Fn(HistErrorKind, usize),
+) -> Result<bool, HistError> {
+    let pos = target.spec().errpos(field);
+    // SAFETY: `file` is live, so is its instance; `event_mutex` is held.
+    let other = unsafe { tracefs::find_event_file((*file).tr, system, event) };
+    if other.is_null() {
+        return Err(HistError::new(HistErrorKind::EventFileNotFound, pos));
+    }
+    // find_compatible_hist(): the first rhist trigger there whose keys
+    // match.
+    // SAFETY: `other` is live and `event_mutex` held: its trigger list
+    // and our triggers on it stay as they are meanwhile.
+    let compatible = unsafe { tracefs::triggers(other) }
+        // SAFETY: as above.
+        .filter(|&d| unsafe { is_ours(d) })
+        // SAFETY: `d` is a live rhist trigger.
+        .find(|&d| target.keys_compatible(unsafe { state(d) }.data()));
+    let Some(found) = compatible else {
+        return Err(HistError::new(HistErrorKind::HistNotFound, pos));
+    };
+    // One there already has the variable (find_synthetic_field_var()).
+    let mut name = KVec::new();
+    let mut w = VecWriter(&mut name, false);
+    let _ = core::fmt::Write::write_fmt(&mut w, format_args!("synthetic_{field}"));
+    let oom = HistError::silent(-code::ENOMEM.to_errno());
+    if w.1 {
+        return Err(oom);
+    }
+    // SAFETY: `file` is live and `event_mutex` held until `vars` goes.
+    let vars = unsafe { InstanceVars::new(file) };
+    let name = core::str::from_utf8(&name).unwrap_or("");
+    if let Found::One(_) = vars.find_var(Some((system, event)), name) {
+        return Ok(false);
+    }
+    // Its keys, the variable, and its filter.
+    let mut cmd = KVec::new();
+    let mut w = VecWriter(&mut cmd, false);
+    // SAFETY: `found` is a live rhist trigger.
+    let _ = unsafe { state(found) }
+        .data()
+        .write_field_var_hist_cmd(&mut w, field);
+    // SAFETY: as above; `event_mutex` keeps its filter string.
+    if let Some(filter) = unsafe { c_bytes((*found).filter_str) } {
+        w.1 |= w.0.extend_from_slice(b" if ", GFP_KERNEL).is_err();
+        w.1 |= w.0.extend_from_slice(filter, GFP_KERNEL).is_err();
+    }
+    // A failed allocation is ENOMEM; only a command too long is E2BIG.
+    if w.1 {
+        return Err(oom);
+    }
+    if cmd.len() >= hist::hist_data::MAX_FILTER_STR_VAL as usize {
+        return Err(HistError::silent(-code::E2BIG.to_errno()));
+    }
+    // SAFETY: `other` is live.
+    let pin = unsafe { EventPin::new(other) }.map_err(|e| HistError::silent(-e.to_errno()))?;
+    // SAFETY: `other` is live and `event_mutex` held.
+    if let Err(e) = unsafe { run_command(command(), other, &cmd, false) } {
+        let errno = match e {
+            BuildError::Hist(h) => {
+                // hist logs the hidden command's errors as its own
+                // (`last_cmd` stays this trigger's text).
+                if let Some(kind) = h.kind() {
+                    let entries = Iterator::chain(h.logged_before(), [(kind, h.pos())]);
+                    for (kind, pos) in entries {
+                        log(kind, nested_errpos(target, &cmd, pos));
+                    }
+                }
+                h.errno()
+            }
+            BuildError::Kernel(k) => -k.to_errno(),
+        };
+        return Err(HistError::with_errno(
+            HistErrorKind::HistCreateFail,
+            pos,
+            errno,
+        ));
+    }
+    let hidden = FieldVarHist {
+        file: other,
+        cmd,
+        _pin: pin,
+    };
+    // On failure `hidden` goes: the trigger is removed again.
+    made.borrow_mut()
+        .push(hidden, GFP_KERNEL)
+        .map_err(|_| oom)?;
+    Ok(true)
+}
+
+/// Where hist's caret for an error of the hidden command `cmd` at `pos`
+/// lands: hist looks the offending piece up (`errpos()`) in the command
+/// being written, `data`'s, not in the hidden one. The piece is taken to
+/// run from `pos` to the next separator of the hidden command.
+pub(super) fn nested_errpos(data: &HistData<'_>, cmd: &[u8], pos: usize) -> usize {
+    let prefix = crate::NAMES.prefix.len();
+    let Some(rest) = pos.checked_sub(prefix).and_then(|at| cmd.get(at..)) else {
+        return 0;
+    };
+    let end = rest
+        .iter()
+        .position(|b| b":=, ()".contains(b))
+        .unwrap_or(rest.len());
+    match core::str::from_utf8(&rest[..end]) {
+        Ok(piece) if !piece.is_empty() => data.spec().errpos(piece),
+        _ => 0,
+    }
+}
+
+/// The identity of a histogram for references (`VarTarget::hist`): the
+/// address of its hist data, which C's `hist_debug` shows as a
+/// reference's `var.hist_data`.
+pub(super) fn hist_identity(data: &HistData<'_>) -> u64 {
+    ptr::from_ref(data) as u64
+}
+
+/// The variables of the registered rhist triggers of one trace instance,
+/// as `parse_var_ref()` finds them.
+///
+/// # Invariants
+///
+/// `event_mutex` is held for as long as the value lives: the registry,
+/// its triggers and their events stay as they are meanwhile, so every
+/// borrow handed out, which lives no longer than `&self`, stays valid.
+pub(super) struct InstanceVars {
+    pub(super) tr: *mut bindings::trace_array,
+}
+
+impl InstanceVars {
+    /// The variables of the instance of `file`.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be live, and `event_mutex` held until the result is
+    /// dropped.
+    pub(super) unsafe fn new(file: *mut bindings::trace_event_file) -> Self {
+        InstanceVars {
+            // SAFETY: `file` is live.
+            tr: unsafe { (*file).tr },
+        }
+    }
+
+    /// The registered triggers of the instance with a variable `name`,
+    /// with their event's names.
+    pub(super) fn defining<'a>(
+        &self,
+        name: &'a str,
+    ) -> impl Iterator<Item = (&Trigger, &str, &str)> + 'a
+    where
+        Self: 'a,
+    {
+        let tr = self.tr;
+        // SAFETY: `event_mutex` is held while `self` lives (invariant).
+        unsafe { REGISTRY.get() }
+            .iter()
+            // SAFETY: registered triggers are live while `event_mutex`
+            // is held, which it is for as long as `self` (invariant).
+            .map(|&d| unsafe { state(d) })
+            // SAFETY: a trigger keeps a reference on its file.
+            .filter(move |t| unsafe { (*t.file).tr } == tr)
+            .filter(move |t| {
+                let data = t.data();
+                (0..data.n_vars()).any(|i| data.var_name(i) == Some(name))
+            })
+            .map(|t| {
+                // SAFETY: the trigger pins its event, whose names live
+                // while it is registered; it stays registered while
+                // `self`, which the borrows do not outlive, lives
+                // (invariant).
+                let (system, event) = unsafe { tracefs::event_names(t.file) };
+                let text = |b| core::str::from_utf8(b).unwrap_or("");
+                (t, text(system), text(event))
+            })
+    }
+}
+
+impl VarLookup for InstanceVars {
+    fn find_var(&self, event: Option<(&str, &str)>, name: &str) -> Found<'_> {
+        let mut found = self.defining(name);
+        let first = match event {
+            Some((sys, ev)) => found.find(|&(_, s, e)| s == sys && e == ev),
+            None => {
+                let first = found.next();
+                if let Some((t, ..)) = first {
+                    // Triggers on two events define it: C's VAR_NOT_UNIQUE.
+                    if found.any(|(other, ..)| other.file != t.file) {
+                        return Found::NotUnique;
+                    }
+                }
+                first
+            }
+        };
+        let Some((t, system, event)) = first else {
+            return Found::None;
+        };
+        let data = t.data();
+        match data.var_target(name, hist_identity(data), system, event) {
+            Some(target) => Found::One(target),
+            None => Found::None,
+        }
+    }
+}
+
+/// The histograms `data` references, one per slot of
+/// `HistData::ref_hists()`, from the registered triggers.
+///
+/// # Safety
+///
+/// `event_mutex` must be held.
+pub(super) unsafe fn referenced_hists(data: &HistData<'_>) -> Result<KVec<Arc<Hist>>, BuildError> {
+    let mut refs = KVec::with_capacity(data.ref_hists().len(), GFP_KERNEL)?;
+    for &id in data.ref_hists() {
+        // SAFETY: the caller holds `event_mutex`; registered triggers are
+        // live.
+        let hist = unsafe { REGISTRY.get() }
+            .iter()
+            // SAFETY: as above.
+            .map(|&d| unsafe { state(d) })
+            .find(|t| hist_identity(t.data()) == id)
+            .map(|t| t.hist.clone())
+            // Found by the build under the same lock: always there.
+            .ok_or(BuildError::Kernel(code::EINVAL))?;
+        refs.push(hist, GFP_KERNEL)?;
+    }
+    Ok(refs)
+}

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The state of an rhist trigger and what it is built from: the text
+//! resolved against its event ([`Resolved`]), the histogram that one or
+//! more triggers share ([`Hist`]), and the trigger on one event file
+//! ([`Trigger`]).
+
+use super::*;
+
+/// A trigger's text resolved against its event: the hist data, what it
+/// borrows, and the canonical trigger info. It is all a removal needs; a
+/// new trigger becomes a [`Hist`] by adding the map.
+///
+/// # Invariants
+///
+/// `data` borrows `_text` and `_fields`, and `_fields` borrows the
+/// strings of the event that `_origin` pins. Both are heap buffers
+/// that are never changed after `data` is built and are freed only when
+/// the value is dropped, after `data` (fields drop in declaration
+/// order); moving the value does not move them. The `'static` in the
+/// types stands for "as long as this value": no accessor hands it out,
+/// each ties its borrow to `&self`.
+pub(super) struct Resolved {
+    pub(super) data: KBox<HistData<'static>>,
+    pub(super) info: KVec<u8>,
+    /// The hidden histograms the actions made on other events.
+    pub(super) _field_var_hists: KVec<FieldVarHist>,
+    pub(super) _text: KVec<u8>,
+    pub(super) _fields: KVec<EventField<'static>>,
+    pub(super) _origin: EventPin,
+}
+
+/// A histogram and everything it borrows. Named triggers on several
+/// events share one (as hist's named triggers share their hist data).
+///
+/// # Invariants
+///
+/// `hist` borrows `resolved.data` and `_map_memory`: heap memory that is
+/// never changed through its owner after `hist` is built and is freed
+/// only after `hist` is dropped (declaration order). As in [`Resolved`],
+/// the `'static` never leaves the value.
+pub(crate) struct Hist {
+    pub(super) hist: Histogram<'static>,
+    /// The synthetic events the actions emit, by action (`None`: not a
+    /// `trace()` action).
+    pub(super) synths: KVec<Option<SynthPin>>,
+    /// The condition of a `snapshot()` action.
+    pub(super) snapshot: Option<SnapshotCond>,
+    pub(super) _map_memory: VVec<u8>,
+    pub(super) resolved: Resolved,
+    /// hist's `save_hist_vars()` reference: a histogram that defines or
+    /// references variables keeps its instance from being removed.
+    pub(super) _instance: Option<InstanceRef>,
+}
+
+// SAFETY: the raw pointers inside point to memory the value owns (the
+// map, the resolved data, the text) or keeps by a count it holds (the
+// event file and its call by `EventPin`, synthetic events by `SynthPin`,
+// the instance by `InstanceRef`), which may be dropped on any CPU; the
+// histogram itself is lock-free and made for concurrent use from any CPU.
+unsafe impl Send for Hist {}
+// SAFETY: as above; shared access only reads or updates atomics, or
+// calls the tracing core's event and snapshot functions, which any CPU
+// may.
+unsafe impl Sync for Hist {}
+
+/// The state of one rhist trigger, owned by its `event_trigger_data`
+/// through `private_data`. The event behind `file` is pinned and `file`
+/// referenced for as long as the trigger lives.
+pub(crate) struct Trigger {
+    pub(super) hist: Arc<Hist>,
+    /// The histograms whose variables this one references, by slot
+    /// (`HistData::ref_hists()`): each outlives this trigger, whose
+    /// probe reads their maps.
+    pub(super) refs: KVec<Arc<Hist>>,
+    pub(super) file: *mut bindings::trace_event_file,
+    /// How many bytes of this event's records the histogram reads, when
+    /// it reads only the fixed part (see `HistData::record_span()`);
+    /// `None`: the event path asks the ring buffer for each record's
+    /// length. Always `None` on a synthetic event.
+    pub(super) record_span: Option<usize>,
+    /// On a synthetic event: the event, held as hist holds it for each
+    /// of its triggers (C's `se->ref`), so that it cannot be deleted.
+    /// Its records may be emitted by an action, inside another trigger:
+    /// they take the general path, which counts how deeply it nests.
+    pub(super) synthetic: Option<SynthPin>,
+    pub(super) _pin: EventPin,
+    /// The next trigger dropped later (see [`Deferred`]).
+    pub(super) deferred_next: Option<KBox<Trigger>>,
+}
+
+/// Why a trigger could not be built.
+pub(super) enum BuildError {
+    /// Rejected as hist would reject it.
+    Hist(HistError),
+    /// Out of memory, or the event is going away.
+    Kernel(Error),
+}
+
+impl From<Error> for BuildError {
+    fn from(e: Error) -> Self {
+        BuildError::Kernel(e)
+    }
+}
+
+impl From<kernel::alloc::AllocError> for BuildError {
+    fn from(_: kernel::alloc::AllocError) -> Self {
+        BuildError::Kernel(code::ENOMEM)
+    }
+}
+
+impl From<HistError> for BuildError {
+    fn from(e: HistError) -> Self {
+        BuildError::Hist(e)
+    }
+}
+
+impl From<hist::map::MapError> for BuildError {
+    fn from(e: hist::map::MapError) -> Self {
+        BuildError::Kernel(Error::from_errno(-e.errno()))
+    }
+}
+
+impl Trigger {
+    /// A trigger on `file` that updates `hist`.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be a live event file; `event_mutex` held.
+    pub(super) unsafe fn new(
+        file: *mut bindings::trace_event_file,
+        hist: Arc<Hist>,
+        record_span: Option<usize>,
+    ) -> Result<KBox<Self>, BuildError> {
+        // SAFETY: `file` is live.
+        let pin = unsafe { EventPin::new(file) }?;
+        // SAFETY: the caller holds `event_mutex` (our contract).
+        let refs = unsafe { referenced_hists(hist.histogram().data()) }?;
+        // SAFETY: `file` is live and its event pinned by `pin`;
+        // `event_mutex` is held.
+        let synthetic = unsafe { SynthPin::of_event(file) }?;
+        let record_span = if synthetic.is_some() {
+            None
+        } else {
+            record_span
+        };
+        Ok(KBox::new(
+            Trigger {
+                hist,
+                refs,
+                file,
+                record_span,
+                synthetic,
+                _pin: pin,
+                deferred_next: None,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The histogram.
+    pub(crate) fn hist(&self) -> &Histogram<'_> {
+        self.hist.histogram()
+    }
+
+    /// The event file the trigger is attached to, referenced for as long
+    /// as the trigger lives.
+    pub(crate) fn file(&self) -> *mut bindings::trace_event_file {
+        self.file
+    }
+
+    /// How many bytes of each record the histogram reads, if only the
+    /// event's fixed part (see the field).
+    pub(crate) fn record_span(&self) -> Option<usize> {
+        self.record_span
+    }
+
+    /// Whether the trigger is on a synthetic event, whose records an
+    /// action of another trigger may emit (nested).
+    pub(crate) fn on_synthetic(&self) -> bool {
+        self.synthetic.is_some()
+    }
+
+    /// Accounts one event record by the general path (that of a trigger
+    /// with no compiled program), resolving the references to other
+    /// histograms' variables first if there are any.
+    #[inline]
+    pub(crate) fn update(&self, rec: &[u8], ctx: &ProbeContext) {
+        let hist = self.hist();
+        if self.refs.is_empty() && hist.data().n_actions() == 0 {
+            return hist.update_general(rec, ctx);
+        }
+        let mut refs = [hist; VAR_REFS_MAX];
+        for (slot, other) in refs.iter_mut().zip(self.refs.iter()) {
+            *slot = other.histogram();
+        }
+        let n = self.refs.len().min(VAR_REFS_MAX);
+        hist.update_with_refs(rec, ctx, &refs[..n], &*self.hist);
+    }
+
+    /// Whether another trigger references a variable of this one's
+    /// histogram: then it cannot be removed (C's `check_var_refs()`).
+    ///
+    /// # Safety
+    ///
+    /// `event_mutex` must be held.
+    pub(super) unsafe fn referenced(&self) -> bool {
+        // SAFETY: the caller holds `event_mutex`; registered triggers are
+        // live.
+        unsafe { REGISTRY.get() }.iter().any(|&d| {
+            // SAFETY: as above.
+            let other = unsafe { state(d) };
+            !ptr::eq(other, self) && other.refs.iter().any(|h| Arc::ptr_eq(h, &self.hist))
+        })
+    }
+
+    /// The histogram whose identity (`HistData::ref_hists()`) is `id`,
+    /// among those this trigger references.
+    pub(crate) fn referenced_data(&self, id: u64) -> Option<&HistData<'_>> {
+        self.refs
+            .iter()
+            .map(|h| h.histogram().data())
+            .find(|&d| hist_identity(d) == id)
+    }
+
+    /// The resolved trigger.
+    pub(crate) fn data(&self) -> &HistData<'_> {
+        self.hist.histogram().data()
+    }
+
+    /// The details of the last snapshot its `snapshot()` action took, the
+    /// key copied into `key`.
+    pub(crate) fn last_snapshot<'k>(
+        &self,
+        key: &'k mut [u8; KEY_SIZE_MAX],
+    ) -> Option<Snapshot<'k>> {
+        self.hist.snapshot.as_ref()?.last(key)
+    }
+
+    /// The canonical trigger info, without filter and state. A named
+    /// trigger shows that of the histogram it joined, as hist does
+    /// (their texts may differ in `size=` or `clock=`).
+    pub(crate) fn info(&self) -> &[u8] {
+        self.hist.resolved.info()
+    }
+
+    /// The `name=...` piece of a named trigger.
+    pub(super) fn name(&self) -> Option<&str> {
+        self.data().spec().name_attr()
+    }
+}
+
+impl Resolved {
+    /// Parses `rhist:<text>` and resolves it against the event behind
+    /// `file`, as `create_hist_data()` does; `remove` for `!rhist:...`.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be a live event file; `event_mutex` held.
+    // Not inlined: its frame would add to `parse()`'s, on a small stack.
+    #[inline(never)]
+    pub(super) unsafe fn new(
+        file: *mut bindings::trace_event_file,
+        text: &[u8],
+        remove: bool,
+    ) -> Result<Self, BuildError> {
+        // SAFETY: `file` is live.
+        let origin = unsafe { EventPin::new(file) }?;
+
+        let mut owned_text = KVec::new();
+        owned_text.extend_from_slice(text, GFP_KERNEL)?;
+        // SAFETY: the buffer is moved into the result with `data` and
+        // never changed; `data` is dropped first (invariants of `Self`).
+        let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
+            .map_err(|_| BuildError::Kernel(code::EINVAL))?;
+        let spec = hist::trigger::parse_as(crate::NAMES, text_str)?;
+
+        // SAFETY: `file` is live and its event pinned by `origin`, which
+        // the result keeps and drops last (invariants of `Self`).
+        let fields = unsafe { event::fields(file) }?;
+        // SAFETY: as above.
+        let (system, name) = unsafe { tracefs::event_names(file) };
+        let desc = EventDesc {
+            system: core::str::from_utf8(system).unwrap_or(""),
+            name: core::str::from_utf8(name).unwrap_or(""),
+            // SAFETY: as for the text: moved into the result, never
+            // changed, dropped after `data`.
+            fields: unsafe { forever(&fields) },
+            common_fields: &COMMON_FIELDS,
+        };
+
+        // Built where it lives: it is large, and the stack is small.
+        let mut slot = KBox::<HistData<'static>>::new_uninit(GFP_KERNEL)?;
+        HistData::empty_in(&mut slot, &spec);
+        // SAFETY: `empty_in()` wrote a whole value into the slot.
+        let mut data = unsafe { slot.assume_init() };
+        // SAFETY: `file` is live and `event_mutex` held (our contract).
+        unsafe {
+            with_options(file, remove, None, |options| {
+                HistData::build_into_with(&mut data, &spec, &desc, options)
+            })
+        }?;
+
+        let info = info_of(&data)?;
+        Ok(Resolved {
+            data,
+            info,
+            _field_var_hists: KVec::new(),
+            _text: owned_text,
+            _fields: fields,
+            _origin: origin,
+        })
+    }
+
+    /// The resolved trigger.
+    pub(super) fn data(&self) -> &HistData<'_> {
+        &self.data
+    }
+
+    /// `create_actions()`, with the synthetic events `synths` found.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be the live event file this was resolved against;
+    /// `event_mutex` held.
+    pub(super) unsafe fn create_actions(
+        &mut self,
+        file: *mut bindings::trace_event_file,
+        synths: &Synths,
+        snapshot: Option<&SnapshotCond>,
+    ) -> Result<(), BuildError> {
+        let data = &mut self.data;
+        // SAFETY: the event is pinned by `_origin`: its names live on.
+        let (system, name) = unsafe { tracefs::event_names(file) };
+        let desc = EventDesc {
+            system: core::str::from_utf8(system).unwrap_or(""),
+            name: core::str::from_utf8(name).unwrap_or(""),
+            // SAFETY: the buffer is never changed and is dropped after
+            // `data` (invariants of `Self`).
+            fields: unsafe { forever(&self._fields) },
+            common_fields: &COMMON_FIELDS,
+        };
+        let enable = || match snapshot {
+            // SAFETY: the condition is for `file`'s instance, live, and
+            // `event_mutex` held, for the trigger being created (our
+            // contract).
+            Some(cond) => unsafe { cond.enable() },
+            None => Err(-code::ENODEV.to_errno()),
+        };
+        let text = &self._text;
+        // SAFETY: `file` is live (our contract).
+        let log = |kind, pos| unsafe { log_entries(file, text, [(kind, pos)].into_iter()) };
+        let made = core::cell::RefCell::new(KVec::new());
+        let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
+            // SAFETY: `file` is live and `event_mutex` held (our
+            // contract).
+            unsafe { field_var_hist(file, &made, target, (system, event, field), &log) }
+        };
+        // SAFETY: `file` is live and `event_mutex` held (our contract).
+        let created = unsafe {
+            with_options(file, false, Some(synths), |options| {
+                let options = BuildOptions {
+                    enable_snapshot: Some(&enable),
+                    field_var_hist: Some(&hidden),
+                    log: Some(&log),
+                    ..options
+                };
+                data.create_actions(&desc, options)
+            })
+        };
+        // On failure they go again here, as in hist.
+        self._field_var_hists = made.into_inner();
+        created?;
+        // The info shows the save variables made.
+        self.info = info_of(&self.data)?;
+        Ok(())
+    }
+
+    /// The canonical trigger info, without filter and state: what hist
+    /// compares to tell triggers apart.
+    pub(super) fn info(&self) -> &[u8] {
+        &self.info
+    }
+}
+
+/// The canonical trigger info of `data`.
+pub(super) fn info_of(data: &HistData<'_>) -> Result<KVec<u8>, BuildError> {
+    let mut info = KVec::new();
+    let mut w = VecWriter(&mut info, false);
+    let _ = data.write_info(&mut w, crate::NAMES.prefix);
+    if w.1 {
+        return Err(code::ENOMEM.into());
+    }
+    Ok(info)
+}
+
+impl Hist {
+    /// Sets up the map of `resolved`.
+    // Not inlined: its frame would add to `parse()`'s, on a small stack.
+    #[inline(never)]
+    pub(super) fn new(
+        resolved: Resolved,
+        synths: KVec<Option<SynthPin>>,
+        snapshot: Option<SnapshotCond>,
+        instance: Option<InstanceRef>,
+    ) -> Result<Arc<Self>, BuildError> {
+        let params = histogram::map_params(resolved.data());
+        let bytes = params.storage_bytes()?;
+        // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
+        // maps of up to a few MB up to a power of two of pages.
+        let mut map_memory = VVec::<u8>::new();
+        map_memory.reserve(bytes, GFP_KERNEL)?;
+        // SAFETY: the spare capacity is never touched through the vector
+        // again; its buffer is moved into the result with the map and
+        // freed after it (invariants of `Self`).
+        let memory = unsafe {
+            let spare = map_memory.spare_capacity_mut();
+            core::slice::from_raw_parts_mut(spare.as_mut_ptr(), spare.len())
+        };
+        let map = TracingMap::new_uninit(params, memory)?;
+        // SAFETY: the box's contents are moved into the result with the
+        // histogram and freed after it (invariants of `Self`).
+        let data: &'static HistData<'static> =
+            unsafe { &*ptr::from_ref::<HistData<'static>>(&resolved.data) };
+        let hist = Histogram::new(data, map)?;
+        Ok(Arc::new(
+            Hist {
+                hist,
+                synths,
+                snapshot,
+                _map_memory: map_memory,
+                resolved,
+                _instance: instance,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The histogram, borrowed no longer than `self`.
+    pub(super) fn histogram(&self) -> &Histogram<'_> {
+        &self.hist
+    }
+}
+
+impl ActionSink for Hist {
+    fn trace(&self, action: usize, vals: &[u64], var_ref_idx: &[u32]) {
+        if let Some(Some(synth)) = self.synths.get(action) {
+            synth.trace(vals, var_ref_idx);
+        }
+    }
+
+    fn snapshot(&self, val: u64, key: &[u8], comm: &[u8; 16]) {
+        if let Some(cond) = &self.snapshot {
+            cond.take(val, key, comm);
+        }
+    }
+}
+
+/// Views a vector's contents as `'static`.
+///
+/// # Safety
+///
+/// The vector's buffer must not be changed or freed while the result is
+/// used.
+pub(super) unsafe fn forever<T>(v: &[T]) -> &'static [T] {
+    // SAFETY: the caller's contract: the heap buffer stays put and
+    // unchanged for as long as the result is used.
+    unsafe { core::slice::from_raw_parts(v.as_ptr(), v.len()) }
+}
+
+/// `core::fmt::Write` into a vector; remembers an allocation failure.
+pub(super) struct VecWriter<'a>(pub(super) &'a mut KVec<u8>, pub(super) bool);
+
+impl core::fmt::Write for VecWriter<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        if self.0.extend_from_slice(s.as_bytes(), GFP_KERNEL).is_err() {
+            self.1 = true;
+            return Err(core::fmt::Error);
+        }
+        Ok(())
+    }
+}
