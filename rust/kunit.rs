@@ -307,7 +307,7 @@ fn map_error(e: MapError) -> Error {
     Error::from_errno(-e.errno())
 }
 
-/// Memory for a map, from vmalloc() as `command.rs` takes it.
+/// Memory for a map, from vmalloc() as `Hist::new()` (`command/state.rs`) takes it.
 fn map_memory(params: &MapParams) -> Result<VVec<u8>> {
     let mut memory = VVec::new();
     memory.reserve(params.storage_bytes().map_err(map_error)?, GFP_KERNEL)?;

@@ -4,7 +4,7 @@
 
 Usage: event_text.py MODULE.ko
 
-The probe (`command::on_event`) and each compiled program shape
+The probe (`probe::on_event`) and each compiled program shape
 (`Histogram::run_*`) sit in sections named .text.rhist_event*, which
 histogram.rs aligns to a page; an event runs its probe and one shape.
 Each such section must be page-aligned and at most a page long, the
@@ -38,14 +38,14 @@ if not event:
     bad.append("no .text.rhist_event section")
 for i, (name, size, align) in sorted(event.items()):
     inside = sorted(n for n, (sec, _) in funcs.items() if sec == i)
-    short = [re.sub(r".*?(command\d+on_event|Histogram\d+run_[a-z]+(?:_key\d?)?).*", r"\1", n)
+    short = [re.sub(r".*?(probe\d+on_event|Histogram\d+run_[a-z]+(?:_key\d?)?).*", r"\1", n)
              for n in inside]
     print(f"{name}: {size} bytes, aligned {align}: {' '.join(short)}")
     if align != PAGE:
         bad.append(f"{name} aligned {align}, not {PAGE}")
     if size > PAGE:
         bad.append(f"{name} is {size} bytes, more than a page")
-probe = [sec for n, (sec, _) in funcs.items() if n.endswith("7command8on_event")]
+probe = [sec for n, (sec, _) in funcs.items() if n.endswith("5probe8on_event")]
 if not probe or sections.get(probe[0], ("",))[0] != ".text.rhist_event":
     bad.append("on_event() is not in .text.rhist_event")
 shapes = {n: sec for n, (sec, _) in funcs.items()
