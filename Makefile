@@ -57,8 +57,10 @@ run: modules
 	@if [ -t 0 ]; then $(VM)/run.sh --flavour $(KERNEL) --shell; \
 	else $(VM)/run.sh --flavour $(KERNEL) $(VM)/demo.sh; fi
 
+# QUICK=1: the inner loop's form (host, build, lint, KUnit: a few
+# minutes), without the VM suites that boot once a script.
 check:
-	@tools/testing/check.sh
+	@$(if $(QUICK),RHIST_SUITES="host lint kunit" )tools/testing/check.sh
 
 check-kasan:
 	@RHIST_FLAVOUR=kasan RHIST_SUITES="kunit e2e soak fault" tools/testing/check.sh
