@@ -19,8 +19,9 @@ use core::num::NonZeroU64;
 use super::grammar::{TRACING_MAP_KEYS_MAX, TRACING_MAP_VALS_MAX};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::hist_data::{order_base_2, rec_num, rec_u32, HistData};
+use super::hist_data::{order_base_2, HistData};
 use super::map::{hash_finish, hash_word, MapKey};
+use super::record::{rec_num, rec_u32};
 
 /// A number of the record: C's `hist_field_{s,u}{8,16,32,64}()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -724,7 +725,7 @@ impl MapKey for &CompactKey {
 
 #[cfg(test)]
 mod tests {
-    use super::super::hist_data::strncpy_from;
+    use super::super::record::strncpy_from;
     use super::*;
 
     /// A program's number is `rec_num()`'s, for every size, sign and

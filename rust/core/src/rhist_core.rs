@@ -80,6 +80,7 @@ pub mod histogram;
 pub mod map;
 pub mod output;
 pub mod program;
+mod record;
 pub mod trigger;
 pub mod var_ref;
 pub mod vars;
