@@ -98,7 +98,7 @@ use super::grammar::{
     TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
-use super::program::{KeyLoad, KeyStr, Load, Num, StrFrom};
+use super::program::{order_base_2, KeyLoad, KeyStr, Load, Num, Program, StrFrom};
 use super::record::{address, read_stack, rec_num, rec_u32, rec_u64, strncpy_from};
 use super::var_ref::{Found, RefInfo, RefTable, VarLookup, VarTarget, OWN_SLOT, VAR_REFS_MAX};
 use super::vars::{self, VarCopy};
@@ -553,15 +553,6 @@ fn is_string_field(field: &EventField<'_>) -> bool {
 /// `ALIGN(n, sizeof(u64))` in C's `unsigned int`.
 const fn align8(n: u32) -> u32 {
     n.wrapping_add(7) & !7
-}
-
-/// `order_base_2()`: 0 and 1 give 0.
-pub const fn order_base_2(n: u64) -> u64 {
-    if n > 1 {
-        (u64::BITS - (n - 1).leading_zeros()) as u64
-    } else {
-        0
-    }
 }
 
 /// `ns2usecs()`: rounded to the nearest microsecond.
@@ -1086,10 +1077,30 @@ impl<'a> HistData<'a> {
         }
     }
 
+    /// The compiled event path ([`Program`]) of this trigger, if it has
+    /// nothing to do per event beyond its keys and sums (no variables,
+    /// references, actions or saved comm) and they have one of the shapes
+    /// a program covers; `None` sends its events down the general path.
+    pub fn program(&self) -> Option<Program> {
+        if self.n_event_vars() != 0
+            || self.n_var_refs() != 0
+            || self.n_actions() != 0
+            || self.needs_comm()
+        {
+            return None;
+        }
+        let keys = self.key_slots().map(|slot| {
+            let (id, offset, size) = slot?;
+            Some((self.key_load(id)?, offset, size))
+        });
+        let sums = self.sum_ids().iter().map(|&id| self.load(id));
+        Program::compile(self.key_size(), keys, sums, self.n_sums())
+    }
+
     /// How the compiled program reads hist field `id`
     /// ([`super::program`]): a number of the record, its `.log2` or its
     /// `.buckets`, or hitcount; `None` for anything else.
-    pub(super) fn load(&self, id: u8) -> Option<Load> {
+    fn load(&self, id: u8) -> Option<Load> {
         let f = self.node_ref(id)?;
         let num = |id: Option<u8>| match self.node_ref(id?)?.fetch {
             Fetch::Num { at, size, signed } => Some(Num { at, size, signed }),
@@ -1113,7 +1124,7 @@ impl<'a> HistData<'a> {
     /// gives it, or a string.
     ///
     /// [`load`]: Self::load
-    pub(super) fn key_load(&self, id: u8) -> Option<KeyLoad> {
+    fn key_load(&self, id: u8) -> Option<KeyLoad> {
         let f = self.node_ref(id)?;
         if f.flags & FL_STACKTRACE != 0 {
             return None;
@@ -1127,7 +1138,7 @@ impl<'a> HistData<'a> {
 
     /// The keys, in order: (hist field, offset in the key, size in the
     /// key); `None` for a key without a field.
-    pub(super) fn key_slots(&self) -> impl Iterator<Item = Option<(u8, usize, usize)>> + '_ {
+    fn key_slots(&self) -> impl Iterator<Item = Option<(u8, usize, usize)>> + '_ {
         self.key_ids().iter().map(|&id| {
             let f = self.node_ref(id)?;
             Some((id, usize::from(f.offset), f.size as usize))
@@ -1135,7 +1146,7 @@ impl<'a> HistData<'a> {
     }
 
     /// The hist fields of the sums, hitcount first.
-    pub(super) fn sum_ids(&self) -> &[u8] {
+    fn sum_ids(&self) -> &[u8] {
         self.val_ids()
     }
 

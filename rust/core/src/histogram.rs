@@ -139,7 +139,7 @@ impl<'a> Histogram<'a> {
             needs_comm: data.needs_comm(),
             has_copies: data.n_event_var_copies() > 0,
             event_copies: data.n_event_var_copies(),
-            program: Program::compile(data),
+            program: data.program(),
         })
     }
 
@@ -1023,7 +1023,7 @@ mod tests {
         for text in ["keys=d", "keys=d:vals=a", "keys=r,c", "keys=s,a,d:vals=b"] {
             let spec = trigger::parse(text).unwrap();
             let data = HistData::build(&spec, &STR_EVENT).unwrap();
-            let p = Program::compile(&data).unwrap();
+            let p = data.program().unwrap();
             let words = p.key_words();
             let params = map_params(&data);
             let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())

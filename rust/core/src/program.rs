@@ -19,7 +19,6 @@ use core::num::NonZeroU64;
 use super::grammar::{TRACING_MAP_KEYS_MAX, TRACING_MAP_VALS_MAX};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::hist_data::{order_base_2, HistData};
 use super::map::{hash_finish, hash_word, MapKey};
 use super::record::{rec_num, rec_u32};
 
@@ -80,6 +79,15 @@ impl Load {
                 None => n.read(rec),
             },
         }
+    }
+}
+
+/// `order_base_2()`: 0 and 1 give 0.
+pub const fn order_base_2(n: u64) -> u64 {
+    if n > 1 {
+        (u64::BITS - (n - 1).leading_zeros()) as u64
+    } else {
+        0
     }
 }
 
@@ -296,17 +304,19 @@ pub struct Program {
 }
 
 impl Program {
-    /// Compiles `data`'s event path, if it has one of the shapes a
-    /// program covers; `None` sends its events down the general path.
-    pub fn compile(data: &HistData<'_>) -> Option<Self> {
-        if data.n_event_vars() != 0
-            || data.n_var_refs() != 0
-            || data.n_actions() != 0
-            || data.needs_comm()
-        {
-            return None;
-        }
-        let key_size = data.key_size();
+    /// Compiles a trigger's event path from its keys, in order (what each
+    /// loads, and its offset and size in the key of `key_size` bytes),
+    /// and its `n_sums` sums (hitcount first), if they have one of the
+    /// shapes a program covers; `None` (also for a key or sum that is
+    /// `None`, not a load) sends its events down the general path. The
+    /// caller has checked that the trigger has nothing else to do per
+    /// event ([`HistData::program`](super::hist_data::HistData::program)).
+    pub fn compile(
+        key_size: usize,
+        keys: impl Iterator<Item = Option<(KeyLoad, usize, usize)>>,
+        sums: impl Iterator<Item = Option<Load>>,
+        n_sums: usize,
+    ) -> Option<Self> {
         let mut p = Program {
             keys: [NO_KEY; TRACING_MAP_KEYS_MAX],
             word_keys: [Op::One; TRACING_MAP_KEYS_MAX],
@@ -318,8 +328,8 @@ impl Program {
             n_sums: 0,
         };
         let mut tiled_to = 0;
-        for slot in data.key_slots() {
-            let (id, offset, size) = slot?;
+        for key in keys {
+            let (load, offset, size) = key?;
             // C's key slots are whole words (strings are aligned); the
             // program builds keys as words.
             if offset.checked_add(size)? > key_size
@@ -328,7 +338,7 @@ impl Program {
             {
                 return None;
             }
-            let load = match data.key_load(id)? {
+            let load = match load {
                 KeyLoad::Word(Load::One) => return None,
                 KeyLoad::Word(l) if !l.num()?.readable() => return None,
                 load => load,
@@ -359,15 +369,15 @@ impl Program {
         }
         p.tiled &= tiled_to == key_size;
         p.words &= usize::from(p.n_keys) * 8 == key_size;
-        for &id in data.sum_ids() {
-            let load = data.load(id)?;
+        for load in sums {
+            let load = load?;
             if load.num().is_some_and(|n| !n.readable()) {
                 return None;
             }
             *p.sums.get_mut(usize::from(p.n_sums))? = Op::new(load);
             p.n_sums += 1;
         }
-        if usize::from(p.n_sums) != data.n_sums() || p.sums[0] != Op::One {
+        if usize::from(p.n_sums) != n_sums || p.sums[0] != Op::One {
             return None;
         }
         Some(p)
