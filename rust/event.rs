@@ -13,8 +13,7 @@ use kernel::ffi::{c_char, c_int, c_ulong};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
-use crate::hist::event::{EventField, FieldStorage};
-use crate::hist::hist_data::EventContext;
+use crate::hist::event::{EventContext, EventField, FieldStorage};
 use crate::hist::histogram::TaskContext;
 use crate::hist::output::Resolver;
 use crate::shim;

@@ -2,7 +2,9 @@
 
 //! What the core knows of an event: its name and the fields of its record,
 //! as its `format` file describes them. The kernel shell builds this from
-//! the event's field lists; host tests write it down by hand.
+//! the event's field lists; host tests write it down by hand. What the
+//! record does not hold (the CPU, the time, the stack) the shell tells
+//! the core as each event fires ([`EventContext`]).
 
 /// How a field's bytes are stored, after the kernel's `filter_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +146,19 @@ pub const COMMON_FIELDS: [EventField<'static>; 4] = [
     ),
     EventField::new("common_pid", "int", 4, 4, true, FieldStorage::Other),
 ];
+
+/// What the shell knows about the event being traced, for the fields that
+/// do not come from the record.
+pub trait EventContext {
+    /// The CPU the event fires on (`smp_processor_id()`).
+    fn cpu(&self) -> u32;
+    /// The event's ring-buffer timestamp, raw (ns for ns clocks).
+    fn timestamp(&self) -> u64;
+    /// Whether the trace clock counts nanoseconds (trace_clock_in_ns()).
+    fn clock_in_ns(&self) -> bool;
+    /// Fills `out` with the current stack (zero-terminated if shorter).
+    fn stacktrace(&self, out: &mut [u64]);
+}
 
 #[cfg(test)]
 mod tests {

@@ -91,7 +91,7 @@
 use core::fmt::{self, Write};
 
 use super::error::{errno, HistError, HistErrorKind};
-use super::event::{EventDesc, EventField, FieldStorage};
+use super::event::{EventContext, EventDesc, EventField, FieldStorage};
 use super::grammar::{
     Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, Handler, KeyField, Node, NodeId,
     SpecialField, TriggerSpec, VarDef, VarDefs, HIST_ACTIONS_MAX, TRACING_MAP_KEYS_MAX,
@@ -180,19 +180,6 @@ const FL_BUCKET: u32 = 1 << 17;
 const FL_CONST: u32 = 1 << 18;
 const FL_PERCENT: u32 = 1 << 19;
 const FL_GRAPH: u32 = 1 << 20;
-
-/// What the shell knows about the event being traced, for the fields that
-/// do not come from the record.
-pub trait EventContext {
-    /// The CPU the event fires on (`smp_processor_id()`).
-    fn cpu(&self) -> u32;
-    /// The event's ring-buffer timestamp, raw (ns for ns clocks).
-    fn timestamp(&self) -> u64;
-    /// Whether the trace clock counts nanoseconds (trace_clock_in_ns()).
-    fn clock_in_ns(&self) -> bool;
-    /// Fills `out` with the current stack (zero-terminated if shorter).
-    fn stacktrace(&self, out: &mut [u64]);
-}
 
 /// The identity [`HistPtr`] is given for this trigger's own histogram.
 const OWN_HIST: u64 = u64::MAX;

@@ -8,8 +8,9 @@
 use core::fmt::{self, Write};
 use core::sync::atomic::Ordering;
 
+use super::event::EventContext;
 use super::grammar::ActionKind;
-use super::hist_data::{self, ActionSink, EventContext, HistData, Tracking};
+use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, MapError, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
 use super::program::{CompactKey, Program, StrKey};
@@ -501,7 +502,8 @@ impl<'a> Histogram<'a> {
                 elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
                 continue;
             }
-            vars::write_copy(self.data, i, rec, ctx, &comm, &mut copy);
+            let string = self.data.var_string(i, rec);
+            vars::write_copy(self.data.var_copy(i), string, ctx, &comm, &mut copy);
             let at = comm_words(self.needs_comm) + slot * vars::STR_VAR_WORDS;
             let dst = words.get(at..at + vars::STR_VAR_WORDS).unwrap_or(&[]);
             for (word, chunk) in dst.iter().zip(copy.chunks_exact(8)) {
@@ -590,7 +592,8 @@ impl<'a> Histogram<'a> {
                 elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
                 continue;
             }
-            vars::write_copy(self.data, i, rec, ctx, &comm, &mut copy);
+            let string = self.data.var_string(i, rec);
+            vars::write_copy(self.data.var_copy(i), string, ctx, &comm, &mut copy);
             let at = start + slot * vars::STR_VAR_WORDS;
             let dst = words.get(at..at + vars::STR_VAR_WORDS).unwrap_or(&[]);
             for (word, chunk) in dst.iter().zip(copy.chunks_exact(8)) {

@@ -17,8 +17,10 @@
 //! # extern crate std;
 //! # use std::{string::String, vec::Vec};
 //! use core::sync::atomic::AtomicU64;
-//! use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
-//! use rhist_core::hist::hist_data::{EventContext, HistData};
+//! use rhist_core::hist::event::{
+//!     EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS,
+//! };
+//! use rhist_core::hist::hist_data::HistData;
 //! use rhist_core::hist::histogram::{map_params, Histogram, TaskContext};
 //! use rhist_core::hist::map::TracingMap;
 //! use rhist_core::hist::{output, trigger};

@@ -424,9 +424,9 @@ mod tests {
 #[cfg(all(test, not(loom)))]
 mod build_tests {
     use super::super::error::{HistError, HistErrorKind};
-    use super::super::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+    use super::super::event::{EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS};
     use super::super::grammar::parse_trigger;
-    use super::super::hist_data::{BuildOptions, EventContext, HistData};
+    use super::super::hist_data::{BuildOptions, HistData};
     use super::*;
     use std::format;
     use std::string::String;

@@ -12,7 +12,7 @@
 //! [`STR_VAR_WORDS`]-word slot per such variable in the order they are
 //! defined; the variable itself holds its slot's number.
 
-use super::hist_data::{EventContext, HistData};
+use super::event::EventContext;
 use super::output::STACKTRACE_DEPTH;
 
 /// The size of one copy (C's `STR_VAR_LEN_MAX`, `MAX_FILTER_STR_VAL`).
@@ -34,23 +34,22 @@ pub enum VarCopy {
     Execname,
 }
 
-/// Writes the copy of variable `i` of `data` for one record into `out`,
+/// Writes the copy a variable keeps (`copy`) for one record into `out`,
 /// zeroed first, as `hist_trigger_elt_update()` fills the entry's buffer:
+/// for a string, `src` is the record from the string's start and `size`
+/// the most bytes to take, the NUL included
+/// ([`HistData::var_string`](super::hist_data::HistData::var_string));
 /// `comm` is the command name the entry was saved with.
 pub fn write_copy(
-    data: &HistData<'_>,
-    i: usize,
-    rec: &[u8],
+    copy: Option<VarCopy>,
+    (src, size): (&[u8], usize),
     ctx: &dyn EventContext,
     comm: &[u8; 16],
     out: &mut [u8; STR_VAR_LEN_MAX],
 ) {
     out.fill(0);
-    match data.var_copy(i) {
-        Some(VarCopy::String) => {
-            let (src, size) = data.var_string(i, rec);
-            strscpy(out, src, size);
-        }
+    match copy {
+        Some(VarCopy::String) => strscpy(out, src, size),
         Some(VarCopy::Execname) => strscpy(out, comm, STR_VAR_LEN_MAX),
         Some(VarCopy::Stack) => {
             let mut frames = [0u64; STACKTRACE_DEPTH];

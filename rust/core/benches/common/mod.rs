@@ -2,7 +2,7 @@
 
 //! What the host benches and examples share: a task that fires events.
 
-use rhist_core::hist::hist_data::EventContext;
+use rhist_core::hist::event::EventContext;
 use rhist_core::hist::histogram::TaskContext;
 
 /// A fixed task on CPU 0, for `Histogram::update()`.

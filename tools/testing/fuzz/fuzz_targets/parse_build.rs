@@ -36,11 +36,9 @@ use std::sync::atomic::AtomicU64;
 
 use libfuzzer_sys::fuzz_target;
 use rhist_core::hist::error::HistError;
-use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+use rhist_core::hist::event::{EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS};
 use rhist_core::hist::grammar::{self, FieldContext, KeyField, Node, NodeId, TriggerSpec};
-use rhist_core::hist::hist_data::{
-    ActionSink, BuildOptions, EventContext, HistData, SynthField, SynthLookup,
-};
+use rhist_core::hist::hist_data::{ActionSink, BuildOptions, HistData, SynthField, SynthLookup};
 use rhist_core::hist::histogram::{self, Histogram, TaskContext};
 use rhist_core::hist::map::TracingMap;
 use rhist_core::hist::output::NoSymbols;
