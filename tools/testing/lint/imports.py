@@ -6,8 +6,9 @@ Usage: imports.py [TOP]
 
 A newcomer reads a file knowing what it stands on only if the files form
 layers: each file's imports (`use` trees and inline `crate::`/`super::`
-paths, tests left out) name files of the same tree, and no chain of them
-leads back to where it started. Two trees are checked apart: the
+paths, test modules left out: `cfg(test)` and `cfg(all(test, ...))`)
+name files of the same tree, and no chain of them leads back to where
+it started. Two trees are checked apart: the
 module's shell (rust/*.rs, with rust/command/ and the like) and the
 portable core (rust/core/src/, whose root is rhist_core.rs). The unit is a
 top-level module with its children (rust/command.rs with
@@ -23,16 +24,39 @@ import sys
 top = sys.argv[1] if len(sys.argv) > 1 else "."
 
 
+# A module under a cfg: the predicate, the module's name, and `;` or `{`.
+CFG_MOD = r"#\[cfg\(([^\]]*)\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+(\w+)\s*([;{])"
+
+
+def only_in_tests(pred):
+    """Whether a cfg predicate holds only in tests: `test`, or an `all()`
+    with `test` among its terms (`all(test, not(loom))`)."""
+    pred = pred.strip()
+    if pred == "test":
+        return True
+    m = re.fullmatch(r"all\((.*)\)", pred, re.S)
+    if not m:
+        return False
+    terms, depth, start = [], 0, 0
+    for k, c in enumerate(m.group(1)):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            terms.append(m.group(1)[start:k])
+            start = k + 1
+    terms.append(m.group(1)[start:])
+    return any(only_in_tests(t) for t in terms)
+
+
 def strip_tests(text):
-    """The text without comments, strings and `#[cfg(test)]` items."""
+    """The text without comments, strings and test-only modules."""
     text = re.sub(r"//[^\n]*", "", text)
     text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
     out, i = [], 0
-    for m in re.finditer(r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+\w+\s*([;{])", text):
-        if m.start() < i:
+    for m in re.finditer(CFG_MOD, text):
+        if m.start() < i or not only_in_tests(m.group(1)):
             continue
         out.append(text[i:m.start()])
-        if m.group(1) == ";":
+        if m.group(3) == ";":
             i = m.end()
             continue
         depth, j = 1, m.end()
@@ -45,7 +69,8 @@ def strip_tests(text):
 
 
 def test_children(text):
-    return set(re.findall(r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+(\w+)\s*;", text))
+    return {m.group(2) for m in re.finditer(CFG_MOD, text)
+            if m.group(3) == ";" and only_in_tests(m.group(1))}
 
 
 def use_paths(tree, prefix=""):
