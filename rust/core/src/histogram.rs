@@ -502,7 +502,7 @@ impl<'a> Histogram<'a> {
                 elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
                 continue;
             }
-            let string = self.data.var_string(i, rec);
+            let string = || self.data.var_string(i, rec);
             vars::write_copy(self.data.var_copy(i), string, ctx, &comm, &mut copy);
             let at = comm_words(self.needs_comm) + slot * vars::STR_VAR_WORDS;
             let dst = words.get(at..at + vars::STR_VAR_WORDS).unwrap_or(&[]);
@@ -592,7 +592,7 @@ impl<'a> Histogram<'a> {
                 elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
                 continue;
             }
-            let string = self.data.var_string(i, rec);
+            let string = || self.data.var_string(i, rec);
             vars::write_copy(self.data.var_copy(i), string, ctx, &comm, &mut copy);
             let at = start + slot * vars::STR_VAR_WORDS;
             let dst = words.get(at..at + vars::STR_VAR_WORDS).unwrap_or(&[]);

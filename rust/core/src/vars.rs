@@ -36,20 +36,23 @@ pub enum VarCopy {
 
 /// Writes the copy a variable keeps (`copy`) for one record into `out`,
 /// zeroed first, as `hist_trigger_elt_update()` fills the entry's buffer:
-/// for a string, `src` is the record from the string's start and `size`
+/// for a string, `string()` gives the record from the string's start and
 /// the most bytes to take, the NUL included
-/// ([`HistData::var_string`](super::hist_data::HistData::var_string));
-/// `comm` is the command name the entry was saved with.
-pub fn write_copy(
+/// ([`HistData::var_string`](super::hist_data::HistData::var_string)),
+/// asked only then; `comm` is the command name the entry was saved with.
+pub fn write_copy<'r>(
     copy: Option<VarCopy>,
-    (src, size): (&[u8], usize),
+    string: impl FnOnce() -> (&'r [u8], usize),
     ctx: &dyn EventContext,
     comm: &[u8; 16],
     out: &mut [u8; STR_VAR_LEN_MAX],
 ) {
     out.fill(0);
     match copy {
-        Some(VarCopy::String) => strscpy(out, src, size),
+        Some(VarCopy::String) => {
+            let (src, size) = string();
+            strscpy(out, src, size);
+        }
         Some(VarCopy::Execname) => strscpy(out, comm, STR_VAR_LEN_MAX),
         Some(VarCopy::Stack) => {
             let mut frames = [0u64; STACKTRACE_DEPTH];
