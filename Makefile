@@ -57,10 +57,11 @@ run: modules
 	@if [ -t 0 ]; then $(VM)/run.sh --flavour $(KERNEL) --shell; \
 	else $(VM)/run.sh --flavour $(KERNEL) $(VM)/demo.sh; fi
 
-# QUICK=1: the inner loop's form (host, build, lint, KUnit: a few
-# minutes), without the VM suites that boot once a script.
+# QUICK=1: the inner loop's form: host, build, lint, KUnit and the
+# end-to-end tests (one boot), without the fuzzers, the soak, fault
+# injection, the selftests, the drop-in kernel and the bench smoke.
 check:
-	@$(if $(QUICK),RHIST_SUITES="host lint kunit" )tools/testing/check.sh
+	@$(if $(QUICK),RHIST_SUITES="host lint kunit e2e" )tools/testing/check.sh
 
 check-kasan:
 	@RHIST_FLAVOUR=kasan RHIST_SUITES="kunit e2e soak fault" tools/testing/check.sh

@@ -167,25 +167,40 @@ if [ "$built" = 0 ]; then
 	one fails-on-script-failure expect_status 7 tools/testing/runner/exit-7.sh
 	one fails-on-kernel-warning expect_status 3 tools/testing/runner/kernel-warning.sh
 	one fails-on-hang expect_status 124 tools/testing/runner/hang.sh 40
+	# Scripts sharing a boot: the one the kernel warned in fails alone,
+	# and so does one that hangs, after which the rest get a new boot.
+	one group-judges-each sh -c 'r=tools/testing/runner
+		RHIST_GROUP_TIMEOUT=60 "$0/run-group.sh" "$1" $r/exit-7.sh $r/kernel-warning.sh \
+			$r/hang.sh $r/exit-0.sh | tee /dev/stderr | tr "\n" " " |
+		grep -qx "exit-7 fail kernel-warning fail hang fail exit-0 pass "' "$VM" "$logs"
 	# `make run` without a terminal: the demo, with rhist's header.
 	one make-run-demo sh -c 'make -s run </dev/null | tee /dev/stderr |
 		grep -q "^# trigger info: rhist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$"'
 else
-	one_failed=5
+	one_failed=6
 fi
 suite_end runner
 fi
 
 # --- tracefs end to end ----------------------------------------------------
+# The scripts share boots (run-group.sh); each is still one test, judged
+# by what it printed and what the kernel said while it ran, and a script
+# the group cannot judge runs in a boot of its own.
+# judged NAME VERDICT: the script's part of the shared boot, and its verdict.
+judged() { cat "$logs/$1.group"; [ "$2" = pass ]; }
 if want e2e; then
 suite_start e2e
-for t in tools/testing/tests/*.sh; do
-	if [ "$built" = 0 ]; then
-		one "$(basename "$t" .sh)" vm "$t"
-	else
-		one_failed=$((one_failed + 1))
-	fi
-done
+if [ "$built" = 0 ]; then
+	while read -r name v; do
+		t=tools/testing/tests/$name.sh
+		case $v in
+		alone) one "$name" vm "$t" ;;
+		*) one "$name" judged "$name" "$v" ;;
+		esac
+	done < <("$VM/run-group.sh" "$logs" tools/testing/tests/*.sh)
+else
+	one_failed=$(ls tools/testing/tests/*.sh | wc -l)
+fi
 suite_end e2e
 fi
 

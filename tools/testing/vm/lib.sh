@@ -25,6 +25,10 @@ step() {
 	echo "==> $name: done in $((SECONDS - start)) s"
 }
 
+# What in a guest's console log is a kernel problem (run.sh fails the
+# run on it; run-group.sh gives it to the script it happened in).
+RHIST_PROBLEM_RE='RHIST-PROBLEM|BUG:|WARNING:|Oops|Kernel panic|KASAN|KFENCE|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called|hung_task|soft lockup'
+
 # The kernel tree for a flavour: "test" (debug options), "bench", "kasan"
 # or "dropin" (no C hist: rhist registers as hist).
 kernel_tree() {

@@ -112,7 +112,7 @@ status=${PIPESTATUS[0]}
 set -e
 
 rc=$(sed -n 's/^RHIST-EXIT: \([0-9]*\)$/\1/p' "$log" | tail -1)
-problems=$(grep -E 'RHIST-PROBLEM|BUG:|WARNING:|Oops|Kernel panic|KASAN|KFENCE|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called|hung_task|soft lockup' "$log" | grep -v '^RHIST-EXIT' || true)
+problems=$(grep -E "$RHIST_PROBLEM_RE" "$log" | grep -v '^RHIST-EXIT' || true)
 
 if [ -z "$rc" ]; then
 	if [ "$status" = 124 ]; then
