@@ -10,7 +10,8 @@
 # benchmark, and on the drop-in kernel (no C hist: rhist is hist) the
 # real clients against both kernels and the selftests untranslated. Ends
 # with the line "N passed, N failed" that counts every test of every
-# suite; exits non-zero on any failure.
+# suite; exits non-zero on any failure. The suites whose VMs run on one
+# host thread (the selftests, the clients) run beside the others.
 #
 # RHIST_FLAVOUR: the kernel to build and boot, test by default (`make
 # check-kasan`: kasan). RHIST_SUITES: the suites to run besides setup and
@@ -29,16 +30,13 @@ logs=$RHIST_BUILD/check
 [ "$flavour" = test ] || logs=$logs-$flavour
 rm -rf "$logs"
 mkdir -p "$logs"
-passed=0
-failed=0
-summary=()
+# Each suite's counts, one line "NAME PASSED FAILED", from the suites in
+# the background too.
+records=$logs/records
+: > "$records"
 
 # record SUITE PASSED FAILED
-record() {
-	passed=$((passed + $2))
-	failed=$((failed + $3))
-	summary+=("$(printf '%-16s %4d passed, %d failed' "$1" "$2" "$3")")
-}
+record() { echo "$1 $2 $3" >> "$records"; }
 
 # one NAME CMD...: a test that passes when CMD succeeds; output to a log.
 one_passed=0 one_failed=0
@@ -128,6 +126,138 @@ suite_end lint
 fi
 
 vm() { "$VM/run.sh" --flavour "$flavour" --timeout "${2:-300}" --log "$logs/$(basename "$1" .sh).console" "$1"; }
+
+# --- the suites on one host thread, beside the others ------------------
+# The selftests and the clients run their VMs on one host thread
+# (single-threaded TCG): they run in the background, beside the suites
+# below, and print when those are done.
+# soak_line LOG NAME: the line of NAME passes.
+soak_line() {
+	local line
+	line=$(grep "^soak: $2 ops=" "$1" | tail -1)
+	echo "${line:-no line for $2}"
+	[[ "$line" =~ \ ops=([0-9]+)\ errors=0( |$) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]
+}
+# vm_finished LOG WORD: the script printed "WORD: done" and the runner
+# found nothing wrong with the kernel.
+vm_finished() {
+	grep -q "^$2: done$" "$1" || { echo "the run did not finish"; tail -20 "$1"; return 1; }
+	! grep -A20 'rhist-vm: ' "$1"
+}
+# selftest_results LOG: ftracetest's result lines, "[n] description\t[RESULT]".
+# ftracetest prints the description, runs the test, then the result: a
+# kernel message printed meanwhile splits the line, and the result
+# follows on a line of its own.
+selftest_results() {
+	awk '/^\[[0-9]+\]/ { if (held != "") print held; held = ""
+			 if ($0 ~ /\t\[[A-Z]+\]$/) print; else held = $0; next }
+	     held != "" && /^\t\[[A-Z]+\]$/ { print held $0; held = ""; next }
+	     END { if (held != "") print held }' "$1"
+}
+# A pass is PASS, or XFAIL from the one test that expects a failure
+# (ftracetest puts a tab before the result).
+selftest_ok='\[PASS\]$|expected fail actions[[:space:]]+\[XFAIL\]$'
+
+# --- the drop-in kernel: real clients, and the selftests untranslated ------
+# The drop-in kernel is built without C's hist triggers, and rhist
+# registers as hist there. tools/testing/clients/clients.sh runs trace-cmd
+# and hist_client (libtracefs) on it and on the test kernel, against C's
+# hist: each step must pass on both kernels ("STEP-test",
+# "STEP-dropin"), and print the same, counts aside ("STEP-same").
+vm_on() { # vm_on FLAVOUR SCRIPT TIMEOUT NAME: the console in $logs/NAME.console
+	"$VM/run.sh" --flavour "$1" --timeout "$3" --log "$logs/$4.console" "$2"
+}
+# step_ok LOG STEP: the guest printed "clients: STEP ok".
+step_ok() {
+	grep "^clients: $2 " "$1" || echo "no line for $2"
+	grep -q "^clients: $2 ok$" "$1"
+}
+# section LOG STEP: what STEP printed.
+section() {
+	awk -v s="=== $2" '$0 == s { on = 1; next } /^(=== |clients: )/ { on = 0 } on' "$1"
+}
+same_section() {
+	diff -u <(section "$1" "$3") <(section "$2" "$3")
+}
+dropin_built=1
+if want clients || want selftests-dropin; then
+suite_start build-dropin
+one kernel-dropin "$VM/kernel.sh" dropin
+one modules-dropin "$VM/modules.sh" dropin
+suite_end build-dropin
+dropin_built=$one_failed
+fi
+(
+# --- the kernel's ftrace selftests: translated to rhist, and against hist ---
+# One boot of ftrace-rhist.sh (about 6 minutes): every hist selftest of
+# 6.12 against rhist, translated, then against hist, whose result lines
+# read "[n] (hist) ...".
+# selftest_suite NAME BUILT RUN...: one boot of RUN (a VM run, whose
+# output goes to $logs/NAME.log), counted as ftracetest's result lines.
+# A kernel problem during the run fails the suite even if every test
+# passed (ftracetest's own failures are counted from the lines).
+selftest_suite() {
+	local name=$1 ok=$2 log=$logs/$1.log sp=0 sf=0 vm_rc t0=$SECONDS
+	shift 2
+	if [ "$ok" = 0 ]; then
+		"$@" > "$log" 2>&1
+		vm_rc=$?
+		selftest_results "$log" > "$logs/$name.results"
+		sp=$(grep -cE "$selftest_ok" "$logs/$name.results")
+		sf=$(grep -cvE "$selftest_ok" "$logs/$name.results")
+		sed 's/^/    /' "$logs/$name.results"
+		[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $log)"; sf=$((sf + 1)); }
+		if [ "$vm_rc" != 0 ] && [ "$sf" = 0 ]; then
+			echo "    the VM run failed with status $vm_rc (log: $log)"
+			sf=1
+		fi
+	else
+		sf=1
+	fi
+	record "$name" "$sp" "$sf"
+	echo "==> suite $name: $sp passed, $sf failed ($((SECONDS - t0)) s)"
+}
+if want selftests; then
+echo "==> suite selftests (ftracetest, hist tests against rhist and hist)"
+selftest_suite selftests "$built" vm tools/testing/selftests/ftrace-rhist.sh 900
+fi
+
+# The hist selftests of 6.12, untranslated, on the drop-in kernel: a pass
+# is PASS, or XFAIL from the one test that expects a failure.
+if want selftests-dropin; then
+echo "==> suite selftests-dropin (ftracetest, hist tests untranslated, rhist as hist)"
+selftest_suite selftests-dropin "$dropin_built" \
+	vm_on dropin tools/testing/selftests/ftrace-dropin.sh 900 selftests-dropin
+fi
+
+client_steps="trace-cmd-start trace-cmd-stat trace-cmd-list hist-file trace-cmd-reset
+	trace-cmd-rejected hist-client-hist hist-client-synth synth-events-shown"
+if want clients; then
+suite_start clients
+if [ "$built" = 0 ] && [ "$dropin_built" = 0 ]; then
+	vm_on test tools/testing/clients/clients.sh 300 clients-test > "$logs/clients-test.log" 2>&1
+	vm_on dropin tools/testing/clients/clients.sh 300 clients-dropin > "$logs/clients-dropin.log" 2>&1
+	for s in $client_steps; do
+		one "$s-test" step_ok "$logs/clients-test.log" "$s"
+		one "$s-dropin" step_ok "$logs/clients-dropin.log" "$s"
+		one "$s-same" same_section "$logs/clients-test.log" "$logs/clients-dropin.log" "$s"
+	done
+	one clients-run-test vm_finished "$logs/clients-test.log" clients
+	one clients-run-dropin vm_finished "$logs/clients-dropin.log" clients
+	# `make run DROPIN=1` without a terminal: the demo, rhist as hist
+	# (the test kernel's demo shows C's hist file too, but also rhist's).
+	one make-run-dropin-demo sh -c 'make -s run DROPIN=1 </dev/null > "$0" 2>&1; cat "$0"
+		grep -q "^# trigger info: hist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$" "$0" &&
+		! grep -q "rhist:keys" "$0"' "$logs/make-run-dropin.out"
+else
+	one_failed=1
+fi
+suite_end clients
+fi
+
+) > "$logs/one-thread.out" 2>&1 &
+one_thread=$!
+trap 'kill $one_thread 2> /dev/null' EXIT
 
 # --- KUnit: the suites rhist.ko runs when it loads --------------------------
 if want kunit; then
@@ -238,19 +368,6 @@ fi
 # reports "soak: JOB ops=N errors=0" with N > 0 passes, as do the unload
 # under load and the final count against hist; "run" passes when the
 # script finished and the kernel reported no problem.
-# soak_line LOG NAME: the line of NAME passes.
-soak_line() {
-	local line
-	line=$(grep "^soak: $2 ops=" "$1" | tail -1)
-	echo "${line:-no line for $2}"
-	[[ "$line" =~ \ ops=([0-9]+)\ errors=0( |$) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]
-}
-# vm_finished LOG WORD: the script printed "WORD: done" and the runner
-# found nothing wrong with the kernel.
-vm_finished() {
-	grep -q "^$2: done$" "$1" || { echo "the run did not finish"; tail -20 "$1"; return 1; }
-	! grep -A20 'rhist-vm: ' "$1"
-}
 if want soak; then
 suite_start soak
 if [ "$built" = 0 ]; then
@@ -292,116 +409,6 @@ fi
 suite_end fault
 fi
 
-# selftest_results LOG: ftracetest's result lines, "[n] description\t[RESULT]".
-# ftracetest prints the description, runs the test, then the result: a
-# kernel message printed meanwhile splits the line, and the result
-# follows on a line of its own.
-selftest_results() {
-	awk '/^\[[0-9]+\]/ { if (held != "") print held; held = ""
-			 if ($0 ~ /\t\[[A-Z]+\]$/) print; else held = $0; next }
-	     held != "" && /^\t\[[A-Z]+\]$/ { print held $0; held = ""; next }
-	     END { if (held != "") print held }' "$1"
-}
-# A pass is PASS, or XFAIL from the one test that expects a failure
-# (ftracetest puts a tab before the result).
-selftest_ok='\[PASS\]$|expected fail actions[[:space:]]+\[XFAIL\]$'
-
-# --- the kernel's ftrace selftests: translated to rhist, and against hist ---
-# One boot of ftrace-rhist.sh (about 6 minutes): every hist selftest of
-# 6.12 against rhist, translated, then against hist, whose result lines
-# read "[n] (hist) ...".
-# selftest_suite NAME BUILT RUN...: one boot of RUN (a VM run, whose
-# output goes to $logs/NAME.log), counted as ftracetest's result lines.
-# A kernel problem during the run fails the suite even if every test
-# passed (ftracetest's own failures are counted from the lines).
-selftest_suite() {
-	local name=$1 ok=$2 log=$logs/$1.log sp=0 sf=0 vm_rc t0=$SECONDS
-	shift 2
-	if [ "$ok" = 0 ]; then
-		"$@" > "$log" 2>&1
-		vm_rc=$?
-		selftest_results "$log" > "$logs/$name.results"
-		sp=$(grep -cE "$selftest_ok" "$logs/$name.results")
-		sf=$(grep -cvE "$selftest_ok" "$logs/$name.results")
-		sed 's/^/    /' "$logs/$name.results"
-		[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $log)"; sf=$((sf + 1)); }
-		if [ "$vm_rc" != 0 ] && [ "$sf" = 0 ]; then
-			echo "    the VM run failed with status $vm_rc (log: $log)"
-			sf=1
-		fi
-	else
-		sf=1
-	fi
-	record "$name" "$sp" "$sf"
-	echo "==> suite $name: $sp passed, $sf failed ($((SECONDS - t0)) s)"
-}
-if want selftests; then
-echo "==> suite selftests (ftracetest, hist tests against rhist and hist)"
-selftest_suite selftests "$built" vm tools/testing/selftests/ftrace-rhist.sh 900
-fi
-
-# --- the drop-in kernel: real clients, and the selftests untranslated ------
-# The drop-in kernel is built without C's hist triggers, and rhist
-# registers as hist there. tools/testing/clients/clients.sh runs trace-cmd
-# and hist_client (libtracefs) on it and on the test kernel, against C's
-# hist: each step must pass on both kernels ("STEP-test",
-# "STEP-dropin"), and print the same, counts aside ("STEP-same").
-vm_on() { # vm_on FLAVOUR SCRIPT TIMEOUT NAME: the console in $logs/NAME.console
-	"$VM/run.sh" --flavour "$1" --timeout "$3" --log "$logs/$4.console" "$2"
-}
-# step_ok LOG STEP: the guest printed "clients: STEP ok".
-step_ok() {
-	grep "^clients: $2 " "$1" || echo "no line for $2"
-	grep -q "^clients: $2 ok$" "$1"
-}
-# section LOG STEP: what STEP printed.
-section() {
-	awk -v s="=== $2" '$0 == s { on = 1; next } /^(=== |clients: )/ { on = 0 } on' "$1"
-}
-same_section() {
-	diff -u <(section "$1" "$3") <(section "$2" "$3")
-}
-dropin_built=1
-if want clients || want selftests-dropin; then
-suite_start build-dropin
-one kernel-dropin "$VM/kernel.sh" dropin
-one modules-dropin "$VM/modules.sh" dropin
-suite_end build-dropin
-dropin_built=$one_failed
-fi
-client_steps="trace-cmd-start trace-cmd-stat trace-cmd-list hist-file trace-cmd-reset
-	trace-cmd-rejected hist-client-hist hist-client-synth synth-events-shown"
-if want clients; then
-suite_start clients
-if [ "$built" = 0 ] && [ "$dropin_built" = 0 ]; then
-	vm_on test tools/testing/clients/clients.sh 300 clients-test > "$logs/clients-test.log" 2>&1
-	vm_on dropin tools/testing/clients/clients.sh 300 clients-dropin > "$logs/clients-dropin.log" 2>&1
-	for s in $client_steps; do
-		one "$s-test" step_ok "$logs/clients-test.log" "$s"
-		one "$s-dropin" step_ok "$logs/clients-dropin.log" "$s"
-		one "$s-same" same_section "$logs/clients-test.log" "$logs/clients-dropin.log" "$s"
-	done
-	one clients-run-test vm_finished "$logs/clients-test.log" clients
-	one clients-run-dropin vm_finished "$logs/clients-dropin.log" clients
-	# `make run DROPIN=1` without a terminal: the demo, rhist as hist
-	# (the test kernel's demo shows C's hist file too, but also rhist's).
-	one make-run-dropin-demo sh -c 'make -s run DROPIN=1 </dev/null > "$0" 2>&1; cat "$0"
-		grep -q "^# trigger info: hist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$" "$0" &&
-		! grep -q "rhist:keys" "$0"' "$logs/make-run-dropin.out"
-else
-	one_failed=1
-fi
-suite_end clients
-fi
-
-# The hist selftests of 6.12, untranslated, on the drop-in kernel: a pass
-# is PASS, or XFAIL from the one test that expects a failure.
-if want selftests-dropin; then
-echo "==> suite selftests-dropin (ftracetest, hist tests untranslated, rhist as hist)"
-selftest_suite selftests-dropin "$dropin_built" \
-	vm_on dropin tools/testing/selftests/ftrace-dropin.sh 900 selftests-dropin
-fi
-
 # --- a smoke run of the benchmark: one round, tiny counts ----------------
 if want bench-smoke; then
 suite_start bench-smoke
@@ -413,8 +420,11 @@ fi
 suite_end bench-smoke
 fi
 
+wait $one_thread
+trap - EXIT
+cat "$logs/one-thread.out"
+
 echo
 if [ "$flavour" = test ]; then echo "Summary:"; else echo "Summary ($flavour kernel):"; fi
-printf '  %s\n' "${summary[@]}"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+awk '{ printf "  %-16s %4d passed, %d failed\n", $1, $2, $3; p += $2; f += $3 }
+	END { print p + 0 " passed, " f + 0 " failed"; exit f > 0 }' "$records"
