@@ -10,8 +10,8 @@
 # benchmark, and on the drop-in kernel (no C hist: rhist is hist) the
 # real clients against both kernels and the selftests untranslated. Ends
 # with the line "N passed, N failed" that counts every test of every
-# suite; exits non-zero on any failure. The suites whose VMs run on one
-# host thread (the selftests, the clients) run beside the others.
+# suite; exits non-zero on any failure. Two chains of suites run side by
+# side, each keeping about one host core busy (see "in the background").
 #
 # RHIST_FLAVOUR: the kernel to build and boot, test by default (`make
 # check-kasan`: kasan). RHIST_SUITES: the suites to run besides setup and
@@ -60,31 +60,6 @@ suite_end() {
 
 step "setup" "$VM/setup.sh" || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 
-# --- host: the portable core's own tests -------------------------------
-if want host; then
-echo "==> suite host (cargo test in rust/core)"
-t0=$SECONDS
-# Then the map's insert protocol under loom's model checker (it fails if
-# the publishing store is made Relaxed), in a target directory of its own.
-(cd rust/core && {
-	cargo test --all-targets 2>&1
-	rc=$?
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-		cargo test --release --test loom_map 2>&1 || rc=1
-	exit $rc
-}) > "$logs/host.log"
-host_rc=$?
-read -r hp hf < <(sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$logs/host.log" |
-	awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }')
-if [ $host_rc != 0 ] && [ "$hf" = 0 ]; then
-	hf=1 # it did not build, or cargo failed outside a test
-	tail -20 "$logs/host.log"
-fi
-grep -E '^test .* FAILED$' "$logs/host.log" | sed 's/^/    /'
-record host "$hp" "$hf"
-echo "==> suite host: $hp passed, $hf failed ($((SECONDS - t0)) s)"
-fi
-
 # --- build -----------------------------------------------------------------
 suite_start build
 one kernel "$VM/kernel.sh" "$flavour"
@@ -127,10 +102,11 @@ fi
 
 vm() { "$VM/run.sh" --flavour "$flavour" --timeout "${2:-300}" --log "$logs/$(basename "$1" .sh).console" "$1"; }
 
-# --- the suites on one host thread, beside the others ------------------
-# The selftests and the clients run their VMs on one host thread
-# (single-threaded TCG): they run in the background, beside the suites
-# below, and print when those are done.
+# --- the suites in the background, beside the others -------------------
+# The VMs of most suites keep one host core busy, not two: the host
+# tests, the selftests, the clients, fault injection and the bench smoke
+# run in a background chain beside KUnit, the runner, the end-to-end
+# tests, the fuzzers and the soak, and print when those are done.
 # soak_line LOG NAME: the line of NAME passes.
 soak_line() {
 	local line
@@ -188,6 +164,31 @@ suite_end build-dropin
 dropin_built=$one_failed
 fi
 (
+# --- host: the portable core's own tests -------------------------------
+if want host; then
+echo "==> suite host (cargo test in rust/core)"
+t0=$SECONDS
+# Then the map's insert protocol under loom's model checker (it fails if
+# the publishing store is made Relaxed), in a target directory of its own.
+(cd rust/core && {
+	cargo test --all-targets 2>&1
+	rc=$?
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+		cargo test --release --test loom_map 2>&1 || rc=1
+	exit $rc
+}) > "$logs/host.log"
+host_rc=$?
+read -r hp hf < <(sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$logs/host.log" |
+	awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }')
+if [ $host_rc != 0 ] && [ "$hf" = 0 ]; then
+	hf=1 # it did not build, or cargo failed outside a test
+	tail -20 "$logs/host.log"
+fi
+grep -E '^test .* FAILED$' "$logs/host.log" | sed 's/^/    /'
+record host "$hp" "$hf"
+echo "==> suite host: $hp passed, $hf failed ($((SECONDS - t0)) s)"
+fi
+
 # --- the kernel's ftrace selftests: translated to rhist, and against hist ---
 # One boot of ftrace-rhist.sh (about 6 minutes): every hist selftest of
 # 6.12 against rhist, translated, then against hist, whose result lines
@@ -255,9 +256,45 @@ fi
 suite_end clients
 fi
 
-) > "$logs/one-thread.out" 2>&1 &
-one_thread=$!
-trap 'kill $one_thread 2> /dev/null' EXIT
+# --- fault injection: rhist's allocations failed one by one ----------------
+# One boot of tools/testing/fault/fault.sh: a path passes when it printed
+# "fault: PATH injected=K ok=A clean_errno=B bad=0" with K > 0.
+fault_line() {
+	local line
+	line=$(grep "^fault: $2 injected=" "$1" | tail -1)
+	echo "${line:-no line for $2}"
+	[[ "$line" =~ \ injected=([0-9]+)\ .*\ bad=0( |$) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]
+}
+if want fault; then
+suite_start fault
+if [ "$built" = 0 ]; then
+	vm tools/testing/fault/fault.sh 900 > "$logs/fault.log" 2>&1
+	paths=$(sed -n 's/^fault: paths //p' "$logs/fault.log" | tail -1)
+	for p in ${paths:-create named share share_filter ref synth handlers hidden enable remove clear read_rhist read_debug instance_trigger rmdir truncate unload}; do
+		one "fault-$p" fault_line "$logs/fault.log" "$p"
+	done
+	grep '^fault: total ' "$logs/fault.log" | tail -1 | sed 's/^/    /'
+	one fault-run vm_finished "$logs/fault.log" fault
+else
+	one_failed=1
+fi
+suite_end fault
+fi
+
+# --- a smoke run of the benchmark: one round, tiny counts ----------------
+if want bench-smoke; then
+suite_start bench-smoke
+if [ "$built" = 0 ]; then
+	one bench-smoke tools/testing/bench/run.sh --smoke
+else
+	one_failed=1
+fi
+suite_end bench-smoke
+fi
+
+) > "$logs/background.out" 2>&1 &
+background=$!
+trap 'kill $background 2> /dev/null' EXIT
 
 # --- KUnit: the suites rhist.ko runs when it loads --------------------------
 if want kunit; then
@@ -384,45 +421,9 @@ fi
 suite_end soak
 fi
 
-# --- fault injection: rhist's allocations failed one by one ----------------
-# One boot of tools/testing/fault/fault.sh: a path passes when it printed
-# "fault: PATH injected=K ok=A clean_errno=B bad=0" with K > 0.
-fault_line() {
-	local line
-	line=$(grep "^fault: $2 injected=" "$1" | tail -1)
-	echo "${line:-no line for $2}"
-	[[ "$line" =~ \ injected=([0-9]+)\ .*\ bad=0( |$) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]
-}
-if want fault; then
-suite_start fault
-if [ "$built" = 0 ]; then
-	vm tools/testing/fault/fault.sh 900 > "$logs/fault.log" 2>&1
-	paths=$(sed -n 's/^fault: paths //p' "$logs/fault.log" | tail -1)
-	for p in ${paths:-create named share share_filter ref synth handlers hidden enable remove clear read_rhist read_debug instance_trigger rmdir truncate unload}; do
-		one "fault-$p" fault_line "$logs/fault.log" "$p"
-	done
-	grep '^fault: total ' "$logs/fault.log" | tail -1 | sed 's/^/    /'
-	one fault-run vm_finished "$logs/fault.log" fault
-else
-	one_failed=1
-fi
-suite_end fault
-fi
-
-# --- a smoke run of the benchmark: one round, tiny counts ----------------
-if want bench-smoke; then
-suite_start bench-smoke
-if [ "$built" = 0 ]; then
-	one bench-smoke tools/testing/bench/run.sh --smoke
-else
-	one_failed=1
-fi
-suite_end bench-smoke
-fi
-
-wait $one_thread
+wait $background
 trap - EXIT
-cat "$logs/one-thread.out"
+cat "$logs/background.out"
 
 echo
 if [ "$flavour" = test ]; then echo "Summary:"; else echo "Summary ($flavour kernel):"; fi
