@@ -106,7 +106,9 @@ vm() { "$VM/run.sh" --flavour "$flavour" --timeout "${2:-300}" --log "$logs/$(ba
 # The VMs of most suites keep one host core busy, not two: the host
 # tests, the selftests, the clients, fault injection and the bench smoke
 # run in a background chain beside KUnit, the runner, the end-to-end
-# tests, the fuzzers and the soak, and print when those are done.
+# tests, the fuzzers and the soak, and print when those are done. First
+# the helpers both chains use.
+
 # soak_line LOG NAME: the line of NAME passes.
 soak_line() {
 	local line
