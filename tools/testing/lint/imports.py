@@ -121,7 +121,7 @@ def edges(mods, crate_prefix):
             if parts[0] == "crate":
                 cur, rest = (), parts[1:]
                 if crate_prefix and rest[:1] == [crate_prefix]:
-                    rest = rest[1:]
+                    continue  # into the core: a tree of its own
             elif parts[0] in ("super", "self"):
                 cur, rest = name, parts
                 while rest and rest[0] in ("super", "self"):
@@ -208,10 +208,6 @@ for label, root_dir, root_file, prefix in trees:
     for m, deps in graph.items():
         units.setdefault(unit[m], set()).update(unit[d] for d in deps if unit[d] != unit[m])
     graph = units
-    if label == "shell":
-        # Paths into the core (crate::hist::...) are not the shell's.
-        graph = {k: {d for d in v if d[:1] != ("hist",)} for k, v in graph.items()
-                 if k[:1] != ("hist",)}
     n_edges = sum(len(v) for v in graph.values())
     comps = cycles(graph)
     for comp in comps:
