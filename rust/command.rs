@@ -66,7 +66,7 @@ static COMMAND: TriggerCommand = TriggerCommand::new(bindings::event_command {
     trigger: Some(probe::on_event),
     free: Some(free),
     print: Some(print),
-    ..TriggerCommand::common(crate::NAMES.command)
+    ..TriggerCommand::common(crate::names::NAMES.command)
 });
 
 fn command() -> *mut bindings::event_command {
@@ -209,7 +209,7 @@ unsafe fn log_entries(
     text: &[u8],
     entries: impl Iterator<Item = (HistErrorKind, usize)>,
 ) {
-    let prefix = crate::NAMES.prefix.as_bytes();
+    let prefix = crate::names::NAMES.prefix.as_bytes();
     // SAFETY: `file` is live, and its event registered until `parse()`,
     // which holds `event_mutex`, returns; the names are used before that.
     let (system, event) = unsafe { tracefs::event_names(file) };

@@ -54,8 +54,8 @@ const fn enable_command(name: &'static core::ffi::CStr) -> TriggerCommand {
     })
 }
 
-static ENABLE: TriggerCommand = enable_command(crate::NAMES.enable);
-static DISABLE: TriggerCommand = enable_command(crate::NAMES.disable);
+static ENABLE: TriggerCommand = enable_command(crate::names::NAMES.enable);
+static DISABLE: TriggerCommand = enable_command(crate::names::NAMES.disable);
 
 /// The enable triggers rhist has attached, guarded by `event_mutex`.
 static REGISTRY: Registry = Registry::new();
@@ -449,9 +449,9 @@ unsafe extern "C" fn print(
     // SAFETY: as above; the target is pinned.
     let (system, event) = unsafe { tracefs::event_names(target.target.file()) };
     let name = if target.enable {
-        crate::NAMES.enable
+        crate::names::NAMES.enable
     } else {
-        crate::NAMES.disable
+        crate::names::NAMES.disable
     };
     for part in [name.to_bytes(), b":", system, b":", event] {
         out.bytes(part);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The per-event files `rhist` and `rhist_debug` (`hist` and `hist_debug`
-//! in hist's place, see [`crate::NAMES`]): they appear in every event
+//! in hist's place, see [`crate::names::NAMES`]): they appear in every event
 //! directory while the module is loaded and show the event's rhist
 //! triggers, as `hist` and `hist_debug` show its hist triggers. The
 //! `hist` file can be polled, as hist's: readable once the event's
@@ -79,8 +79,8 @@ impl ShowFn {
     }
 }
 
-static HIST_FILE: EventFile = EventFile::new(crate::NAMES.command, ShowFn::Hist);
-static DEBUG_FILE: EventFile = EventFile::new(crate::NAMES.debug_file, ShowFn::Debug);
+static HIST_FILE: EventFile = EventFile::new(crate::names::NAMES.command, ShowFn::Hist);
+static DEBUG_FILE: EventFile = EventFile::new(crate::names::NAMES.debug_file, ShowFn::Debug);
 
 /// The two files, added to every event directory while this lives.
 pub(crate) struct Registration(());
@@ -100,7 +100,7 @@ impl Registration {
         if ret != 0 {
             pr_err!(
                 "cannot add the per-event file '{}' (error {ret})\n",
-                crate::NAMES.command.to_str().unwrap_or("?")
+                crate::names::NAMES.command.to_str().unwrap_or("?")
             );
             return Err(Error::from_errno(ret));
         }
@@ -109,7 +109,7 @@ impl Registration {
         if ret != 0 {
             pr_err!(
                 "cannot add the per-event file '{}' (error {ret})\n",
-                crate::NAMES.debug_file.to_str().unwrap_or("?")
+                crate::names::NAMES.debug_file.to_str().unwrap_or("?")
             );
             // SAFETY: added just above.
             unsafe { bindings::trace_event_remove_extra_file(HIST_FILE.entry.get()) };

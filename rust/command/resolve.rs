@@ -185,7 +185,7 @@ pub(super) unsafe fn field_var_hist(
 /// being written, `data`'s, not in the hidden one. The piece is taken to
 /// run from `pos` to the next separator of the hidden command.
 pub(super) fn nested_errpos(data: &HistData<'_>, cmd: &[u8], pos: usize) -> usize {
-    let prefix = crate::NAMES.prefix.len();
+    let prefix = crate::names::NAMES.prefix.len();
     let Some(rest) = pos.checked_sub(prefix).and_then(|at| cmd.get(at..)) else {
         return 0;
     };

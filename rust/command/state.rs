@@ -273,7 +273,7 @@ impl Resolved {
         // never changed; `data` is dropped first (invariants of `Self`).
         let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
             .map_err(|_| BuildError::Kernel(code::EINVAL))?;
-        let spec = hist::trigger::parse_as(crate::NAMES, text_str)?;
+        let spec = hist::trigger::parse_as(crate::names::NAMES, text_str)?;
 
         // SAFETY: `file` is live and its event pinned by `origin`, which
         // the result keeps and drops last (invariants of `Self`).
@@ -387,7 +387,7 @@ impl Resolved {
 pub(super) fn info_of(data: &HistData<'_>) -> Result<KVec<u8>, BuildError> {
     let mut info = KVec::new();
     let mut w = VecWriter(&mut info, false);
-    let _ = data.write_info(&mut w, crate::NAMES.prefix);
+    let _ = data.write_info(&mut w, crate::names::NAMES.prefix);
     if w.1 {
         return Err(code::ENOMEM.into());
     }
