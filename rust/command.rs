@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The `rhist` trigger command: parsing what users write to an event's
-//! `trigger` file, attaching and removing rhist triggers, and showing
-//! them there. The probe the tracing core runs on every event is
-//! [`crate::probe`].
+//! `trigger` file, attaching and removing rhist triggers, showing them
+//! there, and the probe the tracing core runs on every event.
 //!
 //! Every trigger this command attaches is also kept in [`REGISTRY`], so
 //! that unloading the module can remove them all. Its parts:
@@ -11,9 +10,11 @@
 //! - [`state`]: a trigger's state, and what it is built from;
 //! - [`resolve`]: what a build looks up beyond the text (other triggers'
 //!   variables, referenced histograms, hidden histograms);
-//! - [`lifetime`]: how a trigger and its state go.
+//! - [`lifetime`]: how a trigger and its state go;
+//! - [`probe`]: what runs for every event a trigger sees.
 
 mod lifetime;
+mod probe;
 mod resolve;
 mod state;
 
@@ -42,7 +43,6 @@ use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
 use crate::hist::map::TracingMap;
 use crate::hist::var_ref::{Found, VarLookup, VAR_REFS_MAX};
 use crate::instance::InstanceRef;
-use crate::probe;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};

@@ -27,7 +27,6 @@ mod instance;
 mod kunit;
 mod names;
 mod poll;
-mod probe;
 mod shim;
 mod snapshot;
 mod synth;

@@ -11,7 +11,7 @@ use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
 
-use crate::command::{state, Trigger};
+use super::{state, Trigger};
 use crate::event::ProbeContext;
 use crate::poll;
 use crate::shim;
@@ -48,7 +48,7 @@ fn record_len(rec: *const c_void, reported: usize) -> usize {
 // In the page of the shapes of one or two numbers: see
 // `Histogram::update_compiled()`.
 #[link_section = ".text.rhist_event"]
-pub(crate) unsafe extern "C" fn on_event(
+pub(super) unsafe extern "C" fn on_event(
     data: *mut bindings::event_trigger_data,
     buffer: *mut bindings::trace_buffer,
     rec: *mut c_void,
