@@ -11,8 +11,11 @@
 //! - [`resolve`]: what a build looks up beyond the text (other triggers'
 //!   variables, referenced histograms, hidden histograms);
 //! - [`lifetime`]: how a trigger and its state go;
-//! - [`probe`]: what runs for every event a trigger sees.
+//! - [`probe`]: what runs for every event a trigger sees;
+//! - [`errors`]: the entries a rejected command leaves in
+//!   tracing/error_log.
 
+mod errors;
 mod lifetime;
 mod probe;
 mod resolve;
@@ -47,6 +50,7 @@ use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};
 use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
+use errors::*;
 use lifetime::*;
 use resolve::*;
 pub(crate) use state::Trigger;
@@ -168,67 +172,6 @@ unsafe fn detach(data: *mut bindings::event_trigger_data) {
         // SAFETY: `file` is live, so is its trace array; this drops the
         // reference `attach()` took for this trigger.
         unsafe { bindings::tracing_set_filter_buffering((*file).tr, false) };
-    }
-}
-
-/// error_log messages of the trigger command, NUL-terminated, indexed as
-/// C's `err_text[]`.
-static ERRORS: [ErrText; hist::trigger::ERROR_COUNT] = {
-    let mut table = [const { ErrText(ptr::null()) }; hist::trigger::ERROR_COUNT];
-    let mut i = 0;
-    while i < table.len() {
-        table[i] = ErrText(hist::trigger::C_MESSAGES[i].as_ptr().cast());
-        i += 1;
-    }
-    table
-};
-
-/// Logs `err` for the command `rhist:<text>` to tracing/error_log, if C
-/// would log one, and returns its negative errno.
-///
-/// # Safety
-///
-/// `file` must be a live event file.
-unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistError) -> c_int {
-    if let Some(kind) = err.kind() {
-        let entries = Iterator::chain(err.logged_before(), [(kind, err.pos())]);
-        // SAFETY: `file` is live.
-        unsafe { log_entries(file, text, entries) };
-    }
-    -err.errno()
-}
-
-/// Logs `entries` (kind and caret) for the command `rhist:<text>` on
-/// `file`'s event to tracing/error_log, as hist's `hist_err()` does.
-///
-/// # Safety
-///
-/// `file` must be a live event file.
-unsafe fn log_entries(
-    file: *mut bindings::trace_event_file,
-    text: &[u8],
-    entries: impl Iterator<Item = (HistErrorKind, usize)>,
-) {
-    let prefix = crate::names::NAMES.prefix.as_bytes();
-    // SAFETY: `file` is live, and its event registered until `parse()`,
-    // which holds `event_mutex`, returns; the names are used before that.
-    let (system, event) = unsafe { tracefs::event_names(file) };
-    let mut loc = KVec::new();
-    let mut cmd = KVec::new();
-    let built = (|| -> Result<(), kernel::alloc::AllocError> {
-        for part in [prefix, system, b":", event, b"\0"] {
-            loc.extend_from_slice(part, GFP_KERNEL)?;
-        }
-        for part in [prefix, text, b"\0"] {
-            cmd.extend_from_slice(part, GFP_KERNEL)?;
-        }
-        Ok(())
-    })();
-    if built.is_ok() {
-        for (kind, pos) in entries {
-            // SAFETY: `file` is live; both strings are NUL-terminated.
-            unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), pos) };
-        }
     }
 }
 
