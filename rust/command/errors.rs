@@ -24,6 +24,7 @@ static ERRORS: [ErrText; hist::trigger::ERROR_COUNT] = {
 ///
 /// `file` must be a live event file.
 pub(super) unsafe fn reject(
+    held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     text: &[u8],
     err: &HistError,
@@ -31,7 +32,7 @@ pub(super) unsafe fn reject(
     if let Some(kind) = err.kind() {
         let entries = Iterator::chain(err.logged_before(), [(kind, err.pos())]);
         // SAFETY: `file` is live.
-        unsafe { log_entries(file, text, entries) };
+        unsafe { log_entries(held, file, text, entries) };
     }
     -err.errno()
 }
@@ -43,13 +44,14 @@ pub(super) unsafe fn reject(
 ///
 /// `file` must be a live event file.
 pub(super) unsafe fn log_entries(
+    _held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     text: &[u8],
     entries: impl Iterator<Item = (HistErrorKind, usize)>,
 ) {
     let prefix = crate::names::NAMES.prefix.as_bytes();
-    // SAFETY: `file` is live, and its event registered until `parse()`,
-    // which holds `event_mutex`, returns; the names are used before that.
+    // SAFETY: `file` is live, and its event registered while the lock is
+    // held (`_held`): throughout this call, which uses the names.
     let (system, event) = unsafe { tracefs::event_names(file) };
     let mut loc = KVec::new();
     let mut cmd = KVec::new();

@@ -11,7 +11,7 @@ use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
 
-use super::{state, Trigger};
+use super::{state_rcu, Trigger};
 use crate::event::ProbeContext;
 use crate::poll;
 use crate::shim;
@@ -60,7 +60,7 @@ pub(super) unsafe extern "C" fn on_event(
     // SAFETY: the tracing core calls this only for attached rhist
     // triggers, which `free()` frees only after the probes that can see
     // them have finished.
-    let trigger = unsafe { state(data) };
+    let trigger = unsafe { state_rcu(data) };
     // A record holds at least the fixed part of its event, which holds
     // every field (`record_span` is only set for the trigger's own event).
     let Some(len) = trigger.record_span() else {
