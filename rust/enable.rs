@@ -244,13 +244,12 @@ unsafe fn attach(
     Ok(())
 }
 
-/// `reg()`: attaches `data` to `file`, unless a trigger of either
-/// command there acts on the same event (`EEXIST`).
+/// `reg()`: [`register()`]. The tracing core calls a command's `reg()`
+/// only from that command's `parse()`, and this one's calls `register()`.
 ///
 /// # Safety
 ///
-/// `data` must be a trigger of this module's enable or disable command
-/// set up by `parse()` for the live `file`, with `event_mutex` held.
+/// As for [`register()`], with `event_mutex` held.
 unsafe extern "C" fn reg(
     _glob: *mut c_char,
     data: *mut bindings::event_trigger_data,
@@ -262,7 +261,8 @@ unsafe extern "C" fn reg(
     unsafe { register(held, data, file) }
 }
 
-/// Attaches `data` to `file`: [`reg()`].
+/// Attaches `data` to `file`, unless a trigger of either command there
+/// acts on the same event (`EEXIST`).
 ///
 /// # Safety
 ///
@@ -273,8 +273,8 @@ unsafe fn register(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) -> c_int {
-    // SAFETY: `data` is an enable trigger set up by `attach()`, the only
-    // caller; `file` is live.
+    // SAFETY: `data` is an enable trigger set up by `attach()`, with its
+    // `Target`; `file` is live.
     let taken = unsafe {
         let target_file = target(data).target.file();
         tracefs::triggers(held, file)

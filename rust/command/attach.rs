@@ -112,12 +112,12 @@ pub(super) unsafe fn attach(
     result
 }
 
-/// `reg()`: attaches `data` to `file`.
+/// `reg()`: [`register()`]. The tracing core calls a command's `reg()`
+/// only from that command's `parse()`, and this one's calls `register()`.
 ///
 /// # Safety
 ///
-/// `data` must be a trigger set up by `attach()` for the live `file`,
-/// with `event_mutex` held.
+/// As for [`register()`], with `event_mutex` held.
 pub(super) unsafe extern "C" fn reg(
     _glob: *mut c_char,
     data: *mut bindings::event_trigger_data,
@@ -129,7 +129,7 @@ pub(super) unsafe extern "C" fn reg(
     unsafe { register(held, data, file) }
 }
 
-/// Attaches `data` to `file`: [`reg()`].
+/// Attaches `data` to `file`, at the tail of its trigger list.
 ///
 /// # Safety
 ///
@@ -139,8 +139,9 @@ unsafe fn register(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) -> c_int {
-    // SAFETY: `data` is a live trigger set up by `attach()`, the only
-    // caller; the list's reference is dropped by `free()` on removal.
+    // SAFETY: `data` is a live trigger set up by `attach()`; the list's
+    // reference is dropped when it is taken off (`unregister_one()`,
+    // `free()`).
     unsafe { get_ref(held, data) };
     // At the tail, as hist does: the files list triggers in that order.
     // SAFETY: `file` is live; `data` is set up for it, on no list.
