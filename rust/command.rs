@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The `rhist` trigger command: parsing what users write to an event's
-//! `trigger` file, attaching and removing rhist triggers, and showing
-//! them there. The probe the tracing core runs on every event is
-//! [`crate::probe`].
+//! `trigger` file, attaching and removing rhist triggers, showing them
+//! there, and the probe the tracing core runs on every event.
 //!
 //! Every trigger this command attaches is also kept in [`REGISTRY`], so
 //! that unloading the module can remove them all. Its parts:
 //!
 //! - [`state`]: a trigger's state, and what it is built from;
+//! - [`attach`]: how a trigger is attached to its event, and detached;
 //! - [`resolve`]: what a build looks up beyond the text (other triggers'
 //!   variables, referenced histograms, hidden histograms);
-//! - [`lifetime`]: how a trigger and its state go.
+//! - [`lifetime`]: how a trigger and its state go;
+//! - [`probe`]: what runs for every event a trigger sees;
+//! - [`errors`]: the entries a rejected command leaves in
+//!   tracing/error_log.
 
+mod attach;
+mod errors;
 mod lifetime;
+mod probe;
 mod resolve;
 mod state;
 
@@ -42,18 +48,19 @@ use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
 use crate::hist::map::TracingMap;
 use crate::hist::var_ref::{Found, VarLookup, VAR_REFS_MAX};
 use crate::instance::InstanceRef;
-use crate::probe;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};
-use crate::tracefs::{self, ErrText, EventMutexGuard, SeqWriter};
+use crate::tracefs::{self, ErrText, EventMutexGuard, EventMutexHeld, SeqWriter};
+use attach::*;
+use errors::*;
 use lifetime::*;
 use resolve::*;
 pub(crate) use state::Trigger;
 use state::*;
 
 use crate::trigger_cmd::{
-    c_bytes, remove_each, take_ref, EventPin, Registered, Registry, TriggerCommand,
+    c_bytes, get_ref, remove_each, EventPin, Registered, Registry, TriggerCommand,
 };
 
 /// The `rhist` command (`hist` in the drop-in build).
@@ -66,7 +73,7 @@ static COMMAND: TriggerCommand = TriggerCommand::new(bindings::event_command {
     trigger: Some(probe::on_event),
     free: Some(free),
     print: Some(print),
-    ..TriggerCommand::common(crate::NAMES.command)
+    ..TriggerCommand::common(crate::names::NAMES.command)
 });
 
 fn command() -> *mut bindings::event_command {
@@ -83,17 +90,32 @@ pub(crate) unsafe fn is_ours(data: *mut bindings::event_trigger_data) -> bool {
     unsafe { COMMAND.owns(data) }
 }
 
-/// The rhist state of an rhist trigger.
+/// The rhist state of an rhist trigger, borrowed while the lock is held.
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger (see [`is_ours`]).
-pub(crate) unsafe fn state<'a>(data: *mut bindings::event_trigger_data) -> &'a Trigger {
+/// `data` must be a live rhist trigger (see [`is_ours`]), not freed for
+/// `'a`.
+pub(crate) unsafe fn state<'a>(
+    _held: EventMutexHeld<'a>,
+    data: *mut bindings::event_trigger_data,
+) -> &'a Trigger {
+    // SAFETY: the caller's contract.
+    unsafe { state_rcu(data) }
+}
+
+/// [`state()`] for the probe, which runs without the lock.
+///
+/// # Safety
+///
+/// `data` must be a live rhist trigger, not freed for `'a`.
+unsafe fn state_rcu<'a>(data: *mut bindings::event_trigger_data) -> &'a Trigger {
     // SAFETY: rhist triggers own a `Trigger` in `private_data` until freed.
     unsafe { &*(*data).private_data.cast::<Trigger>() }
 }
 
-/// The rhist triggers attached.
+/// The rhist triggers attached: each is live, until `release()` takes it
+/// out and frees it.
 static REGISTRY: Registry = Registry::new();
 
 /// The command, registered with the tracing core; dropping it removes
@@ -121,114 +143,25 @@ struct Attached(());
 impl Drop for Attached {
     fn drop(&mut self) {
         let guard = EventMutexGuard::lock();
-        let detached = REGISTRY.take_all(&guard);
+        let held = guard.held();
+        let detached = REGISTRY.take_all(held);
         for &data in detached.iter() {
-            // SAFETY: registered triggers are live and on their file's list;
-            // `event_mutex` is held.
-            unsafe { detach(data) };
+            // SAFETY: registered triggers are live and on their file's list.
+            unsafe { detach(held, data) };
         }
         for &data in detached.iter() {
             // SAFETY: `data` is detached and holds the list's reference;
-            // `put()` waits for running probes before it frees. Only
-            // `event_mutex` is held.
-            unsafe { put(data) };
+            // `put()` waits for running probes before it frees. This task
+            // holds no lock but the guard's.
+            unsafe { put(held, data) };
         }
         // SAFETY: as above.
-        unsafe { DEFERRED.release() };
+        unsafe { DEFERRED.release(held) };
         drop(guard);
         // No trigger of ours is left for the tracing core to free: the
         // work item, if queued, finds the list empty. Wait for it.
         // SAFETY: may sleep, which a module's exit may.
         unsafe { shim::rhist_deferred_flush() };
-    }
-}
-
-/// Unlinks `data` from its event file, as the tracing core's own
-/// unregistration does.
-///
-/// # Safety
-///
-/// `data` must be a live rhist trigger on its file's list, with
-/// `event_mutex` held.
-unsafe fn detach(data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is a live rhist trigger (the caller's contract).
-    let trigger = unsafe { state(data) };
-    // The trigger references its file, so the file is live throughout.
-    let file = trigger.file;
-    // SAFETY: `data` is on its file's list and `event_mutex`, the lock
-    // of that list, is held; readers on the event path are RCU-sched
-    // readers, and `free()` waits for them before freeing `data`.
-    unsafe { shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };
-    // SAFETY: `file` is live, `event_mutex` held; this drops the soft
-    // enable `reg()` took.
-    unsafe { bindings::trace_event_trigger_enable_disable(file, 0) };
-    // SAFETY: `file` is live, `event_mutex` held.
-    unsafe { bindings::update_cond_flag(file) };
-    if trigger.data().uses_timestamps() {
-        // SAFETY: `file` is live, so is its trace array; this drops the
-        // reference `attach()` took for this trigger.
-        unsafe { bindings::tracing_set_filter_buffering((*file).tr, false) };
-    }
-}
-
-/// error_log messages of the trigger command, NUL-terminated, indexed as
-/// C's `err_text[]`.
-static ERRORS: [ErrText; hist::trigger::ERROR_COUNT] = {
-    let mut table = [const { ErrText(ptr::null()) }; hist::trigger::ERROR_COUNT];
-    let mut i = 0;
-    while i < table.len() {
-        table[i] = ErrText(hist::trigger::C_MESSAGES[i].as_ptr().cast());
-        i += 1;
-    }
-    table
-};
-
-/// Logs `err` for the command `rhist:<text>` to tracing/error_log, if C
-/// would log one, and returns its negative errno.
-///
-/// # Safety
-///
-/// `file` must be a live event file.
-unsafe fn reject(file: *mut bindings::trace_event_file, text: &[u8], err: &HistError) -> c_int {
-    if let Some(kind) = err.kind() {
-        let entries = Iterator::chain(err.logged_before(), [(kind, err.pos())]);
-        // SAFETY: `file` is live.
-        unsafe { log_entries(file, text, entries) };
-    }
-    -err.errno()
-}
-
-/// Logs `entries` (kind and caret) for the command `rhist:<text>` on
-/// `file`'s event to tracing/error_log, as hist's `hist_err()` does.
-///
-/// # Safety
-///
-/// `file` must be a live event file.
-unsafe fn log_entries(
-    file: *mut bindings::trace_event_file,
-    text: &[u8],
-    entries: impl Iterator<Item = (HistErrorKind, usize)>,
-) {
-    let prefix = crate::NAMES.prefix.as_bytes();
-    // SAFETY: `file` is live, and its event registered until `parse()`,
-    // which holds `event_mutex`, returns; the names are used before that.
-    let (system, event) = unsafe { tracefs::event_names(file) };
-    let mut loc = KVec::new();
-    let mut cmd = KVec::new();
-    let built = (|| -> Result<(), kernel::alloc::AllocError> {
-        for part in [prefix, system, b":", event, b"\0"] {
-            loc.extend_from_slice(part, GFP_KERNEL)?;
-        }
-        for part in [prefix, text, b"\0"] {
-            cmd.extend_from_slice(part, GFP_KERNEL)?;
-        }
-        Ok(())
-    })();
-    if built.is_ok() {
-        for (kind, pos) in entries {
-            // SAFETY: `file` is live; both strings are NUL-terminated.
-            unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), pos) };
-        }
     }
 }
 
@@ -240,22 +173,23 @@ unsafe fn log_entries(
 ///
 /// # Safety
 ///
-/// `file` must be live and `event_mutex` held.
+/// `file` must be live.
 unsafe fn find(
+    held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     data: &HistData<'_>,
     filter: Option<&str>,
     named: Option<&Trigger>,
 ) -> Option<*mut bindings::event_trigger_data> {
     let filter = filter.map(str::as_bytes);
-    // SAFETY: the caller's contract; we only look.
-    unsafe { tracefs::triggers(file) }.find(|&d| {
-        // SAFETY: the triggers are live under `event_mutex`.
+    // SAFETY: `file` is live; we only look.
+    unsafe { tracefs::triggers(held, file) }.find(|&d| {
+        // SAFETY: the triggers on the list are live.
         if !unsafe { is_ours(d) } {
             return false;
         }
         // SAFETY: as above; `d` is an rhist trigger.
-        let test = unsafe { state(d) };
+        let test = unsafe { state(held, d) };
         let same_name = match named {
             Some(named) => Arc::ptr_eq(&named.hist, &test.hist),
             None => test.name().is_none(),
@@ -269,13 +203,14 @@ unsafe fn find(
 ///
 /// # Safety
 ///
-/// `event_mutex` must be held.
-unsafe fn find_named<'a>(name: &str) -> Option<&'a Trigger> {
-    // SAFETY: the caller holds `event_mutex`; registered triggers are live.
-    unsafe { REGISTRY.get() }
-        .iter()
-        // SAFETY: as above.
-        .map(|&d| unsafe { state(d) })
+/// The trigger found must not be freed while the result is used.
+unsafe fn find_named<'a>(held: EventMutexHeld<'a>, name: &str) -> Option<&'a Trigger> {
+    REGISTRY
+        .iter(held)
+        // SAFETY: registered triggers are live; the one returned is not
+        // freed while used (the caller's contract), the others not while
+        // looked at.
+        .map(|d| unsafe { state(held, d) })
         .find(|t| t.name() == Some(name))
 }
 
@@ -294,6 +229,8 @@ unsafe extern "C" fn parse(
     _cmd: *mut c_char,
     param_and_filter: *mut c_char,
 ) -> c_int {
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
     // SAFETY: the tracing core passes valid strings and a live file.
     let (glob, text) = unsafe { (c_bytes(glob).unwrap_or(b""), c_bytes(param_and_filter)) };
     let remove = glob.first() == Some(&b'!');
@@ -302,14 +239,14 @@ unsafe extern "C" fn parse(
     };
     // What an instance's removal left is dropped before a command looks
     // at the triggers, as it would have been in hist.
-    // SAFETY: `event_mutex` is held, `trace_types_lock` not (the tracing
-    // core's `trigger_process_regex()` takes only the former).
-    unsafe { DEFERRED.release() };
-    // SAFETY: the tracing core's arguments; `event_mutex` is held.
-    match unsafe { run_command(cmd_ops, file, text, remove) } {
+    // SAFETY: `trace_types_lock` is not held: no caller of the tracing
+    // core's `trigger_process_regex()` takes it.
+    unsafe { DEFERRED.release(held) };
+    // SAFETY: the tracing core's arguments.
+    match unsafe { run_command(held, cmd_ops, file, text, remove) } {
         Ok(()) => 0,
         // SAFETY: `file` is live.
-        Err(BuildError::Hist(err)) => unsafe { reject(file, text, &err) },
+        Err(BuildError::Hist(err)) => unsafe { reject(held, file, text, &err) },
         Err(BuildError::Kernel(e)) => e.to_errno(),
     }
 }
@@ -319,15 +256,16 @@ unsafe extern "C" fn parse(
 ///
 /// # Safety
 ///
-/// Called from `parse()` with its arguments; `event_mutex` held.
+/// Called from `parse()` with its arguments.
 unsafe fn run_command(
+    held: EventMutexHeld<'_>,
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
     text: &[u8],
     remove: bool,
 ) -> Result<(), BuildError> {
-    // SAFETY: `file` is live and `event_mutex` held.
-    let mut resolved = unsafe { Resolved::new(file, text, remove) }?;
+    // SAFETY: `file` is live.
+    let mut resolved = unsafe { Resolved::new(held, file, text, remove) }?;
     let spec = resolved.data().spec();
     let has_actions = !spec.action_strs().is_empty();
     // hist sets the filter right after building, before it looks for the
@@ -344,31 +282,32 @@ unsafe fn run_command(
         || has_actions;
     if early {
         if let Some(filter) = spec.filter() {
-            // SAFETY: the tracing core's arguments; `event_mutex` is held.
-            unsafe { check_filter(cmd_ops, file, filter) }?;
+            // SAFETY: the tracing core's arguments.
+            unsafe { check_filter(held, cmd_ops, file, filter) }?;
         }
     }
 
     // A named trigger shares the histogram of the first trigger of that
     // name, on whichever event, if they match (checked as the trigger is
     // registered, below).
-    // SAFETY: `event_mutex` is held.
+    // SAFETY: the trigger found is freed, if at all, by the removal below,
+    // after which `named` is not used.
     let named = spec
         .name_attr()
-        .and_then(|name| unsafe { find_named(name) });
+        .and_then(|name| unsafe { find_named(held, name) });
     if remove {
-        // SAFETY: `event_mutex` is held by the tracing core.
-        let existing = unsafe { find(file, resolved.data(), spec.filter_expr(), named) };
+        // SAFETY: `file` is live.
+        let existing = unsafe { find(held, file, resolved.data(), spec.filter_expr(), named) };
         // Like hist, removing a trigger that is not there is no error.
         if let Some(data) = existing {
             // A trigger whose variables another references stays, with
             // nothing logged, as in hist.
-            // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
-            if unsafe { state(data).referenced() } {
+            // SAFETY: `data` is a live rhist trigger.
+            if unsafe { state(held, data) }.referenced(held) {
                 return Err(BuildError::Kernel(code::EBUSY));
             }
             // SAFETY: `data` is a live rhist trigger on `file`.
-            unsafe { unregister_one(data) };
+            unsafe { unregister_one(held, data) };
         }
         return Ok(());
     }
@@ -376,20 +315,21 @@ unsafe fn run_command(
     let existing = if spec.name_attr().is_some() && named.is_none() {
         None
     } else {
-        // SAFETY: `event_mutex` is held by the tracing core.
-        unsafe { find(file, resolved.data(), spec.filter_expr(), named) }
+        // SAFETY: `file` is live.
+        unsafe { find(held, file, resolved.data(), spec.filter_expr(), named) }
     };
     let (pause, cont, clearing) = (spec.pause(), spec.cont(), spec.clear());
     if let Some(data) = existing {
         if pause || cont || clearing {
-            // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
+            // SAFETY: `data` is a live rhist trigger, whose `paused` is
+            // written only with the lock held (`held`).
             unsafe {
                 if pause {
                     (*data).paused = true;
                 } else if cont {
                     (*data).paused = false;
                 } else {
-                    clear(data);
+                    clear(held, data);
                 }
             }
             return Ok(());
@@ -405,8 +345,7 @@ unsafe fn run_command(
     let mut synths = KVec::new();
     let mut snapshot = None;
     if has_actions {
-        // SAFETY: `event_mutex` is held.
-        let found = unsafe { Synths::find(resolved.data().spec()) }?;
+        let found = Synths::find(held, resolved.data().spec())?;
         let key_size = resolved.data().key_size();
         snapshot = match snapshot_tracking(resolved.data().spec()) {
             // SAFETY: `file` is live.
@@ -416,9 +355,8 @@ unsafe fn run_command(
             }
             None => None,
         };
-        // SAFETY: `file` is the live file `resolved` was made for;
-        // `event_mutex` is held.
-        unsafe { resolved.create_actions(file, &found, snapshot.as_ref()) }?;
+        // SAFETY: `file` is the live file `resolved` was made for.
+        unsafe { resolved.create_actions(held, file, &found, snapshot.as_ref()) }?;
         synths = found.into_pins()?;
     }
     if let Some(named) = named {
@@ -457,10 +395,10 @@ unsafe fn run_command(
             (hist, record_span)
         }
     };
-    // SAFETY: `file` is live; `event_mutex` is held (our contract).
-    let trigger = unsafe { Trigger::new(file, hist, record_span) }?;
-    // SAFETY: the tracing core's arguments; `event_mutex` is held.
-    unsafe { attach(cmd_ops, file, trigger, setup) }
+    // SAFETY: `file` is live.
+    let trigger = unsafe { Trigger::new(held, file, hist, record_span) }?;
+    // SAFETY: the tracing core's arguments.
+    unsafe { attach(held, cmd_ops, file, trigger, setup) }
 }
 
 /// What the first `snapshot()` action of `spec` tracks, if it has one.
@@ -483,8 +421,9 @@ fn snapshot_tracking(spec: &TriggerSpec<'_>) -> Option<Tracking> {
 ///
 /// # Safety
 ///
-/// Called from `parse()` with its `cmd_ops` and `file`; `event_mutex` held.
+/// Called from `parse()` with its `cmd_ops` and `file`.
 unsafe fn check_filter(
+    _held: EventMutexHeld<'_>,
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
     filter: &str,
@@ -511,58 +450,27 @@ unsafe fn check_filter(
     Ok(())
 }
 
-/// What attaching a trigger needs of its text, in buffers of its own.
-struct AttachSetup {
-    /// The filter, NUL-terminated; empty for none.
-    filter: KVec<u8>,
-    /// The trace clock (`clock=`, or the instance's), NUL-terminated.
-    clock: KVec<u8>,
-    /// Where an unknown clock's error points.
-    clock_pos: usize,
-    paused: bool,
-}
-
-impl AttachSetup {
-    fn new(spec: &TriggerSpec<'_>) -> Result<Self, BuildError> {
-        let mut filter = KVec::new();
-        if let Some(text) = spec.filter() {
-            filter.extend_from_slice(text.as_bytes(), GFP_KERNEL)?;
-            filter.push(0, GFP_KERNEL)?;
-        }
-        let mut clock = KVec::new();
-        clock.extend_from_slice(spec.clock().as_bytes(), GFP_KERNEL)?;
-        clock.push(0, GFP_KERNEL)?;
-        Ok(AttachSetup {
-            filter,
-            clock,
-            clock_pos: spec.errpos(spec.clock()),
-            paused: spec.pause(),
-        })
-    }
-}
-
 /// Empties a trigger's histogram as hist's `clear` does: with the trigger
 /// paused and running probes waited for.
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger, `event_mutex` held.
-unsafe fn clear(data: *mut bindings::event_trigger_data) {
+/// `data` must be a live rhist trigger.
+unsafe fn clear(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_data) {
     // SAFETY: `data` is a live rhist trigger.
-    let trigger = unsafe { state(data) };
+    let trigger = unsafe { state(held, data) };
     // Every trigger that feeds the histogram holds still meanwhile: with
     // a name, all that share it, as hist's pause_named_trigger() does.
     let feeds = |d: *mut bindings::event_trigger_data| {
-        // SAFETY: registered triggers are live under `event_mutex`.
+        // SAFETY: registered triggers are live.
         d == data
-            || (trigger.name().is_some() && Arc::ptr_eq(&unsafe { state(d) }.hist, &trigger.hist))
+            || (trigger.name().is_some()
+                && Arc::ptr_eq(&unsafe { state(held, d) }.hist, &trigger.hist))
     };
-    // SAFETY: `event_mutex` is held.
-    let registry = unsafe { REGISTRY.get() };
-    for &d in registry.iter().filter(|&&d| feeds(d)) {
+    for d in REGISTRY.iter(held).filter(|&d| feeds(d)) {
         // SAFETY: `d` is live; `paused` and `paused_tmp` are written only
-        // under `event_mutex`, which is held, and `paused` is read racily
-        // by the event path, hence the volatile accesses.
+        // with the lock held, as it is (`held`), and `paused` is read
+        // racily by the event path, hence the volatile accesses.
         unsafe {
             let paused = ptr::read_volatile(ptr::addr_of!((*d).paused));
             (*d).paused_tmp = paused;
@@ -572,149 +480,10 @@ unsafe fn clear(data: *mut bindings::event_trigger_data) {
     // SAFETY: no precondition; it sleeps, which `parse()` may.
     unsafe { shim::rhist_tracepoint_synchronize_unregister() };
     trigger.hist().clear();
-    for &d in registry.iter().filter(|&&d| feeds(d)) {
+    for d in REGISTRY.iter(held).filter(|&d| feeds(d)) {
         // SAFETY: as above.
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*d).paused), (*d).paused_tmp) };
     }
-}
-
-/// Filters and attaches a new trigger. When its histogram reads
-/// timestamps, sets the instance's trace clock and has events written
-/// straight to the ring buffer while the trigger lives, as hist does; a
-/// clock the instance does not know fails with hist's `SET_CLOCK_FAIL`.
-///
-/// # Safety
-///
-/// Called from `parse()` with its arguments and `event_mutex` held.
-unsafe fn attach(
-    cmd_ops: *mut bindings::event_command,
-    file: *mut bindings::trace_event_file,
-    trigger: KBox<Trigger>,
-    mut setup: AttachSetup,
-) -> Result<(), BuildError> {
-    let uses_timestamps = trigger.data().uses_timestamps();
-    // Room in the registry first: after attaching, nothing may fail.
-    // SAFETY: `event_mutex` is held.
-    let registry = unsafe { REGISTRY.get() };
-    registry.push(ptr::null_mut(), GFP_KERNEL)?;
-    // SAFETY: shrinking by one: the slot is only reserved.
-    unsafe { registry.set_len(registry.len() - 1) };
-
-    // SAFETY: `cmd_ops` is our command; no count parameter.
-    let data = unsafe {
-        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
-    };
-    if data.is_null() {
-        return Err(code::ENOMEM.into());
-    }
-    // SAFETY: `data` is ours until attached; it owns the trigger from here.
-    unsafe {
-        (*data).private_data = KBox::into_raw(trigger).cast::<c_void>();
-        (*data).paused = setup.paused;
-    }
-    // Hold a reference while setting up, so a failure frees exactly once.
-    // SAFETY: `data` is a valid trigger.
-    unsafe { take_ref(data) };
-
-    // SAFETY: the filter is a NUL-terminated copy of our own, which
-    // `set_trigger_filter()` may cut up; `data` and `file` are live.
-    let ret = unsafe {
-        if setup.filter.is_empty() {
-            0
-        } else {
-            bindings::set_trigger_filter(setup.filter.as_mut_ptr().cast(), data, file)
-        }
-    };
-    let mut result = if ret < 0 {
-        Err(BuildError::Kernel(Error::from_errno(ret)))
-    } else {
-        Ok(())
-    };
-    if result.is_ok() && uses_timestamps {
-        // SAFETY: `file` is live; the clock name is NUL-terminated.
-        let ret = unsafe { bindings::tracing_set_clock((*file).tr, setup.clock.as_ptr().cast()) };
-        if ret < 0 {
-            let err = HistError::with_errno(HistErrorKind::SetClockFail, setup.clock_pos, -ret);
-            result = Err(BuildError::Hist(err));
-        } else {
-            // SAFETY: `file` is live; `detach()` (or the failure below)
-            // drops this reference.
-            unsafe { bindings::tracing_set_filter_buffering((*file).tr, true) };
-        }
-    }
-    if result.is_ok() {
-        // SAFETY: `data` is set up; `event_mutex` is held.
-        let ret = unsafe { reg(ptr::null_mut(), data, file) };
-        if ret < 0 {
-            if uses_timestamps {
-                // SAFETY: taken above.
-                unsafe { bindings::tracing_set_filter_buffering((*file).tr, false) };
-            }
-            result = Err(BuildError::Kernel(Error::from_errno(ret)));
-        }
-    }
-    // SAFETY: drops the setup reference; on failure this frees everything.
-    unsafe { put(data) };
-    result
-}
-
-/// Detaches and drops one trigger.
-///
-/// # Safety
-///
-/// `data` must be a live rhist trigger on its file, `event_mutex` held.
-unsafe fn unregister_one(data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is a live rhist trigger on its file, `event_mutex`
-    // held (the caller's contract, which is `detach()`'s).
-    unsafe { detach(data) };
-    // SAFETY: `data` is detached and still holds the reference its
-    // file's list held; `event_mutex` is held.
-    unsafe { put(data) };
-}
-
-/// `reg()`: attaches `data` to `file`.
-///
-/// # Safety
-///
-/// `data` must be a trigger set up by `attach()` for the live `file`,
-/// with `event_mutex` held.
-unsafe extern "C" fn reg(
-    _glob: *mut c_char,
-    data: *mut bindings::event_trigger_data,
-    file: *mut bindings::trace_event_file,
-) -> c_int {
-    tracefs::assert_event_mutex_held();
-    // SAFETY: `data` is a live trigger set up by `attach()`, the only
-    // caller; the list's reference is dropped by `free()` on removal.
-    unsafe { take_ref(data) };
-    // At the tail, as hist does: the files list triggers in that order.
-    // SAFETY: `file` is live and `event_mutex`, the lock of its trigger
-    // list, is held; `data` is on no list.
-    unsafe {
-        shim::rhist_list_add_tail_rcu(
-            ptr::addr_of_mut!((*data).list),
-            ptr::addr_of_mut!((*file).triggers),
-        )
-    };
-    // SAFETY: `file` is live, `event_mutex` held.
-    unsafe { bindings::update_cond_flag(file) };
-    // SAFETY: as above.
-    let ret = unsafe { tracefs::trigger_mode_get(file) };
-    if ret < 0 {
-        // SAFETY: `data` was put on the list above, under the lock held.
-        unsafe { shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };
-        // SAFETY: `file` is live, `event_mutex` held.
-        unsafe { bindings::update_cond_flag(file) };
-        // SAFETY: drops the list's reference taken above; `attach()`
-        // still holds its own, so `data` stays live.
-        unsafe { put(data) };
-        return ret;
-    }
-    // SAFETY: `event_mutex` is held.
-    let registry = unsafe { REGISTRY.get() };
-    // Cannot fail: `attach()` reserved the slot.
-    let _ = registry.push(data, GFP_KERNEL);
-    0
 }
 
 /// `unreg()`: removes the rhist trigger of `file` with `data`'s text.
@@ -728,18 +497,19 @@ unsafe extern "C" fn unreg(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) {
-    // SAFETY: the tracing core passes a live rhist trigger, its live file
-    // and holds `event_mutex`, which keeps the filter string.
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: the tracing core passes a live rhist trigger and its live
+    // file; the lock held keeps the filter string.
     let found = unsafe {
         let filter = c_bytes((*data).filter_str).and_then(|f| core::str::from_utf8(f).ok());
-        let trigger = state(data);
+        let trigger = state(held, data);
         let named = trigger.name().is_some().then_some(trigger);
-        find(file, trigger.data(), filter, named)
+        find(held, file, trigger.data(), filter, named)
     };
     if let Some(found) = found {
-        // SAFETY: `find()` returns a live rhist trigger on `file`;
-        // `event_mutex` is held.
-        unsafe { unregister_one(found) };
+        // SAFETY: `find()` returns a live rhist trigger on `file`.
+        unsafe { unregister_one(held, found) };
     }
 }
 
@@ -751,20 +521,21 @@ unsafe extern "C" fn unreg(
 /// Called by the tracing core only, for the live `file`, with
 /// `event_mutex` held.
 unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
     // As hist_file_check_refs(): none goes while another trigger
     // references a variable of one of them.
-    // SAFETY: `event_mutex` is held by the caller; the triggers are live.
-    let referenced = unsafe { tracefs::triggers(file) }
+    // SAFETY: `file` is live; the triggers on its list are live.
+    let referenced = unsafe { tracefs::triggers(held, file) }
         // SAFETY: as above.
-        .any(|d| unsafe { is_ours(d) && state(d).referenced() });
+        .any(|d| unsafe { is_ours(d) && state(held, d).referenced(held) });
     if referenced {
         return;
     }
-    // SAFETY: `event_mutex` is held by the caller and `file` live; the
-    // triggers on its list are live, and `unregister_one()` takes each
-    // off it.
+    // SAFETY: `file` is live; the triggers on its list are live, and
+    // `unregister_one()` takes each off it.
     unsafe {
-        remove_each(file, |d| is_ours(d), |d| unregister_one(d));
+        remove_each(held, file, |d| is_ours(d), |d| unregister_one(held, d));
     }
 }
 
@@ -778,8 +549,10 @@ unsafe extern "C" fn print(
     m: *mut bindings::seq_file,
     data: *mut bindings::event_trigger_data,
 ) -> c_int {
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
     // SAFETY: `m` is being shown; `data` is a live rhist trigger.
-    unsafe { write_info(&mut SeqWriter::new(m), data) };
+    unsafe { write_info(held, &mut SeqWriter::new(m), data) };
     0
 }
 
@@ -788,12 +561,21 @@ unsafe extern "C" fn print(
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger, with `event_mutex` held.
-pub(crate) unsafe fn write_info(out: &mut SeqWriter, data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is a live rhist trigger; `event_mutex`, held, keeps
-    // its filter string and state as they are.
-    let (state, filter, paused) =
-        unsafe { (state(data), c_bytes((*data).filter_str), (*data).paused) };
+/// `data` must be a live rhist trigger.
+pub(crate) unsafe fn write_info(
+    held: EventMutexHeld<'_>,
+    out: &mut SeqWriter,
+    data: *mut bindings::event_trigger_data,
+) {
+    // SAFETY: `data` is a live rhist trigger, whose filter string and
+    // state the lock held keeps as they are.
+    let (state, filter, paused) = unsafe {
+        (
+            state(held, data),
+            c_bytes((*data).filter_str),
+            (*data).paused,
+        )
+    };
     out.bytes(state.info());
     if let Some(filter) = filter {
         out.bytes(b" if ");

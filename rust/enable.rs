@@ -22,9 +22,9 @@ use kernel::prelude::*;
 
 use crate::command::is_ours;
 use crate::hist::enable::EnableSpec;
-use crate::tracefs::{self, EventMutexGuard, SeqWriter};
+use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, SeqWriter};
 use crate::trigger_cmd::{
-    c_bytes, remove_each, take_ref, EventPin, Registered, Registry, TriggerCommand,
+    c_bytes, get_ref, remove_each, EventPin, Registered, Registry, TriggerCommand,
 };
 
 /// What an enable trigger owns, in its `private_data`.
@@ -54,8 +54,8 @@ const fn enable_command(name: &'static core::ffi::CStr) -> TriggerCommand {
     })
 }
 
-static ENABLE: TriggerCommand = enable_command(crate::NAMES.enable);
-static DISABLE: TriggerCommand = enable_command(crate::NAMES.disable);
+static ENABLE: TriggerCommand = enable_command(crate::names::NAMES.enable);
+static DISABLE: TriggerCommand = enable_command(crate::names::NAMES.disable);
 
 /// The enable triggers rhist has attached, guarded by `event_mutex`.
 static REGISTRY: Registry = Registry::new();
@@ -87,8 +87,9 @@ unsafe fn target<'a>(data: *mut bindings::event_trigger_data) -> &'a Target {
 ///
 /// # Safety
 ///
-/// `tr` must be live and `event_mutex` held.
+/// `tr` must be live.
 unsafe fn find_enable_file(
+    held: EventMutexHeld<'_>,
     tr: *mut bindings::trace_array,
     system: &[u8],
     event: &[u8],
@@ -98,7 +99,7 @@ unsafe fn find_enable_file(
         return None;
     };
     // SAFETY: the caller's contract is the callee's.
-    let file = unsafe { tracefs::find_event_file(tr, system, event) };
+    let file = unsafe { tracefs::find_event_file(held, tr, system, event) };
     if file.is_null() {
         return None;
     }
@@ -127,11 +128,13 @@ unsafe extern "C" fn parse(
     _cmd: *mut c_char,
     param_and_filter: *mut c_char,
 ) -> c_int {
-    // SAFETY: the tracing core passes valid strings, a live file, one of
-    // our commands, and holds `event_mutex`.
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: the tracing core passes valid strings, a live file and one
+    // of our commands.
     let ret = unsafe {
         let remove = c_bytes(glob).unwrap_or(b"").first() == Some(&b'!');
-        create_or_remove(cmd_ops, file, c_bytes(param_and_filter), remove)
+        create_or_remove(held, cmd_ops, file, c_bytes(param_and_filter), remove)
     };
     match ret {
         Ok(()) => 0,
@@ -144,20 +147,21 @@ unsafe extern "C" fn parse(
 ///
 /// # Safety
 ///
-/// `parse()`'s arguments, with `event_mutex` held.
+/// `parse()`'s arguments.
 unsafe fn create_or_remove(
+    held: EventMutexHeld<'_>,
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
     text: Option<&[u8]>,
     remove: bool,
 ) -> Result {
     let spec = EnableSpec::parse(text).map_err(|e| Error::from_errno(-e))?;
-    // SAFETY: `file` is live, so is its instance; `event_mutex` is held.
-    let target_file =
-        unsafe { find_enable_file((*file).tr, spec.system, spec.event) }.ok_or(code::EINVAL)?;
+    // SAFETY: `file` is live, so is its instance.
+    let target_file = unsafe { find_enable_file(held, (*file).tr, spec.system, spec.event) }
+        .ok_or(code::EINVAL)?;
     if remove {
-        // SAFETY: `file` is live and `event_mutex` held.
-        unsafe { remove_matching(file, target_file) };
+        // SAFETY: `file` is live.
+        unsafe { remove_matching(held, file, target_file) };
         return Ok(());
     }
     let count = spec.count().map_err(|e| Error::from_errno(-e))?;
@@ -167,8 +171,7 @@ unsafe fn create_or_remove(
         filter.push(0, GFP_KERNEL)?;
     }
     // Made infallible here: `reg()` cannot fail for want of a slot.
-    // SAFETY: `event_mutex` is held.
-    unsafe { REGISTRY.get() }.reserve(1, GFP_KERNEL)?;
+    REGISTRY.reserve(held, 1)?;
 
     // SAFETY: `cmd_ops` is one of our commands; no private data yet.
     let data = unsafe {
@@ -198,12 +201,12 @@ unsafe fn create_or_remove(
         Err(Error::from_errno(ret))
     } else {
         // SAFETY: `data` is ours, with its filter set; both files are
-        // live and `event_mutex` held.
-        unsafe { attach(cmd_ops == ENABLE.as_ptr(), data, file, target_file) }
+        // live.
+        unsafe { attach(held, cmd_ops == ENABLE.as_ptr(), data, file, target_file) }
     };
     // SAFETY: drops this function's reference: frees `data`, filter
     // included, unless it was attached, and its `Target` if it has one.
-    unsafe { free(data) };
+    unsafe { put(held, data) };
     attached
 }
 
@@ -212,8 +215,9 @@ unsafe fn create_or_remove(
 /// # Safety
 ///
 /// `data` must be an unregistered enable trigger without private data,
-/// holding a reference of the caller; both files live; `event_mutex` held.
+/// holding a reference of the caller; both files live.
 unsafe fn attach(
+    held: EventMutexHeld<'_>,
     enable: bool,
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
@@ -224,72 +228,82 @@ unsafe fn attach(
     // SAFETY: `file` is live.
     let on = unsafe { EventPin::new(file) }.map_err(|_| code::EBUSY)?;
     let owned = KBox::new(Target { enable, target, on }, GFP_KERNEL)?;
-    // SAFETY: `target_file` is live, `event_mutex` held; undone by
-    // `free()`, which the private data set just below makes do it.
-    let ret = unsafe { tracefs::soft_mode_get(target_file) };
+    // SAFETY: `target_file` is live; undone by `put()`, which the private
+    // data set just below makes do it.
+    let ret = unsafe { tracefs::soft_mode_get(held, target_file) };
     if ret < 0 {
         return Err(Error::from_errno(ret));
     }
-    // SAFETY: `data` is ours; `free()` turns this back into the box.
+    // SAFETY: `data` is ours; `put()` turns this back into the box.
     unsafe { (*data).private_data = KBox::into_raw(owned).cast::<c_void>() };
     // SAFETY: the caller's contract; `data` is fully set up.
-    let ret = unsafe { reg(ptr::null_mut(), data, file) };
+    let ret = unsafe { register(held, data, file) };
     if ret < 0 {
         return Err(Error::from_errno(ret));
     }
     Ok(())
 }
 
-/// `reg()`: attaches `data` to `file`, unless a trigger of either
-/// command there acts on the same event (`EEXIST`).
+/// `reg()`: [`register()`]. The tracing core calls a command's `reg()`
+/// only from that command's `parse()`, and this one's calls `register()`.
 ///
 /// # Safety
 ///
-/// `data` must be a trigger of this module's enable or disable command
-/// set up by `parse()` for the live `file`, with `event_mutex` held.
+/// As for [`register()`], with `event_mutex` held.
 unsafe extern "C" fn reg(
     _glob: *mut c_char,
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) -> c_int {
-    tracefs::assert_event_mutex_held();
-    // SAFETY: `data` is an enable trigger set up by `attach()`, the only
-    // caller; `file` is live and `event_mutex` held.
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: our contract.
+    unsafe { register(held, data, file) }
+}
+
+/// Attaches `data` to `file`, unless a trigger of either command there
+/// acts on the same event (`EEXIST`).
+///
+/// # Safety
+///
+/// `data` must be a trigger of this module's enable or disable command
+/// set up by `parse()` for the live `file`.
+unsafe fn register(
+    held: EventMutexHeld<'_>,
+    data: *mut bindings::event_trigger_data,
+    file: *mut bindings::trace_event_file,
+) -> c_int {
+    // SAFETY: `data` is an enable trigger set up by `attach()`, with its
+    // `Target`; `file` is live.
     let taken = unsafe {
         let target_file = target(data).target.file();
-        tracefs::triggers(file).any(|d| is_enable(d) && target(d).target.file() == target_file)
+        tracefs::triggers(held, file)
+            .any(|d| is_enable(d) && target(d).target.file() == target_file)
     };
     if taken {
         return code::EEXIST.to_errno();
     }
     // SAFETY: `data` is live; this is the list's reference.
-    unsafe { take_ref(data) };
+    unsafe { get_ref(held, data) };
     // At the head, as the enable commands of the tracing core add theirs.
-    // SAFETY: `file` is live and `event_mutex`, the lock of its trigger
-    // list, is held; `data` is on no list.
-    unsafe {
-        crate::shim::rhist_list_add_rcu(
-            ptr::addr_of_mut!((*data).list),
-            ptr::addr_of_mut!((*file).triggers),
-        )
-    };
-    // SAFETY: `file` is live, `event_mutex` held.
-    unsafe { bindings::update_cond_flag(file) };
+    // SAFETY: `file` is live; `data` is set up for it, on no list.
+    unsafe { tracefs::add_trigger(held, file, data) };
+    // SAFETY: `file` is live.
+    unsafe { tracefs::update_cond_flag(held, file) };
     // SAFETY: as above.
-    let ret = unsafe { tracefs::trigger_mode_get(file) };
+    let ret = unsafe { tracefs::trigger_mode_get(held, file) };
     if ret < 0 {
-        // SAFETY: `data` was put on the list above, under the lock held.
-        unsafe { crate::shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };
-        // SAFETY: `file` is live, `event_mutex` held.
-        unsafe { bindings::update_cond_flag(file) };
+        // SAFETY: `data` was put on the list of the live `file` above.
+        unsafe { tracefs::del_trigger(held, data) };
+        // SAFETY: `file` is live.
+        unsafe { tracefs::update_cond_flag(held, file) };
         // SAFETY: drops the list's reference taken above; the caller
         // holds its own.
-        unsafe { free(data) };
+        unsafe { put(held, data) };
         return ret;
     }
-    // SAFETY: `event_mutex` is held; `create_or_remove()` reserved the
-    // slot, so this cannot fail.
-    let _ = unsafe { REGISTRY.get() }.push(data, GFP_KERNEL);
+    // Cannot fail: `create_or_remove()` reserved the slot.
+    let _ = REGISTRY.push(held, data);
     0
 }
 
@@ -298,21 +312,21 @@ unsafe extern "C" fn reg(
 ///
 /// # Safety
 ///
-/// `data` must be an enable trigger on the list of the live `file`, with
-/// `event_mutex` held.
+/// `data` must be an enable trigger on the list of the live `file`.
 unsafe fn unregister_one(
+    held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     data: *mut bindings::event_trigger_data,
 ) {
-    // SAFETY: `data` is on `file`'s list, whose lock is held; probes are
-    // RCU-sched readers, which `free()` waits for.
-    unsafe { crate::shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };
-    // SAFETY: `file` is live, `event_mutex` held; drops `reg()`'s.
-    unsafe { bindings::trace_event_trigger_enable_disable(file, 0) };
+    // SAFETY: `data` is on the list of the live `file`; `put()` waits
+    // for the probes that may still see it.
+    unsafe { tracefs::del_trigger(held, data) };
+    // SAFETY: `file` is live; drops `reg()`'s.
+    unsafe { tracefs::trigger_mode_put(held, file) };
     // SAFETY: as above.
-    unsafe { bindings::update_cond_flag(file) };
+    unsafe { tracefs::update_cond_flag(held, file) };
     // SAFETY: drops the reference of the list `data` was just taken off.
-    unsafe { free(data) };
+    unsafe { put(held, data) };
 }
 
 /// Removes the enable trigger of `file` that acts on `target_file`, if
@@ -320,19 +334,21 @@ unsafe fn unregister_one(
 ///
 /// # Safety
 ///
-/// `file` must be live and `event_mutex` held.
+/// `file` must be live.
 unsafe fn remove_matching(
+    held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     target_file: *mut bindings::trace_event_file,
 ) {
-    // SAFETY: `file` is live and `event_mutex` held; attached enable
-    // triggers have their `Target`.
+    // SAFETY: `file` is live; attached enable triggers have their
+    // `Target`.
     let found = unsafe {
-        tracefs::triggers(file).find(|&d| is_enable(d) && target(d).target.file() == target_file)
+        tracefs::triggers(held, file)
+            .find(|&d| is_enable(d) && target(d).target.file() == target_file)
     };
     if let Some(data) = found {
         // SAFETY: `data` is an enable trigger on `file`.
-        unsafe { unregister_one(file, data) };
+        unsafe { unregister_one(held, file, data) };
     }
 }
 
@@ -349,9 +365,11 @@ unsafe extern "C" fn unreg(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) {
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
     // SAFETY: the tracing core passes a set up enable trigger and a live
-    // file, and holds `event_mutex`.
-    unsafe { remove_matching(file, target(data).target.file()) };
+    // file.
+    unsafe { remove_matching(held, file, target(data).target.file()) };
 }
 
 /// `unreg_all()`: removes every enable trigger of `file` (the trigger
@@ -362,10 +380,18 @@ unsafe extern "C" fn unreg(
 /// Called by the tracing core only, for the live `file`, with
 /// `event_mutex` held.
 unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
-    // SAFETY: the tracing core holds `event_mutex` and `file` is live; the
-    // triggers on its list are live, and `unregister_one()` takes each
-    // enable trigger off it.
-    unsafe { remove_each(file, |d| is_enable(d), |d| unregister_one(file, d)) };
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: `file` is live; the triggers on its list are live, and
+    // `unregister_one()` takes each enable trigger off it.
+    unsafe {
+        remove_each(
+            held,
+            file,
+            |d| is_enable(d),
+            |d| unregister_one(held, file, d),
+        );
+    }
 }
 
 /// `trigger()`: continues or pauses the target's rhist triggers. Runs on
@@ -439,19 +465,20 @@ unsafe extern "C" fn print(
     m: *mut bindings::seq_file,
     data: *mut bindings::event_trigger_data,
 ) -> c_int {
+    // SAFETY: the lock is held for the whole call (our contract).
+    let _held = unsafe { EventMutexHeld::assume() };
     // SAFETY: `m` is being shown.
     let mut out = unsafe { SeqWriter::new(m) };
-    // SAFETY: `data` is an attached enable trigger; `event_mutex`, held
-    // while the trigger file is shown, keeps it, its filter string and
-    // the target event as they are.
+    // SAFETY: `data` is an attached enable trigger; the lock (`_held`)
+    // keeps it, its filter string and the target event as they are.
     let (target, count, filter) =
         unsafe { (target(data), (*data).count, c_bytes((*data).filter_str)) };
     // SAFETY: as above; the target is pinned.
     let (system, event) = unsafe { tracefs::event_names(target.target.file()) };
     let name = if target.enable {
-        crate::NAMES.enable
+        crate::names::NAMES.enable
     } else {
-        crate::NAMES.disable
+        crate::names::NAMES.disable
     };
     for part in [name.to_bytes(), b":", system, b":", event] {
         out.bytes(part);
@@ -469,10 +496,8 @@ unsafe extern "C" fn print(
     0
 }
 
-/// `free()`: drops a reference on `data`; with the last one it takes the
-/// target out of soft mode and frees the trigger. Called with
-/// `event_mutex` held: from our own paths, and from the tracing core when
-/// it clears the triggers of an instance being removed.
+/// `free()`: [`put()`], for the tracing core when it clears the triggers
+/// of an instance being removed.
 ///
 /// # Safety
 ///
@@ -480,8 +505,22 @@ unsafe extern "C" fn print(
 /// module's enable or disable commands that it has unlinked, with
 /// `event_mutex` held.
 unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is live; its count is changed only under
-    // `event_mutex`, which every caller holds.
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: our contract.
+    unsafe { put(held, data) };
+}
+
+/// Drops a reference on `data`; with the last one it takes the target
+/// out of soft mode and frees the trigger.
+///
+/// # Safety
+///
+/// `data` must be a live trigger of one of this module's enable or
+/// disable commands, off its list if this is its last reference.
+unsafe fn put(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_data) {
+    // SAFETY: `data` is live; its count changes only with the lock held
+    // (`held`).
     let refs = unsafe { &mut (*data).ref_ };
     if *refs <= 0 {
         pr_warn!("unbalanced enable trigger reference\n");
@@ -491,15 +530,14 @@ unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
     if *refs > 0 {
         return;
     }
-    // SAFETY: `event_mutex` is held.
-    unsafe { REGISTRY.remove(data) };
+    REGISTRY.remove(held, data);
     // SAFETY: `data` is live; its private data is null or the `Target`
     // that `attach()` leaked into it.
     let owned = unsafe { (*data).private_data.cast::<Target>() };
     if !owned.is_null() {
         // SAFETY: the target is pinned and live; this undoes the soft
-        // mode `attach()` set, under `event_mutex`.
-        unsafe { bindings::trace_event_enable_disable((*owned).target.file(), 0, 1) };
+        // mode `attach()` set.
+        unsafe { tracefs::soft_mode_put(held, (*owned).target.file()) };
     }
     // SAFETY: the last reference is gone and `data` is on no list; this
     // clears its filter, waits for running probes and frees it.
@@ -539,11 +577,12 @@ struct Attached(());
 impl Drop for Attached {
     fn drop(&mut self) {
         let guard = EventMutexGuard::lock();
-        for &data in REGISTRY.take_all(&guard).iter() {
+        let held = guard.held();
+        for &data in REGISTRY.take_all(held).iter() {
             // SAFETY: registered triggers are live, on the list of the
-            // file they pin; `event_mutex` is held. `free()` finds the
-            // trigger gone from the registry already.
-            unsafe { unregister_one(target(data).on.file(), data) };
+            // file they pin. `put()` finds the trigger gone from the
+            // registry already.
+            unsafe { unregister_one(held, target(data).on.file(), data) };
         }
     }
 }

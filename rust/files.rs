@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The per-event files `rhist` and `rhist_debug` (`hist` and `hist_debug`
-//! in hist's place, see [`crate::NAMES`]): they appear in every event
+//! in hist's place, see [`crate::names::NAMES`]): they appear in every event
 //! directory while the module is loaded and show the event's rhist
 //! triggers, as `hist` and `hist_debug` show its hist triggers. The
 //! `hist` file can be polled, as hist's: readable once the event's
@@ -23,8 +23,7 @@ use crate::command;
 use crate::event::KernelSymbols;
 use crate::hist::histogram::KEY_SIZE_MAX;
 use crate::poll::Poller;
-use crate::shim;
-use crate::tracefs::{self, EventMutexGuard, SeqWriter};
+use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, SeqWriter};
 
 /// A file's operations and its registration record, filled in at load time
 /// with the module's owner pointer.
@@ -79,8 +78,8 @@ impl ShowFn {
     }
 }
 
-static HIST_FILE: EventFile = EventFile::new(crate::NAMES.command, ShowFn::Hist);
-static DEBUG_FILE: EventFile = EventFile::new(crate::NAMES.debug_file, ShowFn::Debug);
+static HIST_FILE: EventFile = EventFile::new(crate::names::NAMES.command, ShowFn::Hist);
+static DEBUG_FILE: EventFile = EventFile::new(crate::names::NAMES.debug_file, ShowFn::Debug);
 
 /// The two files, added to every event directory while this lives.
 pub(crate) struct Registration(());
@@ -100,7 +99,7 @@ impl Registration {
         if ret != 0 {
             pr_err!(
                 "cannot add the per-event file '{}' (error {ret})\n",
-                crate::NAMES.command.to_str().unwrap_or("?")
+                crate::names::NAMES.command.to_str().unwrap_or("?")
             );
             return Err(Error::from_errno(ret));
         }
@@ -109,7 +108,7 @@ impl Registration {
         if ret != 0 {
             pr_err!(
                 "cannot add the per-event file '{}' (error {ret})\n",
-                crate::NAMES.debug_file.to_str().unwrap_or("?")
+                crate::names::NAMES.debug_file.to_str().unwrap_or("?")
             );
             // SAFETY: added just above.
             unsafe { bindings::trace_event_remove_extra_file(HIST_FILE.entry.get()) };
@@ -147,15 +146,15 @@ struct OpenFile {
 ///
 /// # Safety
 ///
-/// `file` must be live and `event_mutex` held.
-unsafe fn event_hits(file: *mut bindings::trace_event_file) -> u64 {
+/// `file` must be live.
+unsafe fn event_hits(held: EventMutexHeld<'_>, file: *mut bindings::trace_event_file) -> u64 {
     let mut hits = 0u64;
-    // SAFETY: the caller's contract; nothing is unlinked meanwhile.
-    for data in unsafe { tracefs::triggers(file) } {
-        // SAFETY: `data` is on the list, so live, under `event_mutex`.
+    // SAFETY: `file` is live; nothing is unlinked meanwhile.
+    for data in unsafe { tracefs::triggers(held, file) } {
+        // SAFETY: `data` is on the list, so live.
         if unsafe { command::is_ours(data) } {
-            // SAFETY: as above.
-            hits = hits.wrapping_add(unsafe { command::state(data) }.hist().hits());
+            // SAFETY: as above; `data` is an rhist trigger.
+            hits = hits.wrapping_add(unsafe { command::state(held, data) }.hist().hits());
         }
     }
     hits
@@ -179,14 +178,15 @@ unsafe fn open(
     }
     let opened = (|| -> Result {
         let last_act = {
-            let _guard = EventMutexGuard::lock();
-            // SAFETY: `filp` is being opened, `event_mutex` is held.
-            let file = unsafe { shim::rhist_event_file_file(filp) };
+            let guard = EventMutexGuard::lock();
+            // SAFETY: `filp` is being opened on a file of an event
+            // directory.
+            let file = unsafe { tracefs::event_file(guard.held(), filp) };
             if file.is_null() {
                 return Err(code::ENODEV);
             }
-            // SAFETY: `file` is live, `event_mutex` held.
-            unsafe { event_hits(file) }
+            // SAFETY: `file` is live (`event_file()`).
+            unsafe { event_hits(guard.held(), file) }
         };
         let state = KBox::new(
             OpenFile {
@@ -259,7 +259,7 @@ unsafe extern "C" fn poll_hist(
     filp: *mut bindings::file,
     wait: *mut bindings::poll_table_struct,
 ) -> bindings::__poll_t {
-    let _guard = EventMutexGuard::lock();
+    let guard = EventMutexGuard::lock();
     // SAFETY: `filp` is open (`open()` made it a seq_file with an
     // `OpenFile`), and the VFS keeps it so for the call.
     let state = unsafe {
@@ -267,15 +267,15 @@ unsafe extern "C" fn poll_hist(
             .private
             .cast::<OpenFile>()
     };
-    // SAFETY: `event_mutex` is held.
-    let file = unsafe { shim::rhist_event_file_file(filp) };
+    // SAFETY: as above; an `rhist` file is in an event directory.
+    let file = unsafe { tracefs::event_file(guard.held(), filp) };
     if file.is_null() {
         return EPOLLERR;
     }
     // SAFETY: `filp` and `wait` come from the VFS for this call.
     unsafe { state.poller.wait(filp, wait) };
-    // SAFETY: `file` is live, `event_mutex` held.
-    let hits = unsafe { event_hits(file) };
+    // SAFETY: `file` is live (`event_file()`).
+    let hits = unsafe { event_hits(guard.held(), file) };
     let mut mask = 0;
     if state.last_read.get() != hits {
         mask |= EPOLLIN | EPOLLRDNORM;
@@ -319,21 +319,22 @@ unsafe fn for_each_trigger(
     m: *mut bindings::seq_file,
     mut each: impl FnMut(&mut SeqWriter, &command::Trigger) -> Result,
 ) -> c_int {
-    let _guard = EventMutexGuard::lock();
+    let guard = EventMutexGuard::lock();
+    let held = guard.held();
     // SAFETY: `open()` stored an `OpenFile` as the seq_file's private.
     let state = unsafe { &*(*m).private.cast::<OpenFile>() };
-    // SAFETY: `state.filp` is the file being read; `event_mutex` is held.
-    let file = unsafe { shim::rhist_event_file_file(state.filp) };
+    // SAFETY: `state.filp` is the file being read, of an event directory.
+    let file = unsafe { tracefs::event_file(held, state.filp) };
     if file.is_null() {
         return code::ENODEV.to_errno();
     }
     // SAFETY: `m` is being shown, for as long as this call.
     let mut out = unsafe { SeqWriter::new(m) };
     let mut n = 0;
-    // SAFETY: `file` is live and `event_mutex` is held while we iterate;
-    // nothing is unlinked meanwhile.
-    for data in unsafe { tracefs::triggers(file) } {
-        // SAFETY: `data` is on the list, so live, under `event_mutex`.
+    // SAFETY: `file` is live (`event_file()`); nothing is unlinked
+    // meanwhile.
+    for data in unsafe { tracefs::triggers(held, file) } {
+        // SAFETY: `data` is on the list, so live.
         if !unsafe { command::is_ours(data) } {
             continue;
         }
@@ -341,19 +342,18 @@ unsafe fn for_each_trigger(
             out.bytes(b"\n\n");
         }
         out.bytes(b"# event histogram\n#\n# trigger info: ");
-        // SAFETY: `data` is a live rhist trigger, `event_mutex` held.
-        unsafe { command::write_info(&mut out, data) };
+        // SAFETY: `data` is a live rhist trigger.
+        unsafe { command::write_info(held, &mut out, data) };
         out.bytes(b"#\n\n");
-        // SAFETY: as above; the borrow ends with this iteration, under
-        // `event_mutex`.
-        if let Err(e) = each(&mut out, unsafe { command::state(data) }) {
+        // SAFETY: as above; the borrow ends with this iteration.
+        if let Err(e) = each(&mut out, unsafe { command::state(held, data) }) {
             return e.to_errno();
         }
         n += 1;
     }
     // A read counts for poll() from now on (`hist_show()`).
-    // SAFETY: `file` is live, `event_mutex` held.
-    let hits = unsafe { event_hits(file) };
+    // SAFETY: `file` is live.
+    let hits = unsafe { event_hits(held, file) };
     state.last_read.set(hits);
     state.last_act.set(hits);
     0

@@ -39,7 +39,7 @@ unsafe extern "C" fn command_name_is_taken(_test: *mut bindings::kunit) {
 
 unsafe extern "C" fn extra_file_name_is_taken(_test: *mut bindings::kunit) {
     let twin = bindings::trace_event_extra_file {
-        name: crate::NAMES.command.as_ptr().cast(),
+        name: crate::names::NAMES.command.as_ptr().cast(),
         mode: 0o440,
         fops: ptr::null(),
     };
@@ -49,11 +49,11 @@ unsafe extern "C" fn extra_file_name_is_taken(_test: *mut bindings::kunit) {
 }
 
 unsafe extern "C" fn core_rejects_bad_triggers(_test: *mut bindings::kunit) {
-    let parse = |text| hist::trigger::parse_as(crate::NAMES, text).map(|_| ());
+    let parse = |text| hist::trigger::parse_as(crate::names::NAMES, text).map(|_| ());
     check!(parse("keys=pid").is_ok());
     check!(parse("vals=hitcount").is_err());
     // The caret counts from the start of the command's prefix.
-    let at = crate::NAMES.prefix.len() + "keys=pid:".len();
+    let at = crate::names::NAMES.prefix.len() + "keys=pid:".len();
     check!(parse("keys=pid:sort=") == Err(HistError::new(HistErrorKind::EmptyAssignment, at)));
 }
 

@@ -7,10 +7,12 @@
 //! `rhist_debug` to every event directory in tracefs; unloading removes
 //! every trigger of those commands and the files again. On a kernel built
 //! without C's hist triggers, the same are registered under hist's names
-//! ([`NAMES`]). The histogram logic itself is the portable core in
+//! ([`names::NAMES`]). The histogram logic itself is the portable core in
 //! `core/src/`.
 
 use kernel::prelude::*;
+
+use names::NAMES;
 
 #[allow(unreachable_pub, missing_docs, dead_code)]
 #[path = "core/src/rhist_core.rs"]
@@ -23,22 +25,13 @@ mod files;
 mod instance;
 #[cfg(CONFIG_KUNIT)]
 mod kunit;
+mod names;
 mod poll;
-mod probe;
 mod shim;
 mod snapshot;
 mod synth;
 mod tracefs;
 mod trigger_cmd;
-
-/// The names rhist registers under: its own beside C's hist triggers, or
-/// hist's on a kernel built without them, so that the tools and tests
-/// written for hist use rhist unchanged.
-pub(crate) const NAMES: &hist::trigger::Names = if cfg!(CONFIG_HIST_TRIGGERS) {
-    &hist::trigger::RHIST
-} else {
-    &hist::trigger::HIST
-};
 
 module! {
     type: Rhist,

@@ -17,7 +17,7 @@ use kernel::prelude::*;
 use crate::hist::hist_data::Tracking;
 use crate::hist::histogram::{Snapshot, KEY_SIZE_MAX};
 use crate::instance::InstanceRef;
-use crate::tracefs;
+use crate::tracefs::{self, EventMutexHeld};
 
 const KEY_WORDS: usize = KEY_SIZE_MAX / 8;
 
@@ -100,11 +100,7 @@ impl SnapshotCond {
     /// and registers the condition; `EBUSY` if the instance has one, this
     /// one included: hist enables a condition for each `snapshot()`
     /// action, and an instance has one at most.
-    ///
-    /// # Safety
-    ///
-    /// `event_mutex` must be held.
-    pub(crate) unsafe fn enable(&self) -> Result<(), i32> {
+    pub(crate) fn enable(&self, _held: EventMutexHeld<'_>) -> Result<(), i32> {
         if self.enabled.load(Ordering::Relaxed) {
             return Err(-code::EBUSY.to_errno());
         }

@@ -14,7 +14,7 @@ use kernel::str::CStr;
 use crate::hist::grammar::{ActionKind, TriggerSpec};
 use crate::hist::hist_data::{SynthField, SynthLookup};
 use crate::shim;
-use crate::tracefs;
+use crate::tracefs::{self, EventMutexHeld};
 
 /// A synthetic event an action emits, held through its reference count
 /// (C's `synth_event->ref`, which `synth_event_release()` checks): while
@@ -36,23 +36,20 @@ unsafe impl Sync for SynthPin {}
 
 impl SynthPin {
     /// `find_synth_event()`, held; `None` if there is no such event.
-    ///
-    /// # Safety
-    ///
-    /// `event_mutex` must be held.
-    unsafe fn find(name: &str) -> Result<Option<Self>> {
+    fn find(_held: EventMutexHeld<'_>, name: &str) -> Result<Option<Self>> {
         let mut cname = KVec::with_capacity(name.len() + 1, GFP_KERNEL)?;
         cname.extend_from_slice(name.as_bytes(), GFP_KERNEL)?;
         cname.push(0, GFP_KERNEL)?;
-        // SAFETY: the name is NUL-terminated; the caller holds
-        // `event_mutex`, which the dynamic event list needs.
+        // SAFETY: the name is NUL-terminated; the dynamic event list the
+        // callee walks is locked (`_held`).
         let event = unsafe { bindings::find_synth_event(cname.as_ptr().cast()) };
         if event.is_null() {
             return Ok(None);
         }
-        // SAFETY: `event` is live, and `event_mutex`, which guards its
-        // count, held.
+        // SAFETY: `event` is live, and its count changes only with the
+        // lock held (`_held`).
         unsafe { (*event).ref_ += 1 };
+        // INVARIANT: the count was taken just above, with the lock held.
         Ok(Some(SynthPin(event)))
     }
 
@@ -62,8 +59,11 @@ impl SynthPin {
     ///
     /// # Safety
     ///
-    /// `file` must be live, its event pinned, and `event_mutex` held.
-    pub(crate) unsafe fn of_event(file: *mut bindings::trace_event_file) -> Result<Option<Self>> {
+    /// `file` must be live, and its event pinned.
+    pub(crate) unsafe fn of_event(
+        held: EventMutexHeld<'_>,
+        file: *mut bindings::trace_event_file,
+    ) -> Result<Option<Self>> {
         // SAFETY: `file` is live and its event pinned: its names live on.
         let (system, name) = unsafe { tracefs::event_names(file) };
         if system != b"synthetic" {
@@ -72,8 +72,7 @@ impl SynthPin {
         let Ok(name) = core::str::from_utf8(name) else {
             return Ok(None);
         };
-        // SAFETY: `event_mutex` is held (our contract).
-        let Some(pin) = (unsafe { Self::find(name) })? else {
+        let Some(pin) = Self::find(held, name)? else {
             return Ok(None);
         };
         // SAFETY: `file` is live.
@@ -159,11 +158,7 @@ pub(crate) struct Synths(KVec<(KVec<u8>, Option<SynthPin>)>);
 
 impl Synths {
     /// Finds and holds the synthetic events `spec`'s actions emit.
-    ///
-    /// # Safety
-    ///
-    /// `event_mutex` must be held.
-    pub(crate) unsafe fn find(spec: &TriggerSpec<'_>) -> Result<Self> {
+    pub(crate) fn find(held: EventMutexHeld<'_>, spec: &TriggerSpec<'_>) -> Result<Self> {
         let mut found = KVec::new();
         for handler in spec.actions() {
             let action = handler.and_then(|h| h.action()).ok();
@@ -173,11 +168,10 @@ impl Synths {
             };
             let mut owned = KVec::new();
             owned.extend_from_slice(name.as_bytes(), GFP_KERNEL)?;
-            // SAFETY: the caller holds `event_mutex`.
             let pin = if name.is_empty() {
                 None
             } else {
-                unsafe { SynthPin::find(name) }?
+                SynthPin::find(held, name)?
             };
             found.push((owned, pin), GFP_KERNEL)?;
         }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The tracing core's C types as the shell uses them: the event mutex (a
-//! guard), an event file's trigger list and events, seq_file output and
-//! tracing/error_log. Most are `unsafe fn`s: their callers must show that
-//! the file is live and, where a function says so, that `event_mutex` is
-//! held.
+//! guard, and [`EventMutexHeld`], the proof that it is held), an event
+//! file's trigger list and events, seq_file output and tracing/error_log.
+//! Most are `unsafe fn`s: their callers must show that the file is live;
+//! those that need `event_mutex` take an [`EventMutexHeld`].
 
 use core::fmt;
+use core::marker::PhantomData;
 use core::ptr;
 use kernel::ffi::{c_char, c_int};
 
@@ -16,21 +17,63 @@ use kernel::str::CStr;
 use crate::shim;
 
 /// Holds `event_mutex`, the lock of every event file's trigger list.
-pub(crate) struct EventMutexGuard(());
+///
+/// # Invariants
+///
+/// This task holds `event_mutex` until the guard is dropped.
+pub(crate) struct EventMutexGuard {
+    _not_send: PhantomData<*mut ()>,
+}
 
 impl EventMutexGuard {
     /// Takes `event_mutex`; sleeps.
     pub(crate) fn lock() -> Self {
         // SAFETY: `event_mutex` is a static, initialised mutex of the kernel.
         unsafe { bindings::mutex_lock(ptr::addr_of_mut!(bindings::event_mutex)) };
-        Self(())
+        // INVARIANT: taken just above; released only by `drop()`.
+        Self {
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The proof that the lock is held, for as long as the guard is
+    /// borrowed.
+    pub(crate) fn held(&self) -> EventMutexHeld<'_> {
+        // INVARIANT: the guard holds the lock until it is dropped, which
+        // the borrow rules out for `'_` (invariant of `Self`).
+        EventMutexHeld(PhantomData)
     }
 }
 
 impl Drop for EventMutexGuard {
     fn drop(&mut self) {
-        // SAFETY: the guard exists only while this task holds `event_mutex`.
+        // SAFETY: this task holds `event_mutex` (invariant).
         unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(bindings::event_mutex)) };
+    }
+}
+
+/// Proof that this task holds `event_mutex` for `'a`: what a function
+/// that needs the lock takes, as the kernel crate's locked data takes a
+/// guard. From [`EventMutexGuard::held`], or [`EventMutexHeld::assume`]
+/// in a callback that the tracing core calls with the lock held.
+///
+/// # Invariants
+///
+/// This task holds `event_mutex` for all of `'a`.
+#[derive(Clone, Copy)]
+pub(crate) struct EventMutexHeld<'a>(PhantomData<(&'a (), *mut ())>);
+
+impl<'a> EventMutexHeld<'a> {
+    /// The proof, for a caller that knows the lock is held; checked under
+    /// lockdep.
+    ///
+    /// # Safety
+    ///
+    /// This task must hold `event_mutex` for all of `'a`.
+    pub(crate) unsafe fn assume() -> Self {
+        assert_event_mutex_held();
+        // INVARIANT: the caller's contract.
+        EventMutexHeld(PhantomData)
     }
 }
 
@@ -38,6 +81,22 @@ impl Drop for EventMutexGuard {
 pub(crate) fn assert_event_mutex_held() {
     // SAFETY: no preconditions; it only checks.
     unsafe { shim::rhist_lockdep_assert_event_mutex_held() };
+}
+
+/// C's `event_file_file()`: the event file behind `filp`, an open file of
+/// an event directory, or null once the event is being removed. A file
+/// it returns is live for `'a`.
+///
+/// # Safety
+///
+/// `filp` must be open, or being opened, on a file of an event directory.
+pub(crate) unsafe fn event_file<'a>(
+    _held: EventMutexHeld<'a>,
+    filp: *mut bindings::file,
+) -> *mut bindings::trace_event_file {
+    // SAFETY: `filp` is such a file (the caller's contract), and the lock
+    // the callee needs is held (`_held`).
+    unsafe { shim::rhist_event_file_file(filp) }
 }
 
 /// Takes one more trigger-mode reference on `file` for a trigger being
@@ -52,9 +111,13 @@ pub(crate) fn assert_event_mutex_held() {
 ///
 /// # Safety
 ///
-/// `file` must be live and `event_mutex` held.
-pub(crate) unsafe fn trigger_mode_get(file: *mut bindings::trace_event_file) -> c_int {
-    // SAFETY: the caller's contract.
+/// `file` must be live.
+pub(crate) unsafe fn trigger_mode_get(
+    _held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+) -> c_int {
+    // SAFETY: `file` is live (the caller's contract), and the lock the
+    // callee needs is held (`_held`).
     let ret = unsafe { bindings::trace_event_trigger_enable_disable(file, 1) };
     if ret < 0 {
         // SAFETY: as above; drops the references the failed call took.
@@ -69,9 +132,13 @@ pub(crate) unsafe fn trigger_mode_get(file: *mut bindings::trace_event_file) -> 
 ///
 /// # Safety
 ///
-/// `file` must be live and `event_mutex` held.
-pub(crate) unsafe fn soft_mode_get(file: *mut bindings::trace_event_file) -> c_int {
-    // SAFETY: the caller's contract.
+/// `file` must be live.
+pub(crate) unsafe fn soft_mode_get(
+    _held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+) -> c_int {
+    // SAFETY: `file` is live (the caller's contract), and the lock the
+    // callee needs is held (`_held`).
     let ret = unsafe { bindings::trace_event_enable_disable(file, 1, 1) };
     if ret < 0 {
         // SAFETY: as above; drops the reference the failed call took.
@@ -80,16 +147,117 @@ pub(crate) unsafe fn soft_mode_get(file: *mut bindings::trace_event_file) -> c_i
     ret
 }
 
-/// The triggers attached to `file`, in list order.
+/// Drops the reference [`soft_mode_get`] took: C's
+/// `trace_event_enable_disable(file, 0, 1)`.
 ///
 /// # Safety
 ///
-/// `file` must be a live event file and `event_mutex` must be held for as
-/// long as the iterator and the pointers it yields are used; the caller
-/// must not unlink the entry it is looking at before advancing.
-pub(crate) unsafe fn triggers(
+/// `file` must be live, and held in soft mode by the caller.
+pub(crate) unsafe fn soft_mode_put(
+    _held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
-) -> impl Iterator<Item = *mut bindings::event_trigger_data> {
+) {
+    // SAFETY: `file` is live (the caller's contract), and the lock the
+    // callee needs is held (`_held`).
+    unsafe { bindings::trace_event_enable_disable(file, 0, 1) };
+}
+
+/// Drops the reference [`trigger_mode_get`] took: C's
+/// `trace_event_trigger_enable_disable(file, 0)`.
+///
+/// # Safety
+///
+/// `file` must be live, with a trigger-mode reference of the caller.
+pub(crate) unsafe fn trigger_mode_put(
+    _held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+) {
+    // SAFETY: `file` is live (the caller's contract), and the lock the
+    // callee needs is held (`_held`).
+    unsafe { bindings::trace_event_trigger_enable_disable(file, 0) };
+}
+
+/// C's `update_cond_flag()`: whether `file`'s triggers need the record.
+///
+/// # Safety
+///
+/// `file` must be live.
+pub(crate) unsafe fn update_cond_flag(
+    _held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+) {
+    // SAFETY: `file` is live (the caller's contract), and the lock the
+    // callee needs is held (`_held`).
+    unsafe { bindings::update_cond_flag(file) };
+}
+
+/// Puts `data` at the head of `file`'s trigger list, where the event
+/// path sees it: `list_add_rcu()`.
+///
+/// # Safety
+///
+/// `file` must be live, and `data` a live trigger set up for it, on no
+/// list.
+pub(crate) unsafe fn add_trigger(
+    _held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+    data: *mut bindings::event_trigger_data,
+) {
+    // SAFETY: the caller's contract; the list's lock is held (`_held`).
+    unsafe {
+        shim::rhist_list_add_rcu(
+            ptr::addr_of_mut!((*data).list),
+            ptr::addr_of_mut!((*file).triggers),
+        )
+    };
+}
+
+/// [`add_trigger`] at the tail: `list_add_tail_rcu()`.
+///
+/// # Safety
+///
+/// As for [`add_trigger`].
+pub(crate) unsafe fn add_trigger_tail(
+    _held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+    data: *mut bindings::event_trigger_data,
+) {
+    // SAFETY: the caller's contract; the list's lock is held (`_held`).
+    unsafe {
+        shim::rhist_list_add_tail_rcu(
+            ptr::addr_of_mut!((*data).list),
+            ptr::addr_of_mut!((*file).triggers),
+        )
+    };
+}
+
+/// Takes `data` off its file's trigger list: `list_del_rcu()`. Probes
+/// that saw it may still run it: the tracing core's `trigger_data_free()`
+/// waits for them.
+///
+/// # Safety
+///
+/// `data` must be on the trigger list of a live event file.
+pub(crate) unsafe fn del_trigger(
+    _held: EventMutexHeld<'_>,
+    data: *mut bindings::event_trigger_data,
+) {
+    // SAFETY: `data` is on a list (the caller's contract) whose lock is
+    // held (`_held`); the event path reads it as an RCU-sched reader.
+    unsafe { shim::rhist_list_del_rcu(ptr::addr_of_mut!((*data).list)) };
+}
+
+/// The triggers attached to `file`, in list order. Each is live while it
+/// is on the list: for `'a`, unless this task unlinks it.
+///
+/// # Safety
+///
+/// `file` must be a live event file, and the caller must not unlink the
+/// entry it is looking at before advancing.
+pub(crate) unsafe fn triggers<'a>(
+    _held: EventMutexHeld<'a>,
+    file: *mut bindings::trace_event_file,
+) -> impl Iterator<Item = *mut bindings::event_trigger_data> + 'a {
     // SAFETY: `file` is live (the caller's contract).
     let head = unsafe { ptr::addr_of_mut!((*file).triggers) };
     // SAFETY: `head` is an initialised list head.
@@ -99,7 +267,8 @@ pub(crate) unsafe fn triggers(
             return None;
         }
         // SAFETY: every node on `file->triggers` is the `list` member of an
-        // `event_trigger_data`, kept alive by `event_mutex`.
+        // `event_trigger_data`, kept on it by the lock held for `'a`
+        // (`_held`), unless the caller unlinks it: not before advancing.
         let data = unsafe {
             node.cast::<u8>()
                 .sub(core::mem::offset_of!(bindings::event_trigger_data, list))
@@ -116,20 +285,26 @@ pub(crate) unsafe fn triggers(
 ///
 /// # Safety
 ///
-/// `tr` must be a live trace array, and `event_mutex` held, which keeps
-/// its event list as it is.
-pub(crate) unsafe fn has_event(tr: *mut bindings::trace_array, system: &str, event: &str) -> bool {
+/// `tr` must be a live trace array.
+pub(crate) unsafe fn has_event(
+    held: EventMutexHeld<'_>,
+    tr: *mut bindings::trace_array,
+    system: &str,
+    event: &str,
+) -> bool {
     // SAFETY: the caller's contract is ours.
-    !unsafe { find_event_file(tr, system, event) }.is_null()
+    !unsafe { find_event_file(held, tr, system, event) }.is_null()
 }
 
 /// C's `__find_event_file()`: the file of the event `system`.`event` in
-/// the instance `tr`, or null.
+/// the instance `tr`, or null. The file is live for `'a`: an event is
+/// removed only with the lock held.
 ///
 /// # Safety
 ///
-/// As for [`has_event`]; the file stays live while `event_mutex` is held.
-pub(crate) unsafe fn find_event_file(
+/// `tr` must be a live trace array.
+pub(crate) unsafe fn find_event_file<'a>(
+    _held: EventMutexHeld<'a>,
     tr: *mut bindings::trace_array,
     system: &str,
     event: &str,
@@ -140,7 +315,7 @@ pub(crate) unsafe fn find_event_file(
     let mut node = unsafe { (*head).next };
     while node != head {
         // SAFETY: every node on `tr->events` is the `list` member of an
-        // event file, kept on the list by `event_mutex`.
+        // event file, kept on the list by the lock held (`_held`).
         let file = unsafe {
             node.cast::<u8>()
                 .sub(core::mem::offset_of!(bindings::trace_event_file, list))
@@ -149,8 +324,8 @@ pub(crate) unsafe fn find_event_file(
         // SAFETY: as above; a listed file points at its live event call.
         let has_class = unsafe { !(*(*file).event_call).class.is_null() };
         if has_class {
-            // SAFETY: the file is live with its event while `event_mutex`
-            // is held, and the names are only compared here.
+            // SAFETY: the file is live with its event while the lock is
+            // held, and the names are only compared here.
             let (s, e) = unsafe { event_names(file) };
             if !e.is_empty() && s == system.as_bytes() && e == event.as_bytes() {
                 return file;

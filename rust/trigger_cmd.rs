@@ -10,13 +10,14 @@ use core::cell::UnsafeCell;
 use core::ptr;
 use kernel::ffi::{c_char, c_int};
 
+use kernel::alloc::{flags::GFP_KERNEL, AllocError};
 use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
 use crate::shim;
-use crate::tracefs::{self, EventMutexGuard};
+use crate::tracefs::{self, EventMutexHeld};
 
 /// A trigger command of this module, linked into the tracing core's list
 /// of commands while [`Registered`].
@@ -104,16 +105,29 @@ impl Drop for Registered {
     }
 }
 
+/// Takes a reference on `data`.
+///
+/// # Safety
+///
+/// `data` must be a live trigger of one of this module's commands.
+pub(crate) unsafe fn get_ref(_held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_data) {
+    // SAFETY: `data` is live; its count changes only with the lock held
+    // (`_held`).
+    unsafe { (*data).ref_ += 1 };
+}
+
 /// `init()` of every command: takes a reference on `data`.
 ///
 /// # Safety
 ///
-/// `data` must be a live trigger of one of this module's commands, not
-/// yet published or with `event_mutex` held.
+/// Called by the tracing core only (`register_trigger()` and the like),
+/// for a live trigger of one of this module's commands, with
+/// `event_mutex` held.
 pub(crate) unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data) -> c_int {
-    // SAFETY: `data` is live; references change under `event_mutex` or
-    // before the trigger is published.
-    unsafe { (*data).ref_ += 1 };
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: `data` is a live trigger of ours (our contract).
+    unsafe { get_ref(held, data) };
     0
 }
 
@@ -122,66 +136,105 @@ pub(crate) unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data
 ///
 /// # Safety
 ///
-/// `file` must be live and `event_mutex` held; `remove` must take the
-/// trigger it is given off `file`'s list.
+/// `file` must be live; `remove` must take the trigger it is given off
+/// `file`'s list.
 pub(crate) unsafe fn remove_each(
+    held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     ours: impl Fn(*mut bindings::event_trigger_data) -> bool,
     mut remove: impl FnMut(*mut bindings::event_trigger_data),
 ) {
-    // SAFETY: `file` is live and `event_mutex` held; the next trigger is
-    // looked up afresh once the previous one is gone.
-    while let Some(data) = unsafe { tracefs::triggers(file) }.find(|&d| ours(d)) {
+    // SAFETY: `file` is live; the next trigger is looked up afresh once
+    // the previous one is gone.
+    while let Some(data) = unsafe { tracefs::triggers(held, file) }.find(|&d| ours(d)) {
         remove(data);
     }
 }
 
-/// The triggers a command attached, guarded by `event_mutex`.
+/// The triggers a command attached, guarded by `event_mutex`: each method
+/// takes an [`EventMutexHeld`].
+///
+/// # Invariants
+///
+/// The vector is accessed only with `event_mutex` held, and no reference
+/// to it outlives the method call that made it.
 pub(crate) struct Registry(UnsafeCell<KVec<*mut bindings::event_trigger_data>>);
 
-// SAFETY: the vector is only touched with `event_mutex` held.
+// SAFETY: every access is serialised by the lock each method is shown
+// to be held (invariant).
 unsafe impl Sync for Registry {}
 
 impl Registry {
     /// An empty registry.
     pub(crate) const fn new() -> Self {
+        // INVARIANT: accessed only through the methods below.
         Registry(UnsafeCell::new(KVec::new()))
     }
 
-    /// # Safety
-    ///
-    /// `event_mutex` must be held while the result is used.
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn get(&self) -> &mut KVec<*mut bindings::event_trigger_data> {
-        tracefs::assert_event_mutex_held();
-        // SAFETY: `event_mutex` serialises all access (the caller's contract).
-        unsafe { &mut *self.0.get() }
+    /// Makes room for `additional` more triggers.
+    pub(crate) fn reserve(
+        &self,
+        _held: EventMutexHeld<'_>,
+        additional: usize,
+    ) -> Result<(), AllocError> {
+        // SAFETY: the lock is held (`_held`) and no other reference to the
+        // vector lives (invariant): this one ends with the call.
+        unsafe { &mut *self.0.get() }.reserve(additional, GFP_KERNEL)
+    }
+
+    /// Adds `data`.
+    pub(crate) fn push(
+        &self,
+        _held: EventMutexHeld<'_>,
+        data: *mut bindings::event_trigger_data,
+    ) -> Result<(), AllocError> {
+        // SAFETY: as in `reserve()`.
+        unsafe { &mut *self.0.get() }.push(data, GFP_KERNEL)
     }
 
     /// Every trigger, taken out of the registry: the last step of a
     /// command, once it is unregistered.
     pub(crate) fn take_all(
         &self,
-        _guard: &EventMutexGuard,
+        _held: EventMutexHeld<'_>,
     ) -> KVec<*mut bindings::event_trigger_data> {
-        let mut all = KVec::new();
-        // SAFETY: `event_mutex` is held (the guard).
-        core::mem::swap(unsafe { self.get() }, &mut all);
-        all
+        // SAFETY: as in `reserve()`.
+        core::mem::take(unsafe { &mut *self.0.get() })
     }
 
-    /// # Safety
-    ///
-    /// `event_mutex` must be held.
-    pub(crate) unsafe fn remove(&self, data: *mut bindings::event_trigger_data) {
-        // SAFETY: the caller holds `event_mutex`.
-        let list = unsafe { self.get() };
+    /// Removes `data`, if it is there.
+    pub(crate) fn remove(
+        &self,
+        _held: EventMutexHeld<'_>,
+        data: *mut bindings::event_trigger_data,
+    ) {
+        // SAFETY: as in `reserve()`.
+        let list = unsafe { &mut *self.0.get() };
         if let Some(at) = list.iter().position(|&d| d == data) {
             let last = list.len() - 1;
             list.as_mut_slice().swap(at, last);
             // SAFETY: shrinking by one drops nothing (raw pointers).
             unsafe { list.set_len(last) };
         }
+    }
+
+    /// The trigger at `at`, if there is one.
+    fn get(
+        &self,
+        _held: EventMutexHeld<'_>,
+        at: usize,
+    ) -> Option<*mut bindings::event_trigger_data> {
+        // SAFETY: as in `reserve()`.
+        unsafe { &*self.0.get() }.get(at).copied()
+    }
+
+    /// The triggers, in the registry's order. The registry is read
+    /// afresh at each step: it may change between them.
+    pub(crate) fn iter<'a>(
+        &'a self,
+        held: EventMutexHeld<'a>,
+    ) -> impl Iterator<Item = *mut bindings::event_trigger_data> + 'a {
+        (0..).map_while(move |at| self.get(held, at))
     }
 }
 

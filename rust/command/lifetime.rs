@@ -18,10 +18,11 @@ use super::*;
 /// Called by the tracing core only, for a live rhist trigger it has
 /// unlinked, with `event_mutex` held.
 pub(super) unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is a live rhist trigger; `event_mutex` is held.
-    if let Some(state) = unsafe { release(data) } {
-        // SAFETY: `event_mutex` is held.
-        unsafe { DEFERRED.push(state) };
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: `data` is a live rhist trigger.
+    if let Some(state) = unsafe { release(held, data) } {
+        DEFERRED.push(held, state);
     }
 }
 
@@ -29,12 +30,11 @@ pub(super) unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger, `event_mutex` held, and
-/// `trace_types_lock` not held.
-pub(super) unsafe fn put(data: *mut bindings::event_trigger_data) {
+/// `data` must be a live rhist trigger, and `trace_types_lock` not held.
+pub(super) unsafe fn put(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_data) {
     // SAFETY: the caller's contract; dropping the state needs nothing
-    // more than `event_mutex` without `trace_types_lock`.
-    drop(unsafe { release(data) });
+    // more than the lock held (`held`) without `trace_types_lock`.
+    drop(unsafe { release(held, data) });
 }
 
 /// Drops a reference on `data`; with the last one, frees it and hands
@@ -42,10 +42,13 @@ pub(super) unsafe fn put(data: *mut bindings::event_trigger_data) {
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger, `event_mutex` held.
-pub(super) unsafe fn release(data: *mut bindings::event_trigger_data) -> Option<KBox<Trigger>> {
-    // SAFETY: `data` is live; its count is changed only under
-    // `event_mutex`, which every caller holds.
+/// `data` must be a live rhist trigger.
+pub(super) unsafe fn release(
+    held: EventMutexHeld<'_>,
+    data: *mut bindings::event_trigger_data,
+) -> Option<KBox<Trigger>> {
+    // SAFETY: `data` is live; its count changes only with the lock held
+    // (`held`).
     let refs = unsafe { &mut (*data).ref_ };
     if *refs <= 0 {
         pr_warn!("unbalanced trigger reference\n");
@@ -55,8 +58,7 @@ pub(super) unsafe fn release(data: *mut bindings::event_trigger_data) -> Option<
     if *refs > 0 {
         return None;
     }
-    // SAFETY: `event_mutex` is held.
-    unsafe { REGISTRY.remove(data) };
+    REGISTRY.remove(held, data);
     // SAFETY: `data` is live; an rhist trigger's private data is null or
     // the `Trigger` that `attach()` leaked into it.
     let state = unsafe { (*data).private_data.cast::<Trigger>() };
@@ -75,24 +77,23 @@ pub(super) unsafe fn release(data: *mut bindings::event_trigger_data) -> Option<
 ///
 /// # Invariants
 ///
-/// The list is only touched with `event_mutex` held.
+/// The list is accessed only with `event_mutex` held, and no reference
+/// to it outlives the method call that made it.
 pub(super) struct Deferred(UnsafeCell<Option<KBox<Trigger>>>);
 
-// SAFETY: the list is only touched with `event_mutex` held (invariant).
+// SAFETY: every access is serialised by the lock each method is shown
+// to be held (invariant).
 unsafe impl Sync for Deferred {}
 
+// INVARIANT: accessed only through the methods of `Deferred`.
 pub(super) static DEFERRED: Deferred = Deferred(UnsafeCell::new(None));
 
 impl Deferred {
     /// Keeps `trigger` until [`release()`](Self::release), which the work
     /// item queued here runs.
-    ///
-    /// # Safety
-    ///
-    /// `event_mutex` must be held.
-    pub(super) unsafe fn push(&self, mut trigger: KBox<Trigger>) {
-        // SAFETY: `event_mutex` is held (our contract), which guards the
-        // list (invariant).
+    pub(super) fn push(&self, _held: EventMutexHeld<'_>, mut trigger: KBox<Trigger>) {
+        // SAFETY: the lock is held (`_held`) and no other reference to the
+        // list lives (invariant): this one ends before the call does.
         let head = unsafe { &mut *self.0.get() };
         trigger.deferred_next = head.take();
         *head = Some(trigger);
@@ -104,9 +105,10 @@ impl Deferred {
     ///
     /// # Safety
     ///
-    /// `event_mutex` must be held, and `trace_types_lock` not.
-    pub(super) unsafe fn release(&self) {
-        // SAFETY: `event_mutex` is held (our contract).
+    /// `trace_types_lock` must not be held.
+    pub(super) unsafe fn release(&self, _held: EventMutexHeld<'_>) {
+        // SAFETY: as in `push()`; the reference ends before the states
+        // are dropped.
         let mut next = unsafe { (*self.0.get()).take() };
         // A loop, not the boxes' recursive drops: the list may be long.
         while let Some(mut trigger) = next {
@@ -119,7 +121,7 @@ impl Deferred {
 /// The work item of [`Deferred`] (`include/rhist_shim.c`).
 #[no_mangle]
 pub(super) extern "C" fn rhist_release_deferred() {
-    let _guard = EventMutexGuard::lock();
-    // SAFETY: `event_mutex` is held; a work item holds no other lock.
-    unsafe { DEFERRED.release() };
+    let guard = EventMutexGuard::lock();
+    // SAFETY: a work item holds no lock but the guard's.
+    unsafe { DEFERRED.release(guard.held()) };
 }

@@ -14,32 +14,31 @@ use super::*;
 ///
 /// # Safety
 ///
-/// `file` must be live and `event_mutex` held.
+/// `file` must be live.
 pub(super) unsafe fn with_options<R>(
+    held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     remove: bool,
     synths: Option<&Synths>,
     f: impl FnOnce(BuildOptions<'_>) -> R,
 ) -> R {
     let defined_elsewhere = |name: &str| {
-        // SAFETY: `file` is live and `event_mutex` held: its trigger
-        // list and our triggers on it stay as they are meanwhile.
-        unsafe { tracefs::triggers(file) }
+        // SAFETY: `file` is live: its trigger list and our triggers on it
+        // stay as they are while the lock is held (`held`).
+        unsafe { tracefs::triggers(held, file) }
             // SAFETY: as above.
             .filter(|&d| unsafe { is_ours(d) })
             .any(|d| {
                 // SAFETY: `d` is a live rhist trigger.
-                let other = unsafe { state(d) }.data();
+                let other = unsafe { state(held, d) }.data();
                 (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
             })
     };
-    // SAFETY: `file` is live, and `event_mutex` stays held until `vars`
-    // is dropped at the end of this function (our contract).
-    let vars = unsafe { InstanceVars::new(file) };
-    // SAFETY: `file` is live, so is its trace array; `event_mutex` is
-    // held.
+    // SAFETY: `file` is live.
+    let vars = unsafe { InstanceVars::new(held, file) };
+    // SAFETY: `file` is live, so is its trace array.
     let event_exists =
-        |system: &str, event: &str| unsafe { tracefs::has_event((*file).tr, system, event) };
+        |system: &str, event: &str| unsafe { tracefs::has_event(held, (*file).tr, system, event) };
     f(BuildOptions {
         remove,
         defined_elsewhere: Some(&defined_elsewhere),
@@ -63,18 +62,19 @@ pub(super) struct FieldVarHist {
 
 impl Drop for FieldVarHist {
     fn drop(&mut self) {
-        tracefs::assert_event_mutex_held();
+        // SAFETY: the owner, a trigger's resolved data, is dropped only
+        // with `event_mutex` held for the whole drop (`put()`,
+        // `Deferred::release()`, or a command being carried out).
+        let held = unsafe { EventMutexHeld::assume() };
         // SAFETY: the file is live: its event is pinned by `_pin`, so it
         // cannot be removed, and so is its instance, the owner's: a
-        // command being carried out there holds `event_mutex`, or the
-        // owner's histogram holds it (an `InstanceRef`, dropped after
-        // this: the owner references the hidden histogram's variable).
-        // `event_mutex` is held and `trace_types_lock` is not: the owner,
-        // a trigger's resolved data, is dropped only so (`put()`,
-        // `Deferred::release()`). hist warns when this fails (the
-        // histogram's variable has another user); rhist leaves the
-        // trigger, as hist does.
-        let _ = unsafe { run_command(command(), self.file, &self.cmd, true) };
+        // command being carried out there holds the lock, or the owner's
+        // histogram holds it (an `InstanceRef`, dropped after this: the
+        // owner references the hidden histogram's variable).
+        // `trace_types_lock` is not held: the owner is dropped only so.
+        // hist warns when this fails (the histogram's variable has
+        // another user); rhist leaves the trigger, as hist does.
+        let _ = unsafe { run_command(held, command(), self.file, &self.cmd, true) };
     }
 }
 
@@ -85,8 +85,9 @@ impl Drop for FieldVarHist {
 ///
 /// # Safety
 ///
-/// `file` must be live and `event_mutex` held.
+/// `file` must be live.
 pub(super) unsafe fn field_var_hist(
+    held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     made: &core::cell::RefCell<KVec<FieldVarHist>>,
     target: &HistData<'_>,
@@ -94,20 +95,20 @@ pub(super) unsafe fn field_var_hist(
     log: &dyn Fn(HistErrorKind, usize),
 ) -> Result<bool, HistError> {
     let pos = target.spec().errpos(field);
-    // SAFETY: `file` is live, so is its instance; `event_mutex` is held.
-    let other = unsafe { tracefs::find_event_file((*file).tr, system, event) };
+    // SAFETY: `file` is live, so is its instance.
+    let other = unsafe { tracefs::find_event_file(held, (*file).tr, system, event) };
     if other.is_null() {
         return Err(HistError::new(HistErrorKind::EventFileNotFound, pos));
     }
     // find_compatible_hist(): the first rhist trigger there whose keys
     // match.
-    // SAFETY: `other` is live and `event_mutex` held: its trigger list
-    // and our triggers on it stay as they are meanwhile.
-    let compatible = unsafe { tracefs::triggers(other) }
+    // SAFETY: `other` is live (`find_event_file()`): its trigger list and
+    // our triggers on it stay as they are meanwhile.
+    let compatible = unsafe { tracefs::triggers(held, other) }
         // SAFETY: as above.
         .filter(|&d| unsafe { is_ours(d) })
         // SAFETY: `d` is a live rhist trigger.
-        .find(|&d| target.keys_compatible(unsafe { state(d) }.data()));
+        .find(|&d| target.keys_compatible(unsafe { state(held, d) }.data()));
     let Some(found) = compatible else {
         return Err(HistError::new(HistErrorKind::HistNotFound, pos));
     };
@@ -119,8 +120,8 @@ pub(super) unsafe fn field_var_hist(
     if w.1 {
         return Err(oom);
     }
-    // SAFETY: `file` is live and `event_mutex` held until `vars` goes.
-    let vars = unsafe { InstanceVars::new(file) };
+    // SAFETY: `file` is live.
+    let vars = unsafe { InstanceVars::new(held, file) };
     let name = core::str::from_utf8(&name).unwrap_or("");
     if let Found::One(_) = vars.find_var(Some((system, event)), name) {
         return Ok(false);
@@ -129,10 +130,10 @@ pub(super) unsafe fn field_var_hist(
     let mut cmd = KVec::new();
     let mut w = VecWriter(&mut cmd, false);
     // SAFETY: `found` is a live rhist trigger.
-    let _ = unsafe { state(found) }
+    let _ = unsafe { state(held, found) }
         .data()
         .write_field_var_hist_cmd(&mut w, field);
-    // SAFETY: as above; `event_mutex` keeps its filter string.
+    // SAFETY: as above; the lock held keeps its filter string.
     if let Some(filter) = unsafe { c_bytes((*found).filter_str) } {
         w.1 |= w.0.extend_from_slice(b" if ", GFP_KERNEL).is_err();
         w.1 |= w.0.extend_from_slice(filter, GFP_KERNEL).is_err();
@@ -146,8 +147,8 @@ pub(super) unsafe fn field_var_hist(
     }
     // SAFETY: `other` is live.
     let pin = unsafe { EventPin::new(other) }.map_err(|e| HistError::silent(-e.to_errno()))?;
-    // SAFETY: `other` is live and `event_mutex` held.
-    if let Err(e) = unsafe { run_command(command(), other, &cmd, false) } {
+    // SAFETY: `other` is live, and `command()` is this command.
+    if let Err(e) = unsafe { run_command(held, command(), other, &cmd, false) } {
         let errno = match e {
             BuildError::Hist(h) => {
                 // hist logs the hidden command's errors as its own
@@ -185,7 +186,7 @@ pub(super) unsafe fn field_var_hist(
 /// being written, `data`'s, not in the hidden one. The piece is taken to
 /// run from `pos` to the next separator of the hidden command.
 pub(super) fn nested_errpos(data: &HistData<'_>, cmd: &[u8], pos: usize) -> usize {
-    let prefix = crate::NAMES.prefix.len();
+    let prefix = crate::names::NAMES.prefix.len();
     let Some(rest) = pos.checked_sub(prefix).and_then(|at| cmd.get(at..)) else {
         return 0;
     };
@@ -207,47 +208,47 @@ pub(super) fn hist_identity(data: &HistData<'_>) -> u64 {
 }
 
 /// The variables of the registered rhist triggers of one trace instance,
-/// as `parse_var_ref()` finds them.
-///
-/// # Invariants
-///
-/// `event_mutex` is held for as long as the value lives: the registry,
-/// its triggers and their events stay as they are meanwhile, so every
+/// as `parse_var_ref()` finds them. The registry, its triggers and their
+/// events stay as they are while the lock is held, for `'a`, so every
 /// borrow handed out, which lives no longer than `&self`, stays valid.
-pub(super) struct InstanceVars {
+pub(super) struct InstanceVars<'a> {
     pub(super) tr: *mut bindings::trace_array,
+    pub(super) held: EventMutexHeld<'a>,
 }
 
-impl InstanceVars {
+impl<'a> InstanceVars<'a> {
     /// The variables of the instance of `file`.
     ///
     /// # Safety
     ///
-    /// `file` must be live, and `event_mutex` held until the result is
-    /// dropped.
-    pub(super) unsafe fn new(file: *mut bindings::trace_event_file) -> Self {
+    /// `file` must be live.
+    pub(super) unsafe fn new(
+        held: EventMutexHeld<'a>,
+        file: *mut bindings::trace_event_file,
+    ) -> Self {
         InstanceVars {
             // SAFETY: `file` is live.
             tr: unsafe { (*file).tr },
+            held,
         }
     }
 
     /// The registered triggers of the instance with a variable `name`,
     /// with their event's names.
-    pub(super) fn defining<'a>(
+    pub(super) fn defining<'n>(
         &self,
-        name: &'a str,
-    ) -> impl Iterator<Item = (&Trigger, &str, &str)> + 'a
+        name: &'n str,
+    ) -> impl Iterator<Item = (&'a Trigger, &'a str, &'a str)> + 'n
     where
-        Self: 'a,
+        'a: 'n,
     {
-        let tr = self.tr;
-        // SAFETY: `event_mutex` is held while `self` lives (invariant).
-        unsafe { REGISTRY.get() }
-            .iter()
-            // SAFETY: registered triggers are live while `event_mutex`
-            // is held, which it is for as long as `self` (invariant).
-            .map(|&d| unsafe { state(d) })
+        let (tr, held) = (self.tr, self.held);
+        REGISTRY
+            .iter(held)
+            // SAFETY: registered triggers are live, and stay so while
+            // borrowed: the lock held for `'a` (`held`) keeps other tasks
+            // from removing them, and a build removes none it looked up.
+            .map(move |d| unsafe { state(held, d) })
             // SAFETY: a trigger keeps a reference on its file.
             .filter(move |t| unsafe { (*t.file).tr } == tr)
             .filter(move |t| {
@@ -256,9 +257,8 @@ impl InstanceVars {
             })
             .map(|t| {
                 // SAFETY: the trigger pins its event, whose names live
-                // while it is registered; it stays registered while
-                // `self`, which the borrows do not outlive, lives
-                // (invariant).
+                // while it is registered; it stays registered for `'a`,
+                // which the borrows do not outlive.
                 let (system, event) = unsafe { tracefs::event_names(t.file) };
                 let text = |b| core::str::from_utf8(b).unwrap_or("");
                 (t, text(system), text(event))
@@ -266,7 +266,7 @@ impl InstanceVars {
     }
 }
 
-impl VarLookup for InstanceVars {
+impl VarLookup for InstanceVars<'_> {
     fn find_var(&self, event: Option<(&str, &str)>, name: &str) -> Found<'_> {
         let mut found = self.defining(name);
         let first = match event {
@@ -295,19 +295,17 @@ impl VarLookup for InstanceVars {
 
 /// The histograms `data` references, one per slot of
 /// `HistData::ref_hists()`, from the registered triggers.
-///
-/// # Safety
-///
-/// `event_mutex` must be held.
-pub(super) unsafe fn referenced_hists(data: &HistData<'_>) -> Result<KVec<Arc<Hist>>, BuildError> {
+pub(super) fn referenced_hists(
+    held: EventMutexHeld<'_>,
+    data: &HistData<'_>,
+) -> Result<KVec<Arc<Hist>>, BuildError> {
     let mut refs = KVec::with_capacity(data.ref_hists().len(), GFP_KERNEL)?;
     for &id in data.ref_hists() {
-        // SAFETY: the caller holds `event_mutex`; registered triggers are
-        // live.
-        let hist = unsafe { REGISTRY.get() }
-            .iter()
-            // SAFETY: as above.
-            .map(|&d| unsafe { state(d) })
+        let hist = REGISTRY
+            .iter(held)
+            // SAFETY: registered triggers are live, and none is freed
+            // while looked at.
+            .map(|d| unsafe { state(held, d) })
             .find(|t| hist_identity(t.data()) == id)
             .map(|t| t.hist.clone())
             // Found by the build under the same lock: always there.

@@ -126,19 +126,18 @@ impl Trigger {
     ///
     /// # Safety
     ///
-    /// `file` must be a live event file; `event_mutex` held.
+    /// `file` must be a live event file.
     pub(super) unsafe fn new(
+        held: EventMutexHeld<'_>,
         file: *mut bindings::trace_event_file,
         hist: Arc<Hist>,
         record_span: Option<usize>,
     ) -> Result<KBox<Self>, BuildError> {
         // SAFETY: `file` is live.
         let pin = unsafe { EventPin::new(file) }?;
-        // SAFETY: the caller holds `event_mutex` (our contract).
-        let refs = unsafe { referenced_hists(hist.histogram().data()) }?;
-        // SAFETY: `file` is live and its event pinned by `pin`;
-        // `event_mutex` is held.
-        let synthetic = unsafe { SynthPin::of_event(file) }?;
+        let refs = referenced_hists(held, hist.histogram().data())?;
+        // SAFETY: `file` is live and its event pinned by `pin`.
+        let synthetic = unsafe { SynthPin::of_event(held, file) }?;
         let record_span = if synthetic.is_some() {
             None
         } else {
@@ -200,16 +199,11 @@ impl Trigger {
 
     /// Whether another trigger references a variable of this one's
     /// histogram: then it cannot be removed (C's `check_var_refs()`).
-    ///
-    /// # Safety
-    ///
-    /// `event_mutex` must be held.
-    pub(super) unsafe fn referenced(&self) -> bool {
-        // SAFETY: the caller holds `event_mutex`; registered triggers are
-        // live.
-        unsafe { REGISTRY.get() }.iter().any(|&d| {
-            // SAFETY: as above.
-            let other = unsafe { state(d) };
+    pub(super) fn referenced(&self, held: EventMutexHeld<'_>) -> bool {
+        REGISTRY.iter(held).any(|d| {
+            // SAFETY: registered triggers are live, and none is freed
+            // while looked at.
+            let other = unsafe { state(held, d) };
             !ptr::eq(other, self) && other.refs.iter().any(|h| Arc::ptr_eq(h, &self.hist))
         })
     }
@@ -256,10 +250,11 @@ impl Resolved {
     ///
     /// # Safety
     ///
-    /// `file` must be a live event file; `event_mutex` held.
+    /// `file` must be a live event file.
     // Not inlined: its frame would add to `parse()`'s, on a small stack.
     #[inline(never)]
     pub(super) unsafe fn new(
+        held: EventMutexHeld<'_>,
         file: *mut bindings::trace_event_file,
         text: &[u8],
         remove: bool,
@@ -273,7 +268,7 @@ impl Resolved {
         // never changed; `data` is dropped first (invariants of `Self`).
         let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
             .map_err(|_| BuildError::Kernel(code::EINVAL))?;
-        let spec = hist::trigger::parse_as(crate::NAMES, text_str)?;
+        let spec = hist::trigger::parse_as(crate::names::NAMES, text_str)?;
 
         // SAFETY: `file` is live and its event pinned by `origin`, which
         // the result keeps and drops last (invariants of `Self`).
@@ -294,9 +289,9 @@ impl Resolved {
         HistData::empty_in(&mut slot, &spec);
         // SAFETY: `empty_in()` wrote a whole value into the slot.
         let mut data = unsafe { slot.assume_init() };
-        // SAFETY: `file` is live and `event_mutex` held (our contract).
+        // SAFETY: `file` is live.
         unsafe {
-            with_options(file, remove, None, |options| {
+            with_options(held, file, remove, None, |options| {
                 HistData::build_into_with(&mut data, &spec, &desc, options)
             })
         }?;
@@ -321,10 +316,10 @@ impl Resolved {
     ///
     /// # Safety
     ///
-    /// `file` must be the live event file this was resolved against;
-    /// `event_mutex` held.
+    /// `file` must be the live event file this was resolved against.
     pub(super) unsafe fn create_actions(
         &mut self,
+        held: EventMutexHeld<'_>,
         file: *mut bindings::trace_event_file,
         synths: &Synths,
         snapshot: Option<&SnapshotCond>,
@@ -341,24 +336,20 @@ impl Resolved {
             common_fields: &COMMON_FIELDS,
         };
         let enable = || match snapshot {
-            // SAFETY: the condition is for `file`'s instance, live, and
-            // `event_mutex` held, for the trigger being created (our
-            // contract).
-            Some(cond) => unsafe { cond.enable() },
+            Some(cond) => cond.enable(held),
             None => Err(-code::ENODEV.to_errno()),
         };
         let text = &self._text;
         // SAFETY: `file` is live (our contract).
-        let log = |kind, pos| unsafe { log_entries(file, text, [(kind, pos)].into_iter()) };
+        let log = |kind, pos| unsafe { log_entries(held, file, text, [(kind, pos)].into_iter()) };
         let made = core::cell::RefCell::new(KVec::new());
         let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
-            // SAFETY: `file` is live and `event_mutex` held (our
-            // contract).
-            unsafe { field_var_hist(file, &made, target, (system, event, field), &log) }
+            // SAFETY: `file` is live (our contract).
+            unsafe { field_var_hist(held, file, &made, target, (system, event, field), &log) }
         };
-        // SAFETY: `file` is live and `event_mutex` held (our contract).
+        // SAFETY: `file` is live (our contract).
         let created = unsafe {
-            with_options(file, false, Some(synths), |options| {
+            with_options(held, file, false, Some(synths), |options| {
                 let options = BuildOptions {
                     enable_snapshot: Some(&enable),
                     field_var_hist: Some(&hidden),
@@ -387,7 +378,7 @@ impl Resolved {
 pub(super) fn info_of(data: &HistData<'_>) -> Result<KVec<u8>, BuildError> {
     let mut info = KVec::new();
     let mut w = VecWriter(&mut info, false);
-    let _ = data.write_info(&mut w, crate::NAMES.prefix);
+    let _ = data.write_info(&mut w, crate::names::NAMES.prefix);
     if w.1 {
         return Err(code::ENOMEM.into());
     }

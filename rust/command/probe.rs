@@ -11,7 +11,7 @@ use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
 
-use crate::command::{state, Trigger};
+use super::{state_rcu, Trigger};
 use crate::event::ProbeContext;
 use crate::poll;
 use crate::shim;
@@ -48,7 +48,7 @@ fn record_len(rec: *const c_void, reported: usize) -> usize {
 // In the page of the shapes of one or two numbers: see
 // `Histogram::update_compiled()`.
 #[link_section = ".text.rhist_event"]
-pub(crate) unsafe extern "C" fn on_event(
+pub(super) unsafe extern "C" fn on_event(
     data: *mut bindings::event_trigger_data,
     buffer: *mut bindings::trace_buffer,
     rec: *mut c_void,
@@ -60,7 +60,7 @@ pub(crate) unsafe extern "C" fn on_event(
     // SAFETY: the tracing core calls this only for attached rhist
     // triggers, which `free()` frees only after the probes that can see
     // them have finished.
-    let trigger = unsafe { state(data) };
+    let trigger = unsafe { state_rcu(data) };
     // A record holds at least the fixed part of its event, which holds
     // every field (`record_span` is only set for the trigger's own event).
     let Some(len) = trigger.record_span() else {
