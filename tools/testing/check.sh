@@ -82,6 +82,9 @@ one stack-frames python3 tools/testing/lint/frames.py rhist.ko
 # An event's code is a page: the probe and each program shape in
 # page-aligned sections of at most a page (histogram.rs).
 one event-text python3 tools/testing/lint/event_text.py rhist.ko
+# No two units of the shell, or of the core, import each other, however
+# far round.
+one imports python3 tools/testing/lint/imports.py
 # checkpatch runs from outside this git repository: inside one, it reads
 # the patch files as files added by the repository's own history.
 checkpatch() {
