@@ -95,7 +95,10 @@ int rhist_current_pid(void)
 	return current->pid;
 }
 
-/* For the KUnit suite's kthreads on every online CPU (rust/kunit.rs). */
+/*
+ * How many CPUs per-CPU sums are kept for (rust/event.rs), and which of
+ * them the KUnit suite's kthreads run on (rust/kunit.rs).
+ */
 
 unsigned int rhist_nr_cpu_ids(void)
 {

@@ -138,8 +138,7 @@ impl OnlineCpus {
         // releases it on every path, as `Self` exists from here on.
         unsafe { bindings::cpus_read_lock() };
         let mut cpus = OnlineCpus(KVVec::new());
-        // SAFETY: reads a variable set once at boot.
-        let nr = unsafe { shim::rhist_nr_cpu_ids() };
+        let nr = crate::event::nr_cpu_ids() as u32;
         for cpu in 0..nr {
             // SAFETY: `cpu` is below `nr_cpu_ids`.
             if unsafe { shim::rhist_cpu_online(cpu) } {
@@ -397,8 +396,9 @@ impl Tally {
         let elt = map.insert(&key[..keys.size()]);
         match elt {
             Some(e) => {
-                e.update_sum(0, 1);
-                e.update_sum(1, value_of(id));
+                let cpu = crate::event::this_cpu();
+                e.update_sum_on(cpu, 0, 1);
+                e.update_sum_on(cpu, 1, value_of(id));
                 self.hits[id] += 1;
             }
             None => {
@@ -554,7 +554,8 @@ const HOT_ID: usize = 42;
 fn hot_key(c: &mut Checks) -> Result {
     let cpus = OnlineCpus::get()?;
     let n = cpus.0.len();
-    let params = MapParams::new(7, 8, 2, 0);
+    // Sums per CPU, as the event path keeps them.
+    let params = MapParams::new(7, 8, 2, 0).per_cpu(crate::event::nr_cpu_ids());
     let mut memory = map_memory(&params)?;
     let map = TracingMap::new_uninit(params, memory.spare_capacity_mut()).map_err(map_error)?;
     let universe = HOT_ID + 1;
@@ -645,7 +646,7 @@ fn many_keys(c: &mut Checks) -> Result {
     while (1usize << bits) < universe {
         bits += 1;
     }
-    let params = MapParams::new(bits, 8, 2, 0);
+    let params = MapParams::new(bits, 8, 2, 0).per_cpu(crate::event::nr_cpu_ids());
     let mut memory = map_memory(&params)?;
     let map = TracingMap::new_uninit(params, memory.spare_capacity_mut()).map_err(map_error)?;
     let mut tallies = Tally::many(n, universe)?;
@@ -990,6 +991,27 @@ fn map_full(c: &mut Checks) -> Result {
     Ok(())
 }
 
+unsafe extern "C" fn this_cpu_is_the_kernels(_test: *mut bindings::kunit) {
+    let Ok(cpus) = OnlineCpus::get() else {
+        check!(false);
+        return;
+    };
+    let Ok(mut seen) = KVVec::from_elem((u32::MAX, u32::MAX), cpus.0.len(), GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    let ran = run_on_cpus(&cpus.0, &mut seen, &|_, seen: &mut (u32, u32)| {
+        // SAFETY: a kthread bound to one CPU.
+        *seen = (crate::event::this_cpu(), unsafe {
+            shim::rhist_smp_processor_id()
+        });
+    });
+    check!(ran.is_ok());
+    for (&cpu, &(ours, kernels)) in cpus.0.iter().zip(seen.iter()) {
+        check!(ours == cpu && kernels == cpu);
+    }
+}
+
 unsafe extern "C" fn map_hot_key_on_every_cpu(_test: *mut bindings::kunit) {
     run_case("map_hot_key_on_every_cpu", hot_key);
 }
@@ -1019,7 +1041,7 @@ const fn case(
 }
 
 #[repr(transparent)]
-struct Cases(UnsafeCell<[bindings::kunit_case; 8]>);
+struct Cases(UnsafeCell<[bindings::kunit_case; 9]>);
 #[repr(transparent)]
 struct Suite(UnsafeCell<bindings::kunit_suite>);
 #[repr(transparent)]
@@ -1037,6 +1059,7 @@ static CASES: Cases = Cases(UnsafeCell::new([
     case(command_name_is_taken, c"command_name_is_taken"),
     case(extra_file_name_is_taken, c"extra_file_name_is_taken"),
     case(core_rejects_bad_triggers, c"core_rejects_bad_triggers"),
+    case(this_cpu_is_the_kernels, c"this_cpu_is_the_kernels"),
     case(map_hot_key_on_every_cpu, c"map_hot_key_on_every_cpu"),
     case(map_many_keys_on_every_cpu, c"map_many_keys_on_every_cpu"),
     case(map_reader_during_writes, c"map_reader_during_writes"),

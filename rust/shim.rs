@@ -75,8 +75,8 @@ extern "C" {
     /// `irq_work_sync()` of the pollers' wakeup.
     pub(crate) fn rhist_poll_sync();
 
-    // For the KUnit suite's kthreads on every online CPU (`rust/kunit.rs`).
-    /// `nr_cpu_ids`: one more than the highest possible CPU number.
+    /// `nr_cpu_ids`: one more than the highest possible CPU number (the
+    /// copies of per-CPU sums, and the KUnit suite's kthreads).
     pub(crate) fn rhist_nr_cpu_ids() -> kernel::ffi::c_uint;
     /// `cpu_online()`; `cpu` must be below `nr_cpu_ids`.
     pub(crate) fn rhist_cpu_online(cpu: kernel::ffi::c_uint) -> bool;

@@ -12,7 +12,7 @@ use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
 
 use super::{state_rcu, Trigger};
-use crate::event::ProbeContext;
+use crate::event::{this_cpu, ProbeContext};
 use crate::poll;
 use crate::shim;
 
@@ -75,7 +75,10 @@ pub(super) unsafe extern "C" fn on_event(
     // A compiled trigger has no references, actions or context to read.
     // The compiled program wakes the pollers itself, last. Every call
     // here is the last thing done, a jump: the code saves no registers.
-    if !trigger.hist().update_compiled(rec, poll::wake_pollers) {
+    if !trigger
+        .hist()
+        .update_compiled(rec, this_cpu(), poll::wake_pollers)
+    {
         on_event_general(trigger, rec, buffer, rbe);
     }
 }
@@ -103,7 +106,11 @@ unsafe fn on_event_sized(
     // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
     // bytes: what `record_len()` allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
-    if trigger.on_synthetic() || !trigger.hist().update_compiled(rec, poll::wake_pollers) {
+    if trigger.on_synthetic()
+        || !trigger
+            .hist()
+            .update_compiled(rec, this_cpu(), poll::wake_pollers)
+    {
         on_event_general(trigger, rec, buffer, rbe);
     }
 }

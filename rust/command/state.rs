@@ -395,7 +395,7 @@ impl Hist {
         snapshot: Option<SnapshotCond>,
         instance: Option<InstanceRef>,
     ) -> Result<Arc<Self>, BuildError> {
-        let params = histogram::map_params(resolved.data());
+        let params = histogram::map_params(resolved.data(), crate::event::nr_cpu_ids());
         let bytes = params.storage_bytes()?;
         // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
         // maps of up to a few MB up to a power of two of pages.

@@ -93,11 +93,13 @@ fn stages<const N: usize>(hist: &Histogram<'_>, p: &Program, rec: &[u8], stage: 
             _ => map.insert_words_uncounted(&key),
         }
     };
-    let Some(elt) = black_box(elt) else { return };
+    let Some(sums) = black_box(elt).and_then(|i| map.cpu_sums(i, 0)) else {
+        return;
+    };
     if stage >= 4 {
-        elt.update_sum(0, 1);
+        sums.add(0, 1);
         for i in 1..p.n_sums() {
-            elt.update_sum(i, p.value(i, rec));
+            sums.add(i, p.value(i, rec));
         }
     }
 }
@@ -110,7 +112,7 @@ fn main() {
     let stage: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
     let spec = trigger::parse(&text).expect("trigger");
     let data = HistData::build(&spec, &EVENT).expect("hist data");
-    let params = map_params(&data);
+    let params = map_params(&data, 1);
     let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
         .map(|_| AtomicU64::new(0))
         .collect();

@@ -26,22 +26,19 @@ const KEY_WORDS_MAX: usize = KEY_SIZE_MAX / 8;
 /// Words of saved command name per element, for `.execname` keys.
 const COMM_WORDS: usize = 2;
 
-/// The map parameters a histogram needs.
+/// The map parameters a histogram needs on a machine of `n_cpus` CPUs.
 /// The private words of each element: the saved command name when some
-/// field has `.execname`, then the variables' copies ([`vars`]).
-pub fn map_params(data: &HistData<'_>) -> MapParams {
+/// field has `.execname`, then the variables' copies ([`vars`]). The sums
+/// are per CPU when [`MapParams::per_cpu`]'s rule says so.
+pub fn map_params(data: &HistData<'_>, n_cpus: usize) -> MapParams {
     let params = MapParams::new(
         data.map_bits(),
         data.key_size(),
         data.n_sums(),
         data.n_map_vars(),
-    );
-    let words = comm_words(data.needs_comm()) + data.n_var_copies() * vars::STR_VAR_WORDS;
-    if words == 0 {
-        params
-    } else {
-        params.with_private_words(words)
-    }
+    )
+    .with_private_words(comm_words(data.needs_comm()) + data.n_var_copies() * vars::STR_VAR_WORDS);
+    params.per_cpu(n_cpus)
 }
 
 /// The private words the saved command name takes.
@@ -129,9 +126,9 @@ core::arch::global_asm!(
 
 impl<'a> Histogram<'a> {
     /// Puts `data` and `map` together; `map` must have been built with
-    /// [`map_params`] of `data`.
+    /// [`map_params`] of `data` (for any number of CPUs).
     pub fn new(data: &'a HistData<'a>, map: TracingMap<'a>) -> Result<Self, MapError> {
-        if map.params() != map_params(data) {
+        if map.params().with_cpus(1) != map_params(data, 1) {
             return Err(MapError::StorageTooSmall);
         }
         Ok(Histogram {
@@ -162,7 +159,7 @@ impl<'a> Histogram<'a> {
     /// allocation.
     #[inline]
     pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
-        if !self.update_compiled(rec, || {}) {
+        if !self.update_compiled(rec, ctx.cpu(), || {}) {
             self.update_general(rec, ctx);
         }
     }
@@ -186,24 +183,25 @@ impl<'a> Histogram<'a> {
     /// [`update`](Self::update) by the compiled program: one direct call
     /// to the code of the program's shape.
     #[inline(always)]
-    fn run(&self, p: &Program, rec: &[u8], after: impl FnOnce()) {
+    fn run(&self, p: &Program, rec: &[u8], cpu: u32, after: impl FnOnce()) {
         match (p.words(), p.n_keys()) {
-            (true, 1) => self.run_number_key1(p, rec, after),
-            (true, 2) => self.run_number_key2(p, rec, after),
-            (true, _) => self.run_number_key3(p, rec, after),
-            (false, _) if p.key_words() <= 4 => self.run_short_key(p, rec, after),
-            (false, _) if p.one_string() => self.run_string_key(p, rec, after),
-            (false, _) => self.run_compact_key(p, rec, after),
+            (true, 1) => self.run_number_key1(p, rec, cpu, after),
+            (true, 2) => self.run_number_key2(p, rec, cpu, after),
+            (true, _) => self.run_number_key3(p, rec, cpu, after),
+            (false, _) if p.key_words() <= 4 => self.run_short_key(p, rec, cpu, after),
+            (false, _) if p.one_string() => self.run_string_key(p, rec, cpu, after),
+            (false, _) => self.run_compact_key(p, rec, cpu, after),
         }
     }
 
     /// [`run`](Self::run) of a key of one number.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key1<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
+    fn run_number_key1<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
         self.add_sums(
             p,
             rec,
+            cpu,
             self.map.insert_exact_uncounted(&p.number_key::<1>(rec)),
         );
         after();
@@ -212,10 +210,11 @@ impl<'a> Histogram<'a> {
     /// [`run`](Self::run) of a key of two numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key2<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
+    fn run_number_key2<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
         self.add_sums(
             p,
             rec,
+            cpu,
             self.map.insert_exact_uncounted(&p.number_key::<2>(rec)),
         );
         after();
@@ -224,10 +223,11 @@ impl<'a> Histogram<'a> {
     /// [`run`](Self::run) of a key of three numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
-    fn run_number_key3<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
+    fn run_number_key3<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
         self.add_sums(
             p,
             rec,
+            cpu,
             self.map.insert_exact_uncounted(&p.number_key::<3>(rec)),
         );
         after();
@@ -236,8 +236,13 @@ impl<'a> Histogram<'a> {
     /// [`run`](Self::run) of a key with strings of up to 4 words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
-    fn run_short_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
-        self.add_sums(p, rec, self.map.insert_words_uncounted(&p.key::<4>(rec)));
+    fn run_short_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
+        self.add_sums(
+            p,
+            rec,
+            cpu,
+            self.map.insert_words_uncounted(&p.key::<4>(rec)),
+        );
         after();
     }
 
@@ -246,11 +251,11 @@ impl<'a> Histogram<'a> {
     /// ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.string")]
-    fn run_string_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
+    fn run_string_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
         let mut key = StrKey::EMPTY;
         match p.string_key(rec, &mut key) {
-            true => self.add_sums(p, rec, self.map.insert_key_uncounted(&key)),
-            false => self.run_long_key(p, rec),
+            true => self.add_sums(p, rec, cpu, self.map.insert_key_uncounted(&key)),
+            false => self.run_long_key(p, rec, cpu),
         }
         after();
     }
@@ -260,11 +265,11 @@ impl<'a> Histogram<'a> {
     /// whole key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.compact")]
-    fn run_compact_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], after: F) {
+    fn run_compact_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
         let mut key = CompactKey::EMPTY;
         match p.compact_key(rec, &mut key) {
-            true => self.add_sums(p, rec, self.map.insert_key_uncounted(&key)),
-            false => self.run_long_key(p, rec),
+            true => self.add_sums(p, rec, cpu, self.map.insert_key_uncounted(&key)),
+            false => self.run_long_key(p, rec, cpu),
         }
         after();
     }
@@ -272,25 +277,26 @@ impl<'a> Histogram<'a> {
     /// [`run_compact_key`](Self::run_compact_key) of a key that a compact
     /// one does not hold: rare, out of the event path's sections.
     #[inline(never)]
-    fn run_long_key(&self, p: &Program, rec: &[u8]) {
+    fn run_long_key(&self, p: &Program, rec: &[u8], cpu: u32) {
         let map = &self.map;
         let elt = match p.key_words() {
             0..=8 => map.insert_words_uncounted(&p.key::<8>(rec)),
             9..=32 => map.insert_words_uncounted(&p.key::<32>(rec)),
             _ => map.insert_words_uncounted(&p.key::<KEY_WORDS_MAX>(rec)),
         };
-        self.add_sums(p, rec, elt);
+        self.add_sums(p, rec, cpu, elt);
     }
 
-    /// Adds the program's sums of `rec` to the entry found, if any.
+    /// Adds the program's sums of `rec` to the entry found, if any, in
+    /// CPU `cpu`'s copy.
     #[inline(always)]
-    fn add_sums(&self, p: &Program, rec: &[u8], elt: Option<map::Elt<'a>>) {
-        let Some(elt) = elt else {
+    fn add_sums(&self, p: &Program, rec: &[u8], cpu: u32, elt: Option<u32>) {
+        let Some(sums) = elt.and_then(|i| self.map.cpu_sums(i, cpu)) else {
             return;
         };
-        elt.update_sum(0, 1);
+        sums.add(0, 1);
         for i in 1..p.n_sums() {
-            elt.update_sum(i, p.value(i, rec));
+            sums.add(i, p.value(i, rec));
         }
     }
 
@@ -304,14 +310,17 @@ impl<'a> Histogram<'a> {
     /// a section that starts on a page (see `global_asm!` above). The
     /// probe and the shapes of one and two numbers share theirs.
     ///
+    /// `cpu` is the CPU the caller runs on, whose copy of the sums the
+    /// event adds to (see [`MapParams::per_cpu`]).
+    ///
     /// `after` runs once the entry is updated (the kernel wakes the hist
     /// files' pollers), in the shape's code: the probe's call to it can be
     /// its last, a jump, and the shape returns to the probe's caller.
     #[inline(always)]
-    pub fn update_compiled(&self, rec: &[u8], after: impl FnOnce()) -> bool {
+    pub fn update_compiled(&self, rec: &[u8], cpu: u32, after: impl FnOnce()) -> bool {
         match &self.program {
             Some(p) => {
-                self.run(p, rec, after);
+                self.run(p, rec, cpu, after);
                 true
             }
             None => false,
@@ -554,7 +563,8 @@ impl<'a> Histogram<'a> {
             self.map.insert_uncounted(key, |_| {})
         }?;
         for i in 0..self.data.n_sums() {
-            elt.update_sum(i, self.data.sum_value_refs(i, rec, ctx, ref_vals));
+            let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
+            elt.update_sum_on(ctx.cpu(), i, n);
         }
         if self.has_copies {
             self.set_vars_with_copies(&elt, rec, ctx, ref_vals);
@@ -896,7 +906,7 @@ mod tests {
     fn with_hist<R>(text: &str, f: impl FnOnce(&Histogram<'_>) -> R) -> R {
         let spec = trigger::parse(text).unwrap();
         let data = HistData::build(&spec, &EVENT).unwrap();
-        let params = map_params(&data);
+        let params = map_params(&data, 1);
         let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
             .map(|_| AtomicU64::new(0))
             .collect();
@@ -954,16 +964,47 @@ mod tests {
         r
     }
 
+    /// [`Ctx`] on CPU `.1`.
+    struct OnCpu<'c>(&'c Ctx, u32);
+
+    impl EventContext for OnCpu<'_> {
+        fn cpu(&self) -> u32 {
+            self.1
+        }
+        fn timestamp(&self) -> u64 {
+            self.0.timestamp()
+        }
+        fn clock_in_ns(&self) -> bool {
+            self.0.clock_in_ns()
+        }
+        fn stacktrace(&self, out: &mut [u64]) {
+            self.0.stacktrace(out)
+        }
+    }
+
+    impl TaskContext for OnCpu<'_> {
+        fn pid(&self) -> i32 {
+            self.0.pid()
+        }
+        fn comm(&self) -> [u8; 16] {
+            self.0.comm()
+        }
+    }
+
     /// The entries, sums and Totals of `text` over `records`, each cut
     /// to its length, by the compiled program and by the general path;
-    /// whether `text` was compiled.
+    /// whether `text` was compiled. The compiled program's map keeps its
+    /// sums per CPU, for 3 CPUs, and the records come from 4 in turn;
+    /// the general path's prints the same, whether per CPU or not.
     fn both_paths(text: &str, records: &[([u8; 76], usize)]) -> (String, String, bool) {
         let spec = trigger::parse(text).unwrap();
         let data = HistData::build(&spec, &STR_EVENT).unwrap();
-        let params = map_params(&data);
-        let mut outs = [String::new(), String::new()];
+        let mut outs = [String::new(), String::new(), String::new()];
         let mut compiled = false;
-        for (interpret, out) in [false, true].into_iter().zip(outs.iter_mut()) {
+        let ways = [(false, 3), (true, 1), (true, 3)];
+        for ((interpret, n_cpus), out) in ways.into_iter().zip(outs.iter_mut()) {
+            let params = map_params(&data, n_cpus);
+            assert_eq!(params.n_cpus, n_cpus, "{text}");
             let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
                 .map(|_| AtomicU64::new(0))
                 .collect();
@@ -974,13 +1015,14 @@ mod tests {
             } else {
                 compiled = hist.program().is_some();
             }
-            for (r, len) in records {
-                hist.update(&r[..*len], &Ctx { pid: 42 });
+            for (i, (r, len)) in records.iter().enumerate() {
+                hist.update(&r[..*len], &OnCpu(&Ctx { pid: 42 }, i as u32 % 4));
             }
             let mut order = std::vec![0u32; hist.map().max_elts()];
             hist.print(out, &output::NoSymbols, &mut order).unwrap();
         }
-        let [compiled_out, interpreted_out] = outs;
+        let [compiled_out, interpreted_out, interpreted_per_cpu] = outs;
+        assert_eq!(interpreted_out, interpreted_per_cpu, "{text}");
         (compiled_out, interpreted_out, compiled)
     }
 
@@ -1028,7 +1070,7 @@ mod tests {
             let data = HistData::build(&spec, &STR_EVENT).unwrap();
             let p = data.program().unwrap();
             let words = p.key_words();
-            let params = map_params(&data);
+            let params = map_params(&data, 1);
             let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
                 .map(|_| AtomicU64::new(0))
                 .collect();
@@ -1100,7 +1142,7 @@ mod tests {
                     let slots: Vec<AtomicU64> = other.iter().map(|&w| AtomicU64::new(w)).collect();
                     assert_eq!((&key).matches(&slots), *other == full[..words], "{text}");
                 }
-                let elt = map.insert_key_uncounted(&key).unwrap();
+                let elt = map.elt(map.insert_key_uncounted(&key).unwrap()).unwrap();
                 assert!(elt.key_eq(&bytes), "{text}");
                 assert_eq!(map.lookup(&bytes).unwrap().index(), elt.index(), "{text}");
                 assert_eq!(map.insert(&bytes).unwrap().index(), elt.index(), "{text}");
@@ -1210,7 +1252,7 @@ mod tests {
         let text = "keys=a:n=a,x=s,t=common_stacktrace,e=common_pid.execname";
         let spec = trigger::parse(text).unwrap();
         let data = HistData::build(&spec, &event).unwrap();
-        let params = map_params(&data);
+        let params = map_params(&data, 1);
         assert_eq!(params.n_private, COMM_WORDS + 3 * vars::STR_VAR_WORDS);
         let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
             .map(|_| AtomicU64::new(0))
@@ -1313,7 +1355,7 @@ mod tests {
         );
         let spec = trigger::parse("keys=a:vals=b/2,c:x=c-1").unwrap();
         let data = HistData::build(&spec, &EVENT).unwrap();
-        assert_eq!(map_params(&data).n_sums, 3);
+        assert_eq!(map_params(&data, 1).n_sums, 3);
         assert_eq!(
             data.var_value(0, &record(1, 10, -1), &Ctx { pid: 42 }),
             (-2i64) as u64
@@ -1375,7 +1417,7 @@ mod tests {
     }
 
     fn storage(data: &HistData<'_>) -> Vec<AtomicU64> {
-        (0..map_params(data).storage_words().unwrap())
+        (0..map_params(data, 1).storage_words().unwrap())
             .map(|_| AtomicU64::new(0))
             .collect()
     }
@@ -1400,7 +1442,7 @@ mod tests {
         let spec = trigger::parse("keys=a:t=b").unwrap();
         let d1 = HistData::build(&spec, &EVENT).unwrap();
         let s1 = storage(&d1);
-        let h1 = Histogram::new(&d1, TracingMap::new(map_params(&d1), &s1).unwrap()).unwrap();
+        let h1 = Histogram::new(&d1, TracingMap::new(map_params(&d1, 1), &s1).unwrap()).unwrap();
 
         let d2 = build_with("keys=a:vals=$t", &d1);
         let d3 = build_with("keys=a:vals=b+$t", &d1);
@@ -1409,9 +1451,9 @@ mod tests {
         assert_eq!(d3.var_ref(0).map(|r| r.read_once), Some(true));
         assert_eq!(d2.ref_hists(), &[1]);
         let (s2, s3, s4) = (storage(&d2), storage(&d3), storage(&d4));
-        let h2 = Histogram::new(&d2, TracingMap::new(map_params(&d2), &s2).unwrap()).unwrap();
-        let h3 = Histogram::new(&d3, TracingMap::new(map_params(&d3), &s3).unwrap()).unwrap();
-        let h4 = Histogram::new(&d4, TracingMap::new(map_params(&d4), &s4).unwrap()).unwrap();
+        let h2 = Histogram::new(&d2, TracingMap::new(map_params(&d2, 1), &s2).unwrap()).unwrap();
+        let h3 = Histogram::new(&d3, TracingMap::new(map_params(&d3, 1), &s3).unwrap()).unwrap();
+        let h4 = Histogram::new(&d4, TracingMap::new(map_params(&d4, 1), &s4).unwrap()).unwrap();
         let refs = [&h1];
 
         // Nothing set yet: dropped, not even a hit.
@@ -1465,11 +1507,11 @@ mod tests {
         let spec = trigger::parse("keys=a:n=a,x=s,y=s").unwrap();
         let d1 = HistData::build(&spec, &event).unwrap();
         let s1 = storage(&d1);
-        let h1 = Histogram::new(&d1, TracingMap::new(map_params(&d1), &s1).unwrap()).unwrap();
+        let h1 = Histogram::new(&d1, TracingMap::new(map_params(&d1, 1), &s1).unwrap()).unwrap();
         let d2 = build_with("keys=a:v=$y", &d1);
         assert_eq!(d2.var_ref(0).map(|r| r.var_idx), Some(2));
         let s2 = storage(&d2);
-        let h2 = Histogram::new(&d2, TracingMap::new(map_params(&d2), &s2).unwrap()).unwrap();
+        let h2 = Histogram::new(&d2, TracingMap::new(map_params(&d2, 1), &s2).unwrap()).unwrap();
         let mut rec = [0u8; 24];
         rec[8] = 3;
         rec[16..20].copy_from_slice(b"abc\0");
@@ -1616,7 +1658,7 @@ mod action_tests {
     }
 
     fn storage(data: &HistData<'_>) -> Vec<AtomicU64> {
-        (0..map_params(data).storage_words().unwrap())
+        (0..map_params(data, 1).storage_words().unwrap())
             .map(|_| AtomicU64::new(0))
             .collect()
     }
@@ -1626,7 +1668,7 @@ mod action_tests {
         let spec = trigger::parse("keys=a:t0=common_timestamp,nm=ss").unwrap();
         let d1 = HistData::build(&spec, &EVENT).unwrap();
         let s1 = storage(&d1);
-        let h1 = Histogram::new(&d1, TracingMap::new(map_params(&d1), &s1).unwrap()).unwrap();
+        let h1 = Histogram::new(&d1, TracingMap::new(map_params(&d1, 1), &s1).unwrap()).unwrap();
 
         let text = "keys=a:d=common_timestamp-$t0:\
                     onmatch(rhist_test.rhist_sample).lat($d,bb,ss,$nm)";
@@ -1643,7 +1685,7 @@ mod action_tests {
         HistData::build_into_with(&mut d2, &spec, &EVENT, options).unwrap();
         d2.create_actions(&EVENT, options).unwrap();
         let s2 = storage(&d2);
-        let h2 = Histogram::new(&d2, TracingMap::new(map_params(&d2), &s2).unwrap()).unwrap();
+        let h2 = Histogram::new(&d2, TracingMap::new(map_params(&d2, 1), &s2).unwrap()).unwrap();
 
         let sink = Sink::default();
         // No t0 for key 1 yet: nothing.
@@ -1686,7 +1728,7 @@ mod action_tests {
         HistData::build_into_with(&mut data, &spec, &EVENT, options).unwrap();
         data.create_actions(&EVENT, options).unwrap();
         let st = storage(&data);
-        let h = Histogram::new(&data, TracingMap::new(map_params(&data), &st).unwrap()).unwrap();
+        let h = Histogram::new(&data, TracingMap::new(map_params(&data, 1), &st).unwrap()).unwrap();
         for &(a, b, s) in records {
             h.update_with_refs(&record(a, b, s), &Ctx(0), &[], sink);
         }
@@ -1766,7 +1808,7 @@ mod action_tests {
         HistData::build_into_with(&mut data, &spec, &EVENT, options).unwrap();
         data.create_actions(&EVENT, options).unwrap();
         let st = storage(&data);
-        let h = Histogram::new(&data, TracingMap::new(map_params(&data), &st).unwrap()).unwrap();
+        let h = Histogram::new(&data, TracingMap::new(map_params(&data, 1), &st).unwrap()).unwrap();
         let mut order = std::vec![0u32; h.map().max_elts()];
         let mut out = String::new();
         let key = 12u64.to_ne_bytes();
@@ -1789,7 +1831,7 @@ mod action_tests {
         let spec = trigger::parse("keys=bb").unwrap();
         let d = HistData::build(&spec, &EVENT).unwrap();
         let st = storage(&d);
-        let h = Histogram::new(&d, TracingMap::new(map_params(&d), &st).unwrap()).unwrap();
+        let h = Histogram::new(&d, TracingMap::new(map_params(&d, 1), &st).unwrap()).unwrap();
         h.print_with_snapshot(&mut plain, &output::NoSymbols, &mut order, Some(&snap))
             .unwrap();
         assert!(!plain.contains("Snapshot"));

@@ -118,6 +118,11 @@ pub const PRIVATE_MAX: usize = 1024;
 /// Largest key in bytes.  The hist code's own bound (`HIST_KEY_SIZE_MAX`)
 /// is 384.
 pub const KEY_SIZE_MAX: usize = 4096;
+/// Most CPUs a map keeps sums for (the kernel's largest `NR_CPUS`).
+pub const CPUS_MAX: usize = 8192;
+/// Most bytes [`MapParams::per_cpu`] gives the sums of all CPUs together;
+/// beyond, the CPUs share one copy of each sum.
+pub const PER_CPU_SUMS_BYTES_MAX: usize = 4 << 20;
 
 /// Words in a cache line.
 const LINE_WORDS: usize = 8;
@@ -149,6 +154,8 @@ pub enum MapError {
     TooManyVars,
     /// More than [`PRIVATE_MAX`] private words.
     TooManyPrivate,
+    /// No CPU, or more than [`CPUS_MAX`].
+    BadCpus,
     /// The storage handed in is smaller than the parameters need.
     StorageTooSmall,
 }
@@ -177,6 +184,9 @@ pub struct MapParams {
     pub n_vars: usize,
     /// Number of private 64-bit words per element.
     pub n_private: usize,
+    /// Number of copies of each element's sums, one per CPU: 1 when the
+    /// CPUs share them (see [`MapParams::per_cpu`]).
+    pub n_cpus: usize,
 }
 
 impl MapParams {
@@ -189,6 +199,7 @@ impl MapParams {
             n_sums,
             n_vars,
             n_private: 0,
+            n_cpus: 1,
         }
     }
 
@@ -196,6 +207,32 @@ impl MapParams {
     pub const fn with_private_words(mut self, n: usize) -> Self {
         self.n_private = n;
         self
+    }
+
+    /// The same with a copy of the sums for each of `n` CPUs.
+    pub const fn with_cpus(mut self, n: usize) -> Self {
+        self.n_cpus = n;
+        self
+    }
+
+    /// The same with the sums kept per CPU, for `n_cpus` CPUs, when that
+    /// is worth it: when there are sums and CPUs to share them, and the
+    /// copies of all CPUs take at most [`PER_CPU_SUMS_BYTES_MAX`] bytes.
+    /// Otherwise the CPUs share one copy, as in C.
+    ///
+    /// Per-CPU sums take `n_cpus * max_elts * stride * 8` bytes, the
+    /// stride being `n_sums` rounded up to a power of two (up to 8, whole
+    /// lines beyond): 2,048 entries of 1 to 4 sums on 64 CPUs take 1 to 4
+    /// MB, and stay per CPU; 131,072 entries on 8 CPUs would take 8 MB,
+    /// and share.
+    pub fn per_cpu(self, n_cpus: usize) -> Self {
+        let bytes = Geometry::sums_bytes(&self.with_cpus(n_cpus));
+        match bytes {
+            Some(b) if self.n_sums > 0 && n_cpus > 1 && b <= PER_CPU_SUMS_BYTES_MAX => {
+                self.with_cpus(n_cpus)
+            }
+            _ => self.with_cpus(1),
+        }
     }
 
     /// How many `AtomicU64` words [`TracingMap::new`] needs, including up
@@ -227,6 +264,12 @@ struct Geometry {
     keys_off: usize,
     /// First word of the first element's data.
     data_off: usize,
+    /// First word of the first element's sums: in its data when the CPUs
+    /// share them, else CPU 0's copy, in the copies of the sums after
+    /// the data.
+    sums_off: usize,
+    /// Distance between the sums of two elements (of one CPU).
+    sum_stride: usize,
     /// Words used (after alignment).
     words: usize,
     /// The right shift of a hash that gives where probing starts (its
@@ -241,8 +284,15 @@ struct EltLayout {
     key_size: u32,
     key_words: u32,
     n_sums: u32,
+    /// The sums in the data words: `n_sums`, or 0 when they are per CPU.
+    data_sums: u32,
     n_vars: u32,
     n_private: u32,
+    /// The copies of the sums (1 when the CPUs share them).
+    n_cpus: u32,
+    /// The distance from one CPU's copy of a sum to the next CPU's, in
+    /// words (0 when the CPUs share them).
+    cpu_stride: u32,
 }
 
 impl EltLayout {
@@ -252,7 +302,7 @@ impl EltLayout {
     }
     /// The word of "set" flags, present when there are variables.
     const fn flags_off(&self) -> usize {
-        self.sums_off() + self.n_sums as usize
+        self.sums_off() + self.data_sums as usize
     }
     const fn vars_off(&self) -> usize {
         self.flags_off() + (self.n_vars != 0) as usize
@@ -263,6 +313,11 @@ impl EltLayout {
     /// The number of data words.
     const fn data_words(&self) -> usize {
         self.private_off() + self.n_private as usize
+    }
+    /// The words from an element's first sum of CPU 0 to its last sum of
+    /// the last CPU.
+    const fn sums_span(&self) -> usize {
+        (self.n_cpus as usize - 1) * self.cpu_stride as usize + self.n_sums as usize
     }
 }
 
@@ -294,23 +349,49 @@ impl Geometry {
         if p.n_private > PRIVATE_MAX {
             return Err(MapError::TooManyPrivate);
         }
-        // The bounds above keep every value here far below u32::MAX.
+        if p.n_cpus == 0 || p.n_cpus > CPUS_MAX {
+            return Err(MapError::BadCpus);
+        }
+        let per_cpu = p.n_cpus > 1 && p.n_sums > 0;
+        let max_elts = 1usize << p.bits;
+        let sum_stride = part_stride(p.n_sums);
+        // One CPU's copies of every element's sums, on lines of its own.
+        let cpu_stride = match per_cpu {
+            true => (max_elts * sum_stride).next_multiple_of(LINE_WORDS),
+            false => 0,
+        };
+        // The bounds above keep every value here far below u32::MAX, but
+        // for `cpu_stride` at most 2^17 * 64.
         let layout = EltLayout {
             key_size: p.key_size as u32,
             key_words: p.key_size.div_ceil(8) as u32,
             n_sums: p.n_sums as u32,
+            data_sums: if per_cpu { 0 } else { p.n_sums as u32 },
             n_vars: p.n_vars as u32,
             n_private: p.n_private as u32,
+            n_cpus: if per_cpu { p.n_cpus as u32 } else { 1 },
+            cpu_stride: cpu_stride as u32,
         };
         // The keys and the data are apart, each on lines of their own:
         // a key compared on every event is not on a line that the events
-        // of other CPUs write (a hot key's sums).
+        // of other CPUs write (a hot key's sums). Per-CPU sums come last,
+        // each CPU's on lines no other CPU writes.
         let key_stride = part_stride(layout.key_words as usize);
         let data_stride = part_stride(layout.data_words());
-        let max_elts = 1usize << p.bits;
         let map_size = max_elts << 1;
         let keys_off = (HEADER_WORDS + map_size).next_multiple_of(LINE_WORDS);
         let data_off = (keys_off + max_elts * key_stride).next_multiple_of(LINE_WORDS);
+        let data_end = (data_off + max_elts * data_stride).next_multiple_of(LINE_WORDS);
+        let (sums_off, sum_stride, words) = match per_cpu {
+            true => {
+                let words = cpu_stride
+                    .checked_mul(p.n_cpus)
+                    .and_then(|w| w.checked_add(data_end))
+                    .ok_or(MapError::BadCpus)?;
+                (data_end, sum_stride, words)
+            }
+            false => (data_off, data_stride, data_off + max_elts * data_stride),
+        };
         Ok(Geometry {
             params: *p,
             max_elts,
@@ -320,9 +401,17 @@ impl Geometry {
             data_stride,
             keys_off,
             data_off,
-            words: data_off + max_elts * data_stride,
+            sums_off,
+            sum_stride,
+            words,
             start_shift: 32 - (p.bits + 1),
         })
+    }
+
+    /// The bytes the copies of the sums take when they are per CPU.
+    fn sums_bytes(p: &MapParams) -> Option<usize> {
+        let g = Geometry::new(p).ok()?;
+        Some((g.layout.cpu_stride as usize) * (g.layout.n_cpus as usize) * 8)
     }
 }
 
@@ -339,8 +428,11 @@ pub struct TracingMap<'a> {
     entries: &'a [AtomicU64],
     /// The elements' keys.
     keys: &'a [AtomicU64],
-    /// The elements' data: sums, variables, private words.
+    /// The elements' data: sums (unless per CPU), variables, private
+    /// words; then the per-CPU sums, if any.
     data: &'a [AtomicU64],
+    /// The elements' sums, from the first element's (CPU 0's copy).
+    sums: &'a [AtomicU64],
 }
 
 impl core::fmt::Debug for TracingMap<'_> {
@@ -569,12 +661,14 @@ impl<'a> TracingMap<'a> {
         let entries = &rest[..g.map_size];
         let keys = &s[g.keys_off..g.data_off];
         let data = &s[g.data_off..];
+        let sums = &s[g.sums_off..];
         Ok(TracingMap {
             g,
             header,
             entries,
             keys,
             data,
+            sums,
         })
     }
 
@@ -645,17 +739,18 @@ impl<'a> TracingMap<'a> {
 
     /// [`insert_uncounted`](Self::insert_uncounted) of a key given as
     /// words: the words past `key` are 0, those past the key size are
-    /// not read.
+    /// not read. The element's index, for [`cpu_sums`](Self::cpu_sums)
+    /// (the event path's), or [`elt`](Self::elt).
     #[inline]
-    pub fn insert_words_uncounted<const N: usize>(&self, key: &[u64; N]) -> Option<Elt<'a>> {
+    pub fn insert_words_uncounted<const N: usize>(&self, key: &[u64; N]) -> Option<u32> {
         // `&[u64; N]` says it has N words: only true of this map's keys.
-        // `find()` straight, not through `insert_key_uncounted()`: one
-        // more level, and rustc outlines the slice key's `find()` (a
-        // string key of 2 words, `keys_s`, took 62 instructions more).
+        // `find_idx()` straight, not through `insert_key_uncounted()`:
+        // one more level, and rustc outlines the slice key's `find_idx()`
+        // (a string key of 2 words, `keys_s`, took 62 instructions more).
         if N == self.g.layout.key_words as usize {
-            self.find(key, Find::InsertUncounted, |_| {})
+            self.find_idx(key, Find::InsertUncounted, |_| {})
         } else {
-            self.find(&key[..], Find::InsertUncounted, |_| {})
+            self.find_idx(&key[..], Find::InsertUncounted, |_| {})
         }
     }
 
@@ -664,19 +759,35 @@ impl<'a> TracingMap<'a> {
     /// one copy of the probe, unrolled for `N`. A key of any other size
     /// is dropped.
     #[inline(always)]
-    pub fn insert_exact_uncounted<const N: usize>(&self, key: &[u64; N]) -> Option<Elt<'a>> {
+    pub fn insert_exact_uncounted<const N: usize>(&self, key: &[u64; N]) -> Option<u32> {
         if N != self.g.layout.key_words as usize {
             self.count_drop(0);
             return None;
         }
-        self.find(key, Find::InsertUncounted, |_| {})
+        self.find_idx(key, Find::InsertUncounted, |_| {})
     }
 
     /// [`insert_uncounted`](Self::insert_uncounted) of a key of any
     /// [`MapKey`] type, whose [`MapKey::WORDS`] is 0 or this map's.
     #[inline]
-    pub fn insert_key_uncounted<K: MapKey>(&self, key: K) -> Option<Elt<'a>> {
-        self.find(key, Find::InsertUncounted, |_| {})
+    pub fn insert_key_uncounted<K: MapKey>(&self, key: K) -> Option<u32> {
+        self.find_idx(key, Find::InsertUncounted, |_| {})
+    }
+
+    /// CPU `cpu`'s copy of the sums of element `idx` (CPU 0's if the map
+    /// keeps none for `cpu`); `None` past `max_elts`. One bounds check,
+    /// where an [`Elt`] takes three.
+    #[inline(always)]
+    pub fn cpu_sums(&self, idx: u32, cpu: u32) -> Option<CpuSums<'a>> {
+        let l = &self.g.layout;
+        let cpu = if cpu < l.n_cpus { cpu } else { 0 };
+        // Does not overflow: idx < 2^32, cpu < 2^13, strides < 2^24.
+        let first = (idx as usize)
+            .wrapping_mul(self.g.sum_stride)
+            .wrapping_add(cpu as usize * l.cpu_stride as usize);
+        let sums: &'a [AtomicU64] = self.sums;
+        sums.get(first..first.wrapping_add(l.n_sums as usize))
+            .map(CpuSums)
     }
 
     /// The number of words of a key `key` is: its own or the map's.
@@ -730,15 +841,21 @@ impl<'a> TracingMap<'a> {
     /// is [`probe`](Self::probe), from the start again.
     #[inline]
     fn find<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
+        self.find_idx(key, how, init).and_then(|i| self.elt(i))
+    }
+
+    /// [`find`](Self::find), giving the element's index: an event path
+    /// that only adds to sums takes them with [`cpu_sums`](Self::cpu_sums),
+    /// without making the rest of an [`Elt`].
+    #[inline]
+    fn find_idx<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<u32> {
         let words = self.key_words::<K>();
         let h = key.hash(words);
         let mask = self.g.map_size.wrapping_sub(1);
         // start_shift < 32 (bits is at least 1).
         let start = h.wrapping_shr(self.g.start_shift) as usize & mask;
         let Some(first) = self.entries.get(start) else {
-            return self
-                .probe(key, h, start, how, init)
-                .and_then(|i| self.elt(i));
+            return self.probe(key, h, start, how, init);
         };
         // Acquire: as in `probe()`.
         let e = first.load(Ordering::Acquire);
@@ -747,12 +864,12 @@ impl<'a> TracingMap<'a> {
             if how == Find::Insert {
                 self.count(HITS);
             }
-            return self.elt(n.wrapping_sub(1));
+            return Some(n.wrapping_sub(1));
         }
         self.find_from(key, h, start, how, init)
     }
 
-    /// The loop of [`find`](Self::find), from entry `start`.
+    /// The loop of [`find_idx`](Self::find_idx), from entry `start`.
     #[inline(always)]
     fn find_from<K: MapKey>(
         &self,
@@ -761,7 +878,7 @@ impl<'a> TracingMap<'a> {
         start: usize,
         how: Find,
         init: impl FnOnce(&Elt<'a>),
-    ) -> Option<Elt<'a>> {
+    ) -> Option<u32> {
         let words = self.key_words::<K>();
         let mask = self.g.map_size.wrapping_sub(1);
         let mut idx = start;
@@ -792,7 +909,7 @@ impl<'a> TracingMap<'a> {
                             if how == Find::Insert {
                                 self.count(HITS);
                             }
-                            return self.elt(n.wrapping_sub(1));
+                            return Some(n.wrapping_sub(1));
                         }
                     }
                 }
@@ -800,7 +917,6 @@ impl<'a> TracingMap<'a> {
             idx = idx.wrapping_add(1) & mask;
         }
         self.probe(key, h, start, how, init)
-            .and_then(|i| self.elt(i))
     }
 
     /// The probe loop of [`find`](Self::find), from entry `idx` where `key`
@@ -950,9 +1066,14 @@ impl<'a> TracingMap<'a> {
         let data = self
             .data
             .get(d..d.wrapping_add(self.g.layout.data_words()))?;
+        let s = (idx as usize).wrapping_mul(self.g.sum_stride);
+        let sums = self
+            .sums
+            .get(s..s.wrapping_add(self.g.layout.sums_span()))?;
         Some(Elt {
             key,
             data,
+            sums,
             layout: self.g.layout,
             idx,
         })
@@ -975,6 +1096,13 @@ impl<'a> TracingMap<'a> {
             if let Some(elt) = self.elt(i as u32) {
                 for w in elt.data {
                     w.store(0, Ordering::Relaxed);
+                }
+                for cpu in 0..elt.layout.n_cpus {
+                    for sum in 0..elt.layout.n_sums {
+                        if let Some(w) = elt.sum_of(cpu, sum as usize) {
+                            w.store(0, Ordering::Relaxed);
+                        }
+                    }
                 }
             }
         }
@@ -1273,6 +1401,22 @@ impl<'a> Iterator for Iter<'a> {
     }
 }
 
+/// One CPU's copy of one element's sums (the only copy, when the CPUs
+/// share them): what the event path adds to.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuSums<'a>(&'a [AtomicU64]);
+
+impl CpuSums<'_> {
+    /// Adds `n` to sum `i` (ignored out of range): see
+    /// [`Elt::update_sum_on`].
+    #[inline(always)]
+    pub fn add(&self, i: usize, n: u64) {
+        if let Some(s) = self.0.get(i) {
+            s.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+}
+
 /// One element of a map: its key, sums, variables and private words.
 ///
 /// Obtained from [`TracingMap::insert`] and friends; valid as long as the
@@ -1282,6 +1426,8 @@ impl<'a> Iterator for Iter<'a> {
 pub struct Elt<'a> {
     key: &'a [AtomicU64],
     data: &'a [AtomicU64],
+    /// Its sums: CPU 0's, then each next CPU's `layout.cpu_stride` on.
+    sums: &'a [AtomicU64],
     layout: EltLayout,
     idx: u32,
 }
@@ -1367,11 +1513,14 @@ impl<'a> Elt<'a> {
         self.layout.key_words as usize
     }
 
+    /// CPU `cpu`'s copy of sum `i`; `None` out of range.
     #[inline]
-    fn sum(&self, i: usize) -> Option<&'a AtomicU64> {
-        let words: &'a [AtomicU64] = self.data;
-        match i < self.layout.n_sums as usize {
-            true => words.get(self.layout.sums_off() + i),
+    fn sum_of(&self, cpu: u32, i: usize) -> Option<&'a AtomicU64> {
+        let words: &'a [AtomicU64] = self.sums;
+        match i < self.layout.n_sums as usize && cpu < self.layout.n_cpus {
+            // Does not overflow: cpu < n_cpus, and the copies fit in
+            // memory.
+            true => words.get(cpu as usize * self.layout.cpu_stride as usize + i),
             false => None,
         }
     }
@@ -1398,19 +1547,39 @@ impl<'a> Elt<'a> {
         self.layout.n_sums as usize
     }
 
-    /// Adds `n` to sum `i` (C's `tracing_map_update_sum()`); ignores an
-    /// `i` out of range.
+    /// Adds `n` to sum `i` (C's `tracing_map_update_sum()`), in the copy
+    /// of CPU `cpu`, the one the caller runs on; ignores an `i` out of
+    /// range. A `cpu` the map has no copy for adds to CPU 0's.
+    ///
+    /// The add is atomic, not only because readers and [`clear`] may run
+    /// meanwhile: an NMI may interrupt an add on the same CPU, and add to
+    /// the same copy.
+    ///
+    /// [`clear`]: TracingMap::clear
     #[inline]
-    pub fn update_sum(&self, i: usize, n: u64) {
-        if let Some(s) = self.sum(i) {
+    pub fn update_sum_on(&self, cpu: u32, i: usize, n: u64) {
+        let cpu = if cpu < self.layout.n_cpus { cpu } else { 0 };
+        if let Some(s) = self.sum_of(cpu, i) {
             s.fetch_add(n, Ordering::Relaxed);
         }
     }
 
-    /// Sum `i` (0 for `i` out of range).
+    /// [`update_sum_on`](Self::update_sum_on) CPU 0, for callers that do
+    /// not know which CPU they run on: the sums come out right, but the
+    /// CPUs share a copy.
+    #[inline]
+    pub fn update_sum(&self, i: usize, n: u64) {
+        self.update_sum_on(0, i, n)
+    }
+
+    /// Sum `i`: the total of every CPU's copy, wrapping as one shared
+    /// sum would (0 for `i` out of range).
     #[inline]
     pub fn read_sum(&self, i: usize) -> u64 {
-        self.sum(i).map_or(0, |s| s.load(Ordering::Relaxed))
+        (0..self.layout.n_cpus).fold(0u64, |total, cpu| {
+            let n = self.sum_of(cpu, i).map_or(0, |s| s.load(Ordering::Relaxed));
+            total.wrapping_add(n)
+        })
     }
 
     /// Sets variable `i` to `n` and marks it set (C's
@@ -1525,11 +1694,8 @@ mod tests {
         let mut bytes = [0u8; 16];
         bytes[..8].copy_from_slice(&7u64.to_ne_bytes());
         bytes[8..].copy_from_slice(&9u64.to_ne_bytes());
-        assert_eq!(m.lookup(&bytes).unwrap().index(), a.index());
-        assert_eq!(
-            m.insert_exact_uncounted(&[7u64, 9]).unwrap().index(),
-            a.index()
-        );
+        assert_eq!(m.lookup(&bytes).unwrap().index(), a);
+        assert_eq!(m.insert_exact_uncounted(&[7u64, 9]).unwrap(), a);
         assert!(m.insert_exact_uncounted(&[7u64]).is_none());
         assert!(m.insert_exact_uncounted(&[7u64, 9, 0]).is_none());
         assert_eq!((m.len(), m.drops()), (1, 2));
@@ -1566,8 +1732,15 @@ mod tests {
     /// which the events on a hot key write from every CPU.
     #[test]
     fn keys_are_not_on_the_lines_of_the_sums() {
-        for (key_size, n_sums, n_vars) in [(8, 1, 0), (8, 3, 0), (24, 2, 1), (64, 1, 0)] {
-            let p = MapParams::new(4, key_size, n_sums, n_vars);
+        for (key_size, n_sums, n_vars, n_cpus) in [
+            (8, 1, 0, 1),
+            (8, 3, 0, 1),
+            (24, 2, 1, 1),
+            (64, 1, 0, 1),
+            (8, 1, 0, 2),
+            (24, 2, 1, 3),
+        ] {
+            let p = MapParams::new(4, key_size, n_sums, n_vars).with_cpus(n_cpus);
             let s = storage(&p);
             let m = TracingMap::new(p, &s).unwrap();
             let line = |w: &AtomicU64| w as *const AtomicU64 as usize / 64;
@@ -1576,9 +1749,11 @@ mod tests {
             for i in 0..m.max_elts() as u64 {
                 let e = m.insert(&i.to_ne_bytes()).unwrap();
                 key_lines.extend(e.key_slots().iter().map(line));
-                sum_lines.extend((0..n_sums).filter_map(|j| e.sum(j)).map(line));
+                for cpu in 0..n_cpus as u32 {
+                    sum_lines.extend((0..n_sums).filter_map(|j| e.sum_of(cpu, j)).map(line));
+                }
             }
-            assert_eq!(sum_lines.len(), m.max_elts() * n_sums);
+            assert_eq!(sum_lines.len(), m.max_elts() * n_sums * n_cpus);
             assert!(
                 key_lines.iter().all(|l| !sum_lines.contains(l)),
                 "key size {key_size}, {n_sums} sums"
@@ -1780,6 +1955,85 @@ mod tests {
         }
         assert!(m.insert(&k(9)).is_none());
         assert_eq!(m.drops(), 1);
+    }
+
+    /// Per-CPU sums: each CPU adds to its own copy, on lines no other
+    /// CPU's copy shares, and the sums read are the totals, wrapping as
+    /// one shared sum does; the variables and private words are one.
+    #[test]
+    fn per_cpu_sums_add_up() {
+        let p = MapParams::new(4, 8, 3, 1)
+            .with_private_words(1)
+            .with_cpus(3);
+        let shared = MapParams::new(4, 8, 3, 1).with_private_words(1);
+        assert!(p.storage_words().unwrap() > shared.storage_words().unwrap());
+        let s = storage(&p);
+        let m = TracingMap::new(p, &s).unwrap();
+        let line = |w: &AtomicU64| w as *const AtomicU64 as usize / 64;
+        for x in 0..16 {
+            let e = m.insert(&k(x)).unwrap();
+            for cpu in 0..4u32 {
+                e.update_sum_on(cpu, 0, 1);
+                e.update_sum_on(cpu, 1, x);
+                e.update_sum_on(cpu, 2, u64::MAX);
+            }
+            e.set_var(0, x);
+            // No line holds copies of two CPUs.
+            for a in 0..3 {
+                for b in 0..a {
+                    for i in 0..3 {
+                        for j in 0..3 {
+                            let (x, y) = (e.sum_of(a, i).unwrap(), e.sum_of(b, j).unwrap());
+                            assert_ne!(line(x), line(y));
+                        }
+                    }
+                }
+            }
+            assert!(e.sum_of(3, 0).is_none());
+        }
+        for x in 0..16 {
+            let e = m.lookup(&k(x)).unwrap();
+            // CPU 3 has no copy: it added to CPU 0's.
+            assert_eq!(e.read_sum(0), 4);
+            assert_eq!(e.read_sum(1), 4 * x);
+            assert_eq!(e.read_sum(2), 4u64.wrapping_mul(u64::MAX));
+            assert_eq!(e.read_sum(3), 0);
+            assert_eq!(e.read_var(0), x);
+            assert_eq!(e.sum_of(0, 0).unwrap().load(Ordering::Relaxed), 2);
+            assert_eq!(e.sum_of(1, 0).unwrap().load(Ordering::Relaxed), 1);
+        }
+        let order = [SortKey::descending(SortField::Sum(1))];
+        let mut out = [0u32; 16];
+        assert_eq!(m.sort_entries(&order, &mut out), 16);
+        assert_eq!(m.elt(out[0]).unwrap().key_word(0), 15);
+        m.clear();
+        let e = m.insert(&k(99)).unwrap();
+        for cpu in 0..3 {
+            assert_eq!(e.sum_of(cpu, 1).unwrap().load(Ordering::Relaxed), 0);
+        }
+        assert_eq!(e.read_sum(1), 0);
+    }
+
+    /// Sums are per CPU when there are several CPUs, sums, and room by
+    /// the rule; the CPUs share them otherwise.
+    #[test]
+    fn per_cpu_rule() {
+        let p = |bits, n_sums| MapParams::new(bits, 8, n_sums, 0);
+        assert_eq!(p(11, 1).per_cpu(2).n_cpus, 2);
+        assert_eq!(p(11, 1).per_cpu(1).n_cpus, 1);
+        assert_eq!(p(11, 0).per_cpu(64).n_cpus, 1);
+        // 2048 entries of 3 sums (a stride of 4) on 64 CPUs: 4 MB.
+        assert_eq!(p(11, 3).per_cpu(64).n_cpus, 64);
+        assert_eq!(p(11, 5).per_cpu(64).n_cpus, 1);
+        assert_eq!(p(17, 1).per_cpu(4).n_cpus, 4);
+        assert_eq!(p(17, 1).per_cpu(5).n_cpus, 1);
+        assert_eq!(p(11, 1).per_cpu(CPUS_MAX + 1).n_cpus, 1);
+        assert_eq!(Geometry::new(&p(7, 1).with_cpus(0)), Err(MapError::BadCpus));
+        // The bytes the rule counts are the bytes the map takes: the
+        // copies, less the sums leaving the data (a stride of 4 words to 1).
+        let (one, many) = (p(11, 3), p(11, 3).with_cpus(64));
+        let extra = (many.storage_words().unwrap() - one.storage_words().unwrap()) * 8;
+        assert_eq!(extra, (4 << 20) - 2048 * 3 * 8);
     }
 
     #[test]

@@ -52,7 +52,7 @@
 //! let data = HistData::build(&spec, &event).unwrap();
 //!
 //! // The map lives in memory the caller owns (vmalloc'd in the module).
-//! let params = map_params(&data);
+//! let params = map_params(&data, 1);
 //! let storage: Vec<AtomicU64> =
 //!     (0..params.storage_words().unwrap()).map(|_| AtomicU64::new(0)).collect();
 //! let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();

@@ -190,3 +190,33 @@ fn vars_flag_publishes_value() {
         }
     });
 }
+
+#[test]
+fn per_cpu_sums_read_whole() {
+    // Two CPUs add to their own copies of one key's sums while a reader
+    // totals them: it never sees more than was added, nor a total go
+    // back, and once both are done it sees every add.
+    model("per_cpu_sums_read_whole", || {
+        let m = new_map(MapParams::new(0, 8, 2, 0).with_cpus(2));
+        let k = 5u64.to_ne_bytes();
+        let e = m.insert(&k).unwrap();
+        let r = thread::spawn(move || {
+            let mut last = 0;
+            for _ in 0..2 {
+                let n = e.read_sum(1);
+                assert!(n >= last && n <= 30 && n % 10 == 0, "read {n}");
+                last = n;
+            }
+        });
+        let t = thread::spawn(move || {
+            e.update_sum_on(1, 0, 1);
+            e.update_sum_on(1, 1, 20);
+        });
+        e.update_sum_on(0, 0, 1);
+        e.update_sum_on(0, 1, 10);
+        t.join().unwrap();
+        r.join().unwrap();
+        assert_eq!((e.read_sum(0), e.read_sum(1)), (2, 30));
+        assert_eq!(m.lookup(&k).unwrap().read_sum(1), 30);
+    });
+}

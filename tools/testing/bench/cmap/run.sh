@@ -36,11 +36,12 @@ def key(w):
     return (len(p), p[0], p[1:])
 
 print()
-print("ns per update, per thread (wall time / updates per thread)")
-print(f"{'workload':<28} {'C':>9} {'Rust':>9} {'rust/C':>7}")
+print("ns per update, per thread (wall time / updates per thread);")
+print("Rust keeps its sums per CPU, Rust-shared one copy of them, as C does")
+print(f"{'workload':<28} {'C':>9} {'Rust':>9} {'shared':>9} {'rust/C':>7} {'shared/C':>8}")
 for w in sorted(res, key=key):
-    c, r = res[w].get("c"), res[w].get("rust")
+    c, r, s = (res[w].get(k) for k in ("c", "rust", "rust-shared"))
     fmt = lambda v: f"{v:9.2f}" if v is not None else f"{'-':>9}"
-    ratio = f"{r / c:7.2f}" if c and r else f"{'-':>7}"
-    print(f"{w:<28} {fmt(c)} {fmt(r)} {ratio}")
+    ratio = lambda v, n: f"{v / c:{n}.2f}" if c and v else f"{'-':>{n}}"
+    print(f"{w:<28} {fmt(c)} {fmt(r)} {fmt(s)} {ratio(r, 7)} {ratio(s, 8)}")
 PY

@@ -10,6 +10,10 @@
 //! shuffled order.  The time is wall time over updates per thread: what
 //! one update costs each thread while the others run too.
 //!
+//! Thread `t` updates as CPU `t`: `rust` keeps the sums per CPU (for two
+//! CPUs), as the kernel module does on a machine of two CPUs, and
+//! `rust-shared` keeps one copy, as C does.
+//!
 //! `./run.sh` runs it and tabulates C against Rust.
 
 use std::hint::black_box;
@@ -72,8 +76,9 @@ struct RustMap {
 }
 
 impl RustMap {
-    fn new(n_sums: usize) -> Self {
-        let params = MapParams::new(BITS_DEFAULT, 8, n_sums, 0);
+    fn new(n_sums: usize, n_cpus: usize) -> Self {
+        let params = MapParams::new(BITS_DEFAULT, 8, n_sums, 0).per_cpu(n_cpus);
+        assert_eq!(params.n_cpus, n_cpus);
         let storage = (0..params.storage_words().unwrap())
             .map(|_| AtomicU64::new(0))
             .collect();
@@ -88,12 +93,12 @@ impl RustMap {
 /// What a compiled histogram does per event: the key as a word, the hit
 /// counted by the hitcount sum alone (C also adds to `map->hits`).
 #[inline(always)]
-fn rust_update(m: &TracingMap<'_>, key: u64, n_sums: usize) -> bool {
-    match m.insert_words_uncounted(&[key]) {
-        Some(e) => {
-            e.update_sum(0, 1);
+fn rust_update(m: &TracingMap<'_>, key: u64, n_sums: usize, cpu: u32) -> bool {
+    match m.insert_words_uncounted(&[key]).and_then(|i| m.cpu_sums(i, cpu)) {
+        Some(sums) => {
+            sums.add(0, 1);
             for i in 1..n_sums {
-                e.update_sum(i, i as u64 * 3);
+                sums.add(i, i as u64 * 3);
             }
             true
         }
@@ -101,12 +106,12 @@ fn rust_update(m: &TracingMap<'_>, key: u64, n_sums: usize) -> bool {
     }
 }
 
-/// `iters` updates from `keys`, the loop cmap_run() runs in C.
-fn rust_run(m: &TracingMap<'_>, keys: &[u64], iters: u64, n_sums: usize) -> u64 {
+/// `iters` updates from `keys` on CPU `cpu`, the loop cmap_run() runs in C.
+fn rust_run(m: &TracingMap<'_>, keys: &[u64], iters: u64, n_sums: usize, cpu: u32) -> u64 {
     let mask = keys.len() - 1;
     let mut drops = 0;
     for i in 0..iters as usize {
-        drops += !rust_update(m, black_box(keys[i & mask]), n_sums) as u64;
+        drops += !rust_update(m, black_box(keys[i & mask]), n_sums, cpu) as u64;
     }
     drops
 }
@@ -154,27 +159,33 @@ fn cmap(c: &mut Criterion) {
                     |side: &str| format!("cmap/{side}/{p}/fill{fill}/{threads}threads{suffix}");
 
                 let cm = CMap::new(BITS_DEFAULT, n_sums as u32).unwrap();
-                let rm = RustMap::new(n_sums);
+                let rm = RustMap::new(n_sums, 2);
                 let rmap = rm.map();
+                let sm = RustMap::new(n_sums, 1);
+                let smap = sm.map();
                 let n = rmap.max_elts() * fill / 100;
                 for i in 0..n {
                     assert!(cm.update(key(i)));
-                    assert!(rust_update(&rmap, key(i), n_sums));
+                    assert!(rust_update(&rmap, key(i), n_sums, 0));
+                    assert!(rust_update(&smap, key(i), n_sums, 0));
                 }
                 let seqs: Vec<Vec<u64>> = (0..threads).map(|t| sequence(pattern, n, t)).collect();
 
                 c.bench_function(&name("c"), |b| {
                     b.iter_custom(|iters| timed(threads, iters, |t, it| cm.run(&seqs[t], it)))
                 });
-                c.bench_function(&name("rust"), |b| {
-                    b.iter_custom(|iters| {
-                        timed(threads, iters, |t, it| {
-                            rust_run(&rmap, &seqs[t], it, n_sums)
+                for (side, map) in [("rust", &rmap), ("rust-shared", &smap)] {
+                    c.bench_function(&name(side), |b| {
+                        b.iter_custom(|iters| {
+                            timed(threads, iters, |t, it| {
+                                rust_run(map, &seqs[t], it, n_sums, t as u32)
+                            })
                         })
-                    })
-                });
+                    });
+                }
                 assert_eq!(cm.drops(), 0);
                 assert_eq!(rmap.drops(), 0);
+                assert_eq!(smap.drops(), 0);
             }
         }
     }

@@ -46,8 +46,8 @@ fn rust_stages(m: &TracingMap<'_>, keys: &[u64], iters: u64, stage: u32) -> u64 
             continue;
         }
         let elt = m.insert_words_uncounted(&key);
-        match elt {
-            Some(e) if stage >= 4 => e.update_sum(0, 1),
+        match elt.and_then(|i| m.cpu_sums(i, 0)) {
+            Some(sums) if stage >= 4 => sums.add(0, 1),
             e => out = out.wrapping_add(u64::from(e.is_some())),
         }
     }
