@@ -33,6 +33,10 @@
 //!   write from every CPU. No part straddles cache lines (their strides are
 //!   powers of two up to 64 bytes, multiples of 64 bytes beyond), and `hits`
 //!   has a cache line of its own.
+//! * Sums may be kept per CPU ([`MapParams::per_cpu`]): each CPU adds to
+//!   a copy of its own ([`Elt::update_sum_on`], [`TracingMap::cpu_sums`]),
+//!   in a region of the slab no other CPU writes, and reading a sum
+//!   totals the copies. CPUs on one hot key then write no common line.
 //! * Everything in the slab is an `AtomicU64`, key words included, so a
 //!   misused map (say, [`TracingMap::clear`] while events still arrive) can
 //!   only give wrong numbers, never undefined behaviour.  On the host and in
