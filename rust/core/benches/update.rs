@@ -62,7 +62,7 @@ fn shapes(c: &mut Criterion) {
     ] {
         let spec = trigger::parse(text).unwrap();
         let data = HistData::build(&spec, &EVENT).unwrap();
-        let params = map_params(&data, 1);
+        let params = map_params(&data, 2);
         let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
             .map(|_| AtomicU64::new(0))
             .collect();
