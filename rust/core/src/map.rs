@@ -364,8 +364,8 @@ impl Geometry {
             true => (max_elts * sum_stride).next_multiple_of(LINE_WORDS),
             false => 0,
         };
-        // The bounds above keep every value here far below u32::MAX, but
-        // for `cpu_stride` at most 2^17 * 64.
+        // The bounds above keep every value here below u32::MAX
+        // (`cpu_stride` is at most 2^17 * 64 words).
         let layout = EltLayout {
             key_size: p.key_size as u32,
             key_words: p.key_size.div_ceil(8) as u32,
