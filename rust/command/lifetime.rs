@@ -4,7 +4,15 @@
 //! taken by the list and the command, the tracing core's `free()`, and
 //! the states it frees under `trace_types_lock`, dropped later.
 
-use super::*;
+use core::cell::UnsafeCell;
+
+use kernel::bindings;
+use kernel::prelude::*;
+
+use super::state::Trigger;
+use super::REGISTRY;
+use crate::shim;
+use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 
 /// `free()`: the tracing core drops its reference on `data` as it
 /// removes an instance (`clear_event_triggers()`), the only place it
@@ -12,6 +20,8 @@ use super::*;
 /// dropping a trigger may take (through [`InstanceRef`], or a hidden
 /// histogram's removal): the trigger's state is dropped later, by
 /// [`Deferred::release()`].
+///
+/// [`InstanceRef`]: crate::instance::InstanceRef
 ///
 /// # Safety
 ///

@@ -5,7 +5,23 @@
 //! histograms a trigger references, and the hidden histograms that an
 //! action's field variables make on other events.
 
-use super::*;
+use core::ptr;
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::bindings;
+use kernel::error::code;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use super::state::{BuildError, Hist, Trigger, VecWriter};
+use super::{command, is_ours, run_command, state, REGISTRY};
+use crate::hist;
+use crate::hist::error::{HistError, HistErrorKind};
+use crate::hist::hist_data::{BuildOptions, HistData};
+use crate::hist::var_ref::{Found, VarLookup};
+use crate::synth::Synths;
+use crate::tracefs::{self, EventMutexHeld};
+use crate::trigger_cmd::{c_bytes, EventPin};
 
 /// Runs `f` with what building a trigger on `file` looks at beyond its
 /// text: the variables of the event's other triggers (C's `find_var()`),

@@ -5,7 +5,31 @@
 //! more triggers share ([`Hist`]), and the trigger on one event file
 //! ([`Trigger`]).
 
-use super::*;
+use core::ptr;
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::alloc::VVec;
+use kernel::bindings;
+use kernel::error::{code, Error};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use super::errors::log_entries;
+use super::resolve::{field_var_hist, hist_identity, referenced_hists, with_options, FieldVarHist};
+use super::{state, REGISTRY};
+use crate::event::{self, ProbeContext};
+use crate::hist;
+use crate::hist::error::HistError;
+use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
+use crate::hist::hist_data::{ActionSink, BuildOptions, HistData};
+use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
+use crate::hist::map::TracingMap;
+use crate::hist::var_ref::VAR_REFS_MAX;
+use crate::instance::InstanceRef;
+use crate::snapshot::SnapshotCond;
+use crate::synth::{SynthPin, Synths};
+use crate::tracefs::{self, EventMutexHeld};
+use crate::trigger_cmd::EventPin;
 
 /// A trigger's text resolved against its event: the hist data, what it
 /// borrows, and the canonical trigger info. It is all a removal needs; a
@@ -86,6 +110,8 @@ pub(crate) struct Trigger {
     pub(super) synthetic: Option<SynthPin>,
     pub(super) _pin: EventPin,
     /// The next trigger dropped later (see [`Deferred`]).
+    ///
+    /// [`Deferred`]: super::lifetime::Deferred
     pub(super) deferred_next: Option<KBox<Trigger>>,
 }
 
