@@ -53,7 +53,7 @@ pub(super) unsafe fn put(held: EventMutexHeld<'_>, data: *mut bindings::event_tr
 /// # Safety
 ///
 /// `data` must be a live rhist trigger.
-pub(super) unsafe fn release(
+unsafe fn release(
     held: EventMutexHeld<'_>,
     data: *mut bindings::event_trigger_data,
 ) -> Option<KBox<Trigger>> {
@@ -101,7 +101,7 @@ pub(super) static DEFERRED: Deferred = Deferred(UnsafeCell::new(None));
 impl Deferred {
     /// Keeps `trigger` until [`release()`](Self::release), which the work
     /// item queued here runs.
-    pub(super) fn push(&self, _held: EventMutexHeld<'_>, mut trigger: KBox<Trigger>) {
+    fn push(&self, _held: EventMutexHeld<'_>, mut trigger: KBox<Trigger>) {
         // SAFETY: the lock is held (`_held`) and no other reference to the
         // list lives (invariant): this one ends before the call does.
         let head = unsafe { &mut *self.0.get() };
@@ -130,7 +130,7 @@ impl Deferred {
 
 /// The work item of [`Deferred`] (`include/rhist_shim.c`).
 #[no_mangle]
-pub(super) extern "C" fn rhist_release_deferred() {
+extern "C" fn rhist_release_deferred() {
     let guard = EventMutexGuard::lock();
     // SAFETY: a work item holds no lock but the guard's.
     unsafe { DEFERRED.release(guard.held()) };
