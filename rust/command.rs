@@ -23,45 +23,35 @@ mod probe;
 mod resolve;
 mod state;
 
-use core::cell::UnsafeCell;
 use core::ptr;
-use kernel::ffi::{c_char, c_int, c_void};
+use kernel::ffi::{c_char, c_int};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::alloc::VVec;
 use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-use crate::event::{self, ProbeContext};
 use crate::hist;
 use crate::hist::error::{
     errno::{EEXIST, ENOENT},
     HistError, HistErrorKind,
 };
-use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
 use crate::hist::grammar::ActionKind;
 use crate::hist::grammar::TriggerSpec;
-use crate::hist::hist_data::{ActionSink, BuildOptions, HistData, Tracking};
-use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
-use crate::hist::map::TracingMap;
-use crate::hist::var_ref::{Found, VarLookup, VAR_REFS_MAX};
+use crate::hist::hist_data::{HistData, Tracking};
 use crate::instance::InstanceRef;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
-use crate::synth::{SynthPin, Synths};
-use crate::tracefs::{self, ErrText, EventMutexGuard, EventMutexHeld, SeqWriter};
-use attach::*;
-use errors::*;
-use lifetime::*;
-use resolve::*;
+use crate::synth::Synths;
+use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, SeqWriter};
+use attach::{attach, detach, reg, unregister_one, AttachSetup};
+use errors::reject;
+use lifetime::{free, put, DEFERRED};
 pub(crate) use state::Trigger;
-use state::*;
+use state::{BuildError, Hist, Resolved};
 
-use crate::trigger_cmd::{
-    c_bytes, get_ref, remove_each, EventPin, Registered, Registry, TriggerCommand,
-};
+use crate::trigger_cmd::{c_bytes, remove_each, Registered, Registry, TriggerCommand};
 
 /// The `rhist` command (`hist` in the drop-in build).
 static COMMAND: TriggerCommand = TriggerCommand::new(bindings::event_command {

@@ -3,7 +3,21 @@
 //! Attaching an rhist trigger to its event file, and detaching it: its
 //! filter, the trace clock, the file's trigger list and the registry.
 
-use super::*;
+use core::ptr;
+use kernel::ffi::{c_char, c_int, c_void};
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::bindings;
+use kernel::error::{code, Error};
+use kernel::prelude::*;
+
+use super::lifetime::put;
+use super::state::{BuildError, Trigger};
+use super::{state, REGISTRY};
+use crate::hist::error::{HistError, HistErrorKind};
+use crate::hist::grammar::TriggerSpec;
+use crate::tracefs::{self, EventMutexHeld};
+use crate::trigger_cmd::get_ref;
 
 /// What attaching a trigger needs of its text, in buffers of its own.
 pub(super) struct AttachSetup {

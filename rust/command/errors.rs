@@ -3,7 +3,16 @@
 //! The entries a rejected `rhist` command leaves in tracing/error_log, as
 //! hist's `hist_err()` makes them: its messages, and where the caret goes.
 
-use super::*;
+use core::ptr;
+use kernel::ffi::c_int;
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::bindings;
+use kernel::prelude::*;
+
+use crate::hist;
+use crate::hist::error::{HistError, HistErrorKind};
+use crate::tracefs::{self, ErrText, EventMutexHeld};
 
 /// error_log messages of the trigger command, NUL-terminated, indexed as
 /// C's `err_text[]`.

@@ -4,7 +4,15 @@
 //! taken by the list and the command, the tracing core's `free()`, and
 //! the states it frees under `trace_types_lock`, dropped later.
 
-use super::*;
+use core::cell::UnsafeCell;
+
+use kernel::bindings;
+use kernel::prelude::*;
+
+use super::state::Trigger;
+use super::REGISTRY;
+use crate::shim;
+use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 
 /// `free()`: the tracing core drops its reference on `data` as it
 /// removes an instance (`clear_event_triggers()`), the only place it
@@ -12,6 +20,8 @@ use super::*;
 /// dropping a trigger may take (through [`InstanceRef`], or a hidden
 /// histogram's removal): the trigger's state is dropped later, by
 /// [`Deferred::release()`].
+///
+/// [`InstanceRef`]: crate::instance::InstanceRef
 ///
 /// # Safety
 ///
@@ -43,7 +53,7 @@ pub(super) unsafe fn put(held: EventMutexHeld<'_>, data: *mut bindings::event_tr
 /// # Safety
 ///
 /// `data` must be a live rhist trigger.
-pub(super) unsafe fn release(
+unsafe fn release(
     held: EventMutexHeld<'_>,
     data: *mut bindings::event_trigger_data,
 ) -> Option<KBox<Trigger>> {
@@ -91,7 +101,7 @@ pub(super) static DEFERRED: Deferred = Deferred(UnsafeCell::new(None));
 impl Deferred {
     /// Keeps `trigger` until [`release()`](Self::release), which the work
     /// item queued here runs.
-    pub(super) fn push(&self, _held: EventMutexHeld<'_>, mut trigger: KBox<Trigger>) {
+    fn push(&self, _held: EventMutexHeld<'_>, mut trigger: KBox<Trigger>) {
         // SAFETY: the lock is held (`_held`) and no other reference to the
         // list lives (invariant): this one ends before the call does.
         let head = unsafe { &mut *self.0.get() };
@@ -120,7 +130,7 @@ impl Deferred {
 
 /// The work item of [`Deferred`] (`include/rhist_shim.c`).
 #[no_mangle]
-pub(super) extern "C" fn rhist_release_deferred() {
+extern "C" fn rhist_release_deferred() {
     let guard = EventMutexGuard::lock();
     // SAFETY: a work item holds no lock but the guard's.
     unsafe { DEFERRED.release(guard.held()) };

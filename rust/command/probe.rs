@@ -11,7 +11,8 @@ use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
 
-use super::{state_rcu, Trigger};
+use super::state::Trigger;
+use super::state_rcu;
 use crate::event::{this_cpu, ProbeContext};
 use crate::poll;
 use crate::shim;

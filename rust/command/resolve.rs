@@ -5,7 +5,23 @@
 //! histograms a trigger references, and the hidden histograms that an
 //! action's field variables make on other events.
 
-use super::*;
+use core::ptr;
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::bindings;
+use kernel::error::code;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use super::state::{BuildError, Hist, Trigger, VecWriter};
+use super::{command, is_ours, run_command, state, REGISTRY};
+use crate::hist;
+use crate::hist::error::{HistError, HistErrorKind};
+use crate::hist::hist_data::{BuildOptions, HistData};
+use crate::hist::var_ref::{Found, VarLookup};
+use crate::synth::Synths;
+use crate::tracefs::{self, EventMutexHeld};
+use crate::trigger_cmd::{c_bytes, EventPin};
 
 /// Runs `f` with what building a trigger on `file` looks at beyond its
 /// text: the variables of the event's other triggers (C's `find_var()`),
@@ -55,9 +71,9 @@ pub(super) unsafe fn with_options<R>(
 /// made on another event for a field variable of a trigger's action, and
 /// removed with its text when that trigger goes.
 pub(super) struct FieldVarHist {
-    pub(super) file: *mut bindings::trace_event_file,
-    pub(super) cmd: KVec<u8>,
-    pub(super) _pin: EventPin,
+    file: *mut bindings::trace_event_file,
+    cmd: KVec<u8>,
+    _pin: EventPin,
 }
 
 impl Drop for FieldVarHist {
@@ -185,7 +201,7 @@ pub(super) unsafe fn field_var_hist(
 /// lands: hist looks the offending piece up (`errpos()`) in the command
 /// being written, `data`'s, not in the hidden one. The piece is taken to
 /// run from `pos` to the next separator of the hidden command.
-pub(super) fn nested_errpos(data: &HistData<'_>, cmd: &[u8], pos: usize) -> usize {
+fn nested_errpos(data: &HistData<'_>, cmd: &[u8], pos: usize) -> usize {
     let prefix = crate::names::NAMES.prefix.len();
     let Some(rest) = pos.checked_sub(prefix).and_then(|at| cmd.get(at..)) else {
         return 0;
@@ -211,9 +227,9 @@ pub(super) fn hist_identity(data: &HistData<'_>) -> u64 {
 /// as `parse_var_ref()` finds them. The registry, its triggers and their
 /// events stay as they are while the lock is held, for `'a`, so every
 /// borrow handed out, which lives no longer than `&self`, stays valid.
-pub(super) struct InstanceVars<'a> {
-    pub(super) tr: *mut bindings::trace_array,
-    pub(super) held: EventMutexHeld<'a>,
+struct InstanceVars<'a> {
+    tr: *mut bindings::trace_array,
+    held: EventMutexHeld<'a>,
 }
 
 impl<'a> InstanceVars<'a> {
@@ -222,10 +238,7 @@ impl<'a> InstanceVars<'a> {
     /// # Safety
     ///
     /// `file` must be live.
-    pub(super) unsafe fn new(
-        held: EventMutexHeld<'a>,
-        file: *mut bindings::trace_event_file,
-    ) -> Self {
+    unsafe fn new(held: EventMutexHeld<'a>, file: *mut bindings::trace_event_file) -> Self {
         InstanceVars {
             // SAFETY: `file` is live.
             tr: unsafe { (*file).tr },
@@ -235,7 +248,7 @@ impl<'a> InstanceVars<'a> {
 
     /// The registered triggers of the instance with a variable `name`,
     /// with their event's names.
-    pub(super) fn defining<'n>(
+    fn defining<'n>(
         &self,
         name: &'n str,
     ) -> impl Iterator<Item = (&'a Trigger, &'a str, &'a str)> + 'n

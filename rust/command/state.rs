@@ -5,7 +5,31 @@
 //! more triggers share ([`Hist`]), and the trigger on one event file
 //! ([`Trigger`]).
 
-use super::*;
+use core::ptr;
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::alloc::VVec;
+use kernel::bindings;
+use kernel::error::{code, Error};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use super::errors::log_entries;
+use super::resolve::{field_var_hist, hist_identity, referenced_hists, with_options, FieldVarHist};
+use super::{state, REGISTRY};
+use crate::event::{self, ProbeContext};
+use crate::hist;
+use crate::hist::error::HistError;
+use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
+use crate::hist::hist_data::{ActionSink, BuildOptions, HistData};
+use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
+use crate::hist::map::TracingMap;
+use crate::hist::var_ref::VAR_REFS_MAX;
+use crate::instance::InstanceRef;
+use crate::snapshot::SnapshotCond;
+use crate::synth::{SynthPin, Synths};
+use crate::tracefs::{self, EventMutexHeld};
+use crate::trigger_cmd::EventPin;
 
 /// A trigger's text resolved against its event: the hist data, what it
 /// borrows, and the canonical trigger info. It is all a removal needs; a
@@ -21,13 +45,13 @@ use super::*;
 /// types stands for "as long as this value": no accessor hands it out,
 /// each ties its borrow to `&self`.
 pub(super) struct Resolved {
-    pub(super) data: KBox<HistData<'static>>,
-    pub(super) info: KVec<u8>,
+    data: KBox<HistData<'static>>,
+    info: KVec<u8>,
     /// The hidden histograms the actions made on other events.
-    pub(super) _field_var_hists: KVec<FieldVarHist>,
-    pub(super) _text: KVec<u8>,
-    pub(super) _fields: KVec<EventField<'static>>,
-    pub(super) _origin: EventPin,
+    _field_var_hists: KVec<FieldVarHist>,
+    _text: KVec<u8>,
+    _fields: KVec<EventField<'static>>,
+    _origin: EventPin,
 }
 
 /// A histogram and everything it borrows. Named triggers on several
@@ -40,17 +64,17 @@ pub(super) struct Resolved {
 /// only after `hist` is dropped (declaration order). As in [`Resolved`],
 /// the `'static` never leaves the value.
 pub(crate) struct Hist {
-    pub(super) hist: Histogram<'static>,
+    hist: Histogram<'static>,
     /// The synthetic events the actions emit, by action (`None`: not a
     /// `trace()` action).
-    pub(super) synths: KVec<Option<SynthPin>>,
+    synths: KVec<Option<SynthPin>>,
     /// The condition of a `snapshot()` action.
-    pub(super) snapshot: Option<SnapshotCond>,
-    pub(super) _map_memory: VVec<u8>,
-    pub(super) resolved: Resolved,
+    snapshot: Option<SnapshotCond>,
+    _map_memory: VVec<u8>,
+    resolved: Resolved,
     /// hist's `save_hist_vars()` reference: a histogram that defines or
     /// references variables keeps its instance from being removed.
-    pub(super) _instance: Option<InstanceRef>,
+    _instance: Option<InstanceRef>,
 }
 
 // SAFETY: the raw pointers inside point to memory the value owns (the
@@ -72,20 +96,22 @@ pub(crate) struct Trigger {
     /// The histograms whose variables this one references, by slot
     /// (`HistData::ref_hists()`): each outlives this trigger, whose
     /// probe reads their maps.
-    pub(super) refs: KVec<Arc<Hist>>,
+    refs: KVec<Arc<Hist>>,
     pub(super) file: *mut bindings::trace_event_file,
     /// How many bytes of this event's records the histogram reads, when
     /// it reads only the fixed part (see `HistData::record_span()`);
     /// `None`: the event path asks the ring buffer for each record's
     /// length. Always `None` on a synthetic event.
-    pub(super) record_span: Option<usize>,
+    record_span: Option<usize>,
     /// On a synthetic event: the event, held as hist holds it for each
     /// of its triggers (C's `se->ref`), so that it cannot be deleted.
     /// Its records may be emitted by an action, inside another trigger:
     /// they take the general path, which counts how deeply it nests.
-    pub(super) synthetic: Option<SynthPin>,
-    pub(super) _pin: EventPin,
+    synthetic: Option<SynthPin>,
+    _pin: EventPin,
     /// The next trigger dropped later (see [`Deferred`]).
+    ///
+    /// [`Deferred`]: super::lifetime::Deferred
     pub(super) deferred_next: Option<KBox<Trigger>>,
 }
 
@@ -369,13 +395,13 @@ impl Resolved {
 
     /// The canonical trigger info, without filter and state: what hist
     /// compares to tell triggers apart.
-    pub(super) fn info(&self) -> &[u8] {
+    fn info(&self) -> &[u8] {
         &self.info
     }
 }
 
 /// The canonical trigger info of `data`.
-pub(super) fn info_of(data: &HistData<'_>) -> Result<KVec<u8>, BuildError> {
+fn info_of(data: &HistData<'_>) -> Result<KVec<u8>, BuildError> {
     let mut info = KVec::new();
     let mut w = VecWriter(&mut info, false);
     let _ = data.write_info(&mut w, crate::names::NAMES.prefix);
@@ -428,7 +454,7 @@ impl Hist {
     }
 
     /// The histogram, borrowed no longer than `self`.
-    pub(super) fn histogram(&self) -> &Histogram<'_> {
+    fn histogram(&self) -> &Histogram<'_> {
         &self.hist
     }
 }
@@ -453,7 +479,7 @@ impl ActionSink for Hist {
 ///
 /// The vector's buffer must not be changed or freed while the result is
 /// used.
-pub(super) unsafe fn forever<T>(v: &[T]) -> &'static [T] {
+unsafe fn forever<T>(v: &[T]) -> &'static [T] {
     // SAFETY: the caller's contract: the heap buffer stays put and
     // unchanged for as long as the result is used.
     unsafe { core::slice::from_raw_parts(v.as_ptr(), v.len()) }
