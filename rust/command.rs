@@ -7,8 +7,8 @@
 //! Every trigger this command attaches is also kept in [`REGISTRY`], so
 //! that unloading the module can remove them all. Its parts:
 //!
-//! - [`state`]: a trigger's state, and what it is built from;
-//! - [`attach`]: how a trigger is attached to its event, and detached;
+//! - [`state`](mod@state): a trigger's state, and what it is built from;
+//! - [`attach`](mod@attach): how a trigger is attached to its event, and detached;
 //! - [`resolve`]: what a build looks up beyond the text (other triggers'
 //!   variables, referenced histograms, hidden histograms);
 //! - [`lifetime`]: how a trigger and its state go;

@@ -63,7 +63,7 @@ pub(super) struct Resolved {
 /// never changed through its owner after `hist` is built and is freed
 /// only after `hist` is dropped (declaration order). As in [`Resolved`],
 /// the `'static` never leaves the value.
-pub(crate) struct Hist {
+pub(super) struct Hist {
     hist: Histogram<'static>,
     /// The synthetic events the actions emit, by action (`None`: not a
     /// `trace()` action).
