@@ -93,6 +93,8 @@ bpf_of() {
 }
 # bpf_start hash|percpu: rhist_bpf attached in the background.
 bpf_start() {
+	# Not the last run's "ready": the job may start after the grep.
+	rm -f /tmp/bpf.out
 	rhist_bpf /usr/lib/rhist_bpf/$1.bpf.o $bpf_prog $bpf_size \
 		< /dev/null > /tmp/bpf.out 2> /tmp/bpf.err &
 	bpf_pid=$!
@@ -107,11 +109,11 @@ bpf_start() {
 # bpf_stop MODE: detaches and checks the map against bpf_fired events.
 bpf_stop() {
 	kill -TERM $bpf_pid
-	wait $bpf_pid || { echo "BENCH-ERROR $1 $bpf_prog: rhist_bpf failed"; cat /tmp/bpf.err; }
+	wait $bpf_pid || { echo "BENCH-ERROR $name $1 $bpf_prog: rhist_bpf failed"; cat /tmp/bpf.err; }
 	set -- "$1" $(sed -n 's/^bpf: hits=\([0-9]*\) drops=\([0-9]*\) entries=\([0-9]*\)$/\1 \2 \3/p' /tmp/bpf.out)
 	if [ $# != 4 ] || [ $(($2 + $3)) != "$bpf_fired" ] || [ "$4" -lt 1 ] ||
 	   [ "$4" -gt "$bpf_keys" ]; then
-		echo "BENCH-ERROR $1 $bpf_prog: hits+drops, entries: $(cat /tmp/bpf.out | tail -1)," \
+		echo "BENCH-ERROR $name $1 $bpf_prog: hits+drops, entries: $(cat /tmp/bpf.out | tail -1)," \
 			"expected $bpf_fired events in 1 to $bpf_keys entries"
 	fi
 }
