@@ -6,7 +6,7 @@ and a PNG chart. Usage: report.py RAW OUT_PREFIX DESCRIPTION [--no-chart]
 
 Per scenario: none (ns per event with no trigger), floor (with the
 rhist_noop trigger: the trigger framework's own cost), C's and rhist's
-cost over the floor and their ratio; then, over none, rhist's and the
+cost over the floor and their ratio; then, over none, C's, rhist's and the
 eBPF peer's (bpf-hash: a tracepoint program updating a
 BPF_MAP_TYPE_HASH; bpf-percpu: a BPF_MAP_TYPE_PERCPU_HASH), and rhist's
 ratio to each. A bpf program does not go through the trigger framework:
@@ -47,7 +47,7 @@ BPF_MODES = ("bpf-hash", "bpf-percpu")
 def over_none(med):
     """rhist's and the bpf modes' medians over none, and rhist's ratio to
     each bpf mode (None where the scenario has no bpf program)."""
-    out = {"r_none": med["rhist"] - med["none"]}
+    out = {"r_none": med["rhist"] - med["none"], "c_none": med["hist"] - med["none"]}
     for m in BPF_MODES:
         k = m.replace("-", "_")
         if m in med:
@@ -110,9 +110,9 @@ if icount:
     n_rounds = max(len(m.get("rhist", [])) for m in icount.values())
     print(f"# instructions per event (guest -icount), medians of {n_rounds} rounds; "
           "spread: (max-min)/median over the rounds")
-    print(f"{'':<18} {'':>8} {'over the floor':^30}   {'over none':^42}")
+    print(f"{'':<18} {'':>8} {'over the floor':^30}   {'over none':^50}")
     print(f"{'scenario':<18} {'floor':>8} {'C added':>9} {'rhist added':>12} {'ratio':>7}   "
-          f"{'rhist':>7} {'bpf-hash':>8} {'bpf-percpu':>10} {'r/bh':>6} {'r/bp':>6}   spread")
+          f"{'C':>7} {'rhist':>7} {'bpf-hash':>8} {'bpf-percpu':>10} {'r/bh':>6} {'r/bp':>6}   spread")
     for scen, modes in icount.items():
         c_add, r_add, ratio = added(modes)
         floor = statistics.median(modes.get("noop", [0.0]))
@@ -121,16 +121,16 @@ if icount:
             f"{m} {100 * (max(v) - min(v)) / statistics.median(v):.2f}%"
             for m, v in modes.items() if m != "none")
         print(f"{scen:<18} {floor:8.1f} {c_add:9.1f} {r_add:12.1f} {ratio:7.2f}   "
-              f"{o['r_none']:7.1f} {fmt(o['bpf_hash'], 8)} {fmt(o['bpf_percpu'], 10)} "
+              f"{o['c_none']:7.1f} {o['r_none']:7.1f} {fmt(o['bpf_hash'], 8)} {fmt(o['bpf_percpu'], 10)} "
               f"{fmt(o['ratio_bpf_hash'], 6, 2)} {fmt(o['ratio_bpf_percpu'], 6, 2)}   {spread}")
     print()
 # The wall clock, in each boot: medians over its rounds, then the median
 # over the boots of each figure (the ratio: of the boots' ratios).
 boots = [path] + [path_results(b) for b in boot_raws]
 print(f"# {description}")
-print(f"{'':<18} {'':>17} {'over the floor':^30}   {'over none':^42}")
+print(f"{'':<18} {'':>17} {'over the floor':^30}   {'over none':^50}")
 print(f"{'scenario':<18} {'none':>8} {'floor':>8} {'C added':>9} {'rhist added':>12} "
-      f"{'ratio':>7}   {'rhist':>7} {'bpf-hash':>8} {'bpf-percpu':>10} {'r/bh':>6} {'r/bp':>6}   "
+      f"{'ratio':>7}   {'C':>7} {'rhist':>7} {'bpf-hash':>8} {'bpf-percpu':>10} {'r/bh':>6} {'r/bp':>6}   "
       f"(ns/event, medians of rounds, then of {len(boots)} boots; each boot's ratio r/C)")
 for scen in path:
     per_boot = []
@@ -146,19 +146,19 @@ for scen in path:
                          "rounds": len(modes["hist"]), **over_none(med)})
     fig = {k: statistics.median(p[k] for p in per_boot) for k in ("none", "floor", "c", "r", "ratio")}
     # The bpf figures: over the boots that ran the bpf modes.
-    for k in ("r_none", "bpf_hash", "bpf_percpu", "ratio_bpf_hash", "ratio_bpf_percpu"):
+    for k in ("c_none", "r_none", "bpf_hash", "bpf_percpu", "ratio_bpf_hash", "ratio_bpf_percpu"):
         v = [p[k] for p in per_boot if p[k] is not None]
         fig[k] = statistics.median(v) if v else None
     ratios = " ".join(f"{p['ratio']:.2f}" for p in per_boot)
     print(f"{scen:<18} {fig['none']:8.1f} {fig['floor']:8.1f} {fig['c']:9.1f} {fig['r']:12.1f} "
-          f"{fig['ratio']:7.2f}   {fig['r_none']:7.1f} {fmt(fig['bpf_hash'], 8)} "
+          f"{fig['ratio']:7.2f}   {fig['c_none']:7.1f} {fig['r_none']:7.1f} {fmt(fig['bpf_hash'], 8)} "
           f"{fmt(fig['bpf_percpu'], 10)} {fmt(fig['ratio_bpf_hash'], 6, 2)} "
           f"{fmt(fig['ratio_bpf_percpu'], 6, 2)}   {ratios}")
     row = {"scenario": scen, "none_ns": fig["none"], "floor_ns": fig["floor"],
            "c_added_ns": fig["c"], "rhist_added_ns": fig["r"], "ratio": fig["ratio"],
            "ratio_boots": [p["ratio"] for p in per_boot],
            "rounds": sum(p["rounds"] for p in per_boot), "ratio_icount": None,
-           "rhist_over_none_ns": fig["r_none"], "bpf_hash_over_none_ns": fig["bpf_hash"],
+           "c_over_none_ns": fig["c_none"], "rhist_over_none_ns": fig["r_none"], "bpf_hash_over_none_ns": fig["bpf_hash"],
            "bpf_percpu_over_none_ns": fig["bpf_percpu"],
            "ratio_bpf_hash": fig["ratio_bpf_hash"], "ratio_bpf_percpu": fig["ratio_bpf_percpu"],
            "ratio_bpf_hash_icount": None, "ratio_bpf_percpu_icount": None}
@@ -166,7 +166,7 @@ for scen in path:
         ic_c, ic_r, row["ratio_icount"] = added(icount[scen])
         o = over_none({m: statistics.median(v) for m, v in icount[scen].items()})
         row.update({"c_added_insns": ic_c, "rhist_added_insns": ic_r,
-                    "rhist_over_none_insns": o["r_none"],
+                    "c_over_none_insns": o["c_none"], "rhist_over_none_insns": o["r_none"],
                     "bpf_hash_over_none_insns": o["bpf_hash"],
                     "bpf_percpu_over_none_insns": o["bpf_percpu"],
                     "ratio_bpf_hash_icount": o["ratio_bpf_hash"],
@@ -211,7 +211,7 @@ with open(prefix + ".json", "w") as out:
                "read": read_row, "real_workload": real_rows}, out, indent=2)
 with open(prefix + ".csv", "w") as out:
     # The bpf columns come last, so that the older columns keep their places.
-    bpf_cols = ("rhist_over_none_ns", "bpf_hash_over_none_ns", "bpf_percpu_over_none_ns",
+    bpf_cols = ("c_over_none_ns", "rhist_over_none_ns", "bpf_hash_over_none_ns", "bpf_percpu_over_none_ns",
                 "ratio_bpf_hash", "ratio_bpf_percpu", "ratio_bpf_hash_icount",
                 "ratio_bpf_percpu_icount")
     out.write("scenario,none_ns,floor_ns,c_added_ns,rhist_added_ns,ratio,ratio_icount,"
