@@ -9,7 +9,8 @@
 #                run one guest script in the test VM
 #   DROPIN=1     (with run or vm) boot the drop-in kernel instead, built
 #                without C's hist triggers: rhist is the system's hist
-#   make bench   rhist against the C hist trigger, in one boot of the
+#   make bench   rhist against the C hist trigger and an eBPF peer (a
+#                tracepoint program and a BPF hash map), in boots of the
 #                benchmark kernel; a table on stdout, files in results/
 #   make soak    the soak test (tools/testing/soak/) for SOAK_SECONDS,
 #                600 by default, instead of check's 60

@@ -6,7 +6,12 @@
 #   RESULT memory <size> <impl> <kB> <create_ns> <destroy_ns>
 #   RESULT read <entries> <impl> <round> <ns>
 # Modes: none (no trigger), noop (the rhist_noop trigger: the framework's
-# floor), hist (C), rhist. Rounds alternate the order of the modes.
+# floor), hist (C), rhist, and for the scenarios the eBPF peer has a
+# program for (bpf_of below) bpf-hash and bpf-percpu: rhist_bpf
+# (tools/testing/bench/bpf/) with the program attached to the event
+# through perf, its map a BPF_MAP_TYPE_HASH or a BPF_MAP_TYPE_PERCPU_HASH.
+# Rounds alternate the order of the modes. A bpf mode checks that its
+# map's hits and drops add up to the events fired (BENCH-ERROR if not).
 # ICOUNT=1 (the VM counts instructions, see run.sh): the single-CPU
 # scenarios only. PATH_ONLY=1: the event path's scenarios only.
 EV=events/rhist_test/rhist_sample
@@ -55,6 +60,7 @@ attach() { # mode text
 	case $1 in
 	none) ;;
 	noop) echo rhist_noop >> $EV/trigger ;;
+	bpf-*) bpf_start "${1#bpf-}" ;;
 	*) each_trigger "$1:" "$2" ;;
 	esac
 }
@@ -62,18 +68,82 @@ detach() {
 	case $1 in
 	none) ;;
 	noop) echo '!rhist_noop' >> $EV/trigger ;;
+	bpf-*) bpf_stop "$1" ;;
 	*) each_trigger "!$1:" "$2" ;;
 	esac
 }
+
+# The eBPF peer. bpf_of TEXT ARGS sets bpf_prog (empty: no program does
+# what TEXT does), bpf_size (the trigger's size) and bpf_keys (the most
+# entries the map may end with: a wrong field read shows as too many).
+bpf_of() {
+	bpf_prog= bpf_size=2048 bpf_keys=
+	case $1 in
+	*:size=*) bpf_size=${1##*:size=} ;;
+	esac
+	keys=$(echo "$2" | sed -n 's/.*keys=\([0-9]*\).*/\1/p')
+	case ${1%:size=*} in
+	keys=a) bpf_prog=keys_a bpf_keys=$keys ;;
+	keys=a,b,c:vals=a,b) bpf_prog=keys_abc_vals_ab ;;
+	keys=s) bpf_prog=keys_s bpf_keys=$keys ;;
+	keys=d) bpf_prog=keys_d bpf_keys=$keys ;;
+	keys=common_type) bpf_prog=keys_common_type bpf_keys=1 ;;
+	esac
+	[ -n "$bpf_keys" ] && [ "$bpf_keys" -le "$bpf_size" ] || bpf_keys=$bpf_size
+}
+# bpf_start hash|percpu: rhist_bpf attached in the background.
+bpf_start() {
+	# Not the last run's "ready": the job may start after the grep.
+	rm -f /tmp/bpf.out
+	rhist_bpf /usr/lib/rhist_bpf/$1.bpf.o $bpf_prog $bpf_size \
+		< /dev/null > /tmp/bpf.out 2> /tmp/bpf.err &
+	bpf_pid=$!
+	until grep -q '^ready$' /tmp/bpf.out; do
+		if ! kill -0 $bpf_pid 2> /dev/null; then
+			sed 's/^/rhist_bpf: /' /tmp/bpf.err
+			return 1
+		fi
+		usleep 20000
+	done
+}
+# bpf_stop MODE: detaches and checks the map against bpf_fired events.
+bpf_stop() {
+	kill -TERM $bpf_pid
+	wait $bpf_pid || { echo "BENCH-ERROR $name $1 $bpf_prog: rhist_bpf failed"; cat /tmp/bpf.err; }
+	set -- "$1" $(sed -n 's/^bpf: hits=\([0-9]*\) drops=\([0-9]*\) entries=\([0-9]*\)$/\1 \2 \3/p' /tmp/bpf.out)
+	if [ $# != 4 ] || [ $(($2 + $3)) != "$bpf_fired" ] || [ "$4" -lt 1 ] ||
+	   [ "$4" -gt "$bpf_keys" ]; then
+		echo "BENCH-ERROR $name $1 $bpf_prog: hits+drops, entries: $(cat /tmp/bpf.out | tail -1)," \
+			"expected $bpf_fired events in 1 to $bpf_keys entries"
+	fi
+}
+# Tracepoint programs need BPF_SYSCALL (the bench kernel has it, the
+# test kernel not: a smoke run on it skips the bpf modes).
+BPF_MODES="bpf-hash bpf-percpu"
+if [ ! -e /proc/sys/kernel/unprivileged_bpf_disabled ]; then
+	BPF_MODES=
+	if [ -n "$SMOKE" ]; then
+		echo "BENCH-NOTE: no BPF_SYSCALL in this kernel: no bpf modes"
+	else
+		echo "BENCH-ERROR: no BPF_SYSCALL in this kernel"
+	fi
+fi
+NCPU=$(grep -c '^processor' /proc/cpuinfo)
 
 echo "$SCENARIOS" | while IFS='|' read -r name text args; do
 	[ -n "$name" ] || continue
 	# Instruction counts miss what atomics and cache lines cost: the
 	# scenarios on every CPU stay on the wall clock.
 	case "$ICOUNT $args" in 1*cpu=all*) continue ;; esac
+	bpf_of "$text" "$args"
+	modes="none noop hist rhist"
+	[ -z "$bpf_prog" ] || modes="$modes $BPF_MODES"
+	bpf_fired=$COUNT
+	case "$args" in *cpu=all*) bpf_fired=$((COUNT * NCPU)) ;; esac
 	r=1
 	while [ $r -le $ROUNDS ]; do
-		if [ $((r % 2)) = 1 ]; then order="none noop hist rhist"; else order="rhist hist noop none"; fi
+		order=$modes
+		[ $((r % 2)) = 1 ] || order=$(echo $modes | tr ' ' '\n' | tac | tr '\n' ' ')
 		for mode in $order; do
 			attach $mode "$text" || { echo "BENCH-ERROR attach $mode $text"; continue; }
 			echo "count=$COUNT seed=$r $args" > $D/fire

@@ -2,7 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turns the RESULT lines of rhist's benchmark into a table, CSV, JSON
 and a PNG chart. Usage: report.py RAW OUT_PREFIX DESCRIPTION [--no-chart]
-[--icount RAW] [--boot RAW]... (--boot: the event path in another boot)"""
+[--icount RAW] [--boot RAW]... (--boot: the event path in another boot)
+
+Per scenario: none (ns per event with no trigger), floor (with the
+rhist_noop trigger: the trigger framework's own cost), C's and rhist's
+cost over the floor and their ratio; then, over none, C's, rhist's and the
+eBPF peer's (bpf-hash: a tracepoint program updating a
+BPF_MAP_TYPE_HASH; bpf-percpu: a BPF_MAP_TYPE_PERCPU_HASH), and rhist's
+ratio to each. A bpf program does not go through the trigger framework:
+its figures, and rhist's beside them, count the whole cost over none."""
 import json
 import statistics
 import subprocess
@@ -31,6 +39,28 @@ def added(modes):
     floor = med.get("noop", 0.0)
     c_add, r_add = med["hist"] - floor, med["rhist"] - floor
     return c_add, r_add, (r_add / c_add if c_add > 0 else float("nan"))
+
+
+BPF_MODES = ("bpf-hash", "bpf-percpu")
+
+
+def over_none(med):
+    """rhist's and the bpf modes' medians over none, and rhist's ratio to
+    each bpf mode (None where the scenario has no bpf program)."""
+    out = {"r_none": med["rhist"] - med["none"], "c_none": med["hist"] - med["none"]}
+    for m in BPF_MODES:
+        k = m.replace("-", "_")
+        if m in med:
+            out[k] = med[m] - med["none"]
+            out["ratio_" + k] = out["r_none"] / out[k] if out[k] > 0 else float("nan")
+        else:
+            out[k] = out["ratio_" + k] = None
+    return out
+
+
+def fmt(x, width, prec=1):
+    """x in WIDTH columns, or '-' for None."""
+    return f"{'-':>{width}}" if x is None else f"{x:{width}.{prec}f}"
 
 
 def real_results(name):
@@ -80,22 +110,28 @@ if icount:
     n_rounds = max(len(m.get("rhist", [])) for m in icount.values())
     print(f"# instructions per event (guest -icount), medians of {n_rounds} rounds; "
           "spread: (max-min)/median over the rounds")
-    print(f"{'scenario':<18} {'floor':>8} {'C added':>9} {'rhist added':>12} {'ratio':>7}   spread")
+    print(f"{'':<18} {'':>8} {'over the floor':^30}   {'over none':^50}")
+    print(f"{'scenario':<18} {'floor':>8} {'C added':>9} {'rhist added':>12} {'ratio':>7}   "
+          f"{'C':>7} {'rhist':>7} {'bpf-hash':>8} {'bpf-percpu':>10} {'r/bh':>6} {'r/bp':>6}   spread")
     for scen, modes in icount.items():
         c_add, r_add, ratio = added(modes)
         floor = statistics.median(modes.get("noop", [0.0]))
+        o = over_none({m: statistics.median(v) for m, v in modes.items()})
         spread = " ".join(
             f"{m} {100 * (max(v) - min(v)) / statistics.median(v):.2f}%"
             for m, v in modes.items() if m != "none")
-        print(f"{scen:<18} {floor:8.1f} {c_add:9.1f} {r_add:12.1f} {ratio:7.2f}   {spread}")
+        print(f"{scen:<18} {floor:8.1f} {c_add:9.1f} {r_add:12.1f} {ratio:7.2f}   "
+              f"{o['c_none']:7.1f} {o['r_none']:7.1f} {fmt(o['bpf_hash'], 8)} {fmt(o['bpf_percpu'], 10)} "
+              f"{fmt(o['ratio_bpf_hash'], 6, 2)} {fmt(o['ratio_bpf_percpu'], 6, 2)}   {spread}")
     print()
 # The wall clock, in each boot: medians over its rounds, then the median
 # over the boots of each figure (the ratio: of the boots' ratios).
 boots = [path] + [path_results(b) for b in boot_raws]
 print(f"# {description}")
+print(f"{'':<18} {'':>17} {'over the floor':^30}   {'over none':^50}")
 print(f"{'scenario':<18} {'none':>8} {'floor':>8} {'C added':>9} {'rhist added':>12} "
-      f"{'ratio':>7}   (ns/event, medians of rounds, then of {len(boots)} boots; "
-      "each boot's ratio)")
+      f"{'ratio':>7}   {'C':>7} {'rhist':>7} {'bpf-hash':>8} {'bpf-percpu':>10} {'r/bh':>6} {'r/bp':>6}   "
+      f"(ns/event, medians of rounds, then of {len(boots)} boots; each boot's ratio r/C)")
 for scen in path:
     per_boot = []
     for b in boots:
@@ -107,18 +143,34 @@ for scen in path:
         c_add, r_add = med["hist"] - floor, med["rhist"] - floor
         per_boot.append({"none": med.get("none", 0.0), "floor": floor, "c": c_add, "r": r_add,
                          "ratio": r_add / c_add if c_add > 0 else float("nan"),
-                         "rounds": len(modes["hist"])})
+                         "rounds": len(modes["hist"]), **over_none(med)})
     fig = {k: statistics.median(p[k] for p in per_boot) for k in ("none", "floor", "c", "r", "ratio")}
+    # The bpf figures: over the boots that ran the bpf modes.
+    for k in ("c_none", "r_none", "bpf_hash", "bpf_percpu", "ratio_bpf_hash", "ratio_bpf_percpu"):
+        v = [p[k] for p in per_boot if p[k] is not None]
+        fig[k] = statistics.median(v) if v else None
     ratios = " ".join(f"{p['ratio']:.2f}" for p in per_boot)
     print(f"{scen:<18} {fig['none']:8.1f} {fig['floor']:8.1f} {fig['c']:9.1f} {fig['r']:12.1f} "
-          f"{fig['ratio']:7.2f}   {ratios}")
+          f"{fig['ratio']:7.2f}   {fig['c_none']:7.1f} {fig['r_none']:7.1f} {fmt(fig['bpf_hash'], 8)} "
+          f"{fmt(fig['bpf_percpu'], 10)} {fmt(fig['ratio_bpf_hash'], 6, 2)} "
+          f"{fmt(fig['ratio_bpf_percpu'], 6, 2)}   {ratios}")
     row = {"scenario": scen, "none_ns": fig["none"], "floor_ns": fig["floor"],
            "c_added_ns": fig["c"], "rhist_added_ns": fig["r"], "ratio": fig["ratio"],
            "ratio_boots": [p["ratio"] for p in per_boot],
-           "rounds": sum(p["rounds"] for p in per_boot), "ratio_icount": None}
+           "rounds": sum(p["rounds"] for p in per_boot), "ratio_icount": None,
+           "c_over_none_ns": fig["c_none"], "rhist_over_none_ns": fig["r_none"], "bpf_hash_over_none_ns": fig["bpf_hash"],
+           "bpf_percpu_over_none_ns": fig["bpf_percpu"],
+           "ratio_bpf_hash": fig["ratio_bpf_hash"], "ratio_bpf_percpu": fig["ratio_bpf_percpu"],
+           "ratio_bpf_hash_icount": None, "ratio_bpf_percpu_icount": None}
     if scen in icount:
         ic_c, ic_r, row["ratio_icount"] = added(icount[scen])
-        row.update({"c_added_insns": ic_c, "rhist_added_insns": ic_r})
+        o = over_none({m: statistics.median(v) for m, v in icount[scen].items()})
+        row.update({"c_added_insns": ic_c, "rhist_added_insns": ic_r,
+                    "c_over_none_insns": o["c_none"], "rhist_over_none_insns": o["r_none"],
+                    "bpf_hash_over_none_insns": o["bpf_hash"],
+                    "bpf_percpu_over_none_insns": o["bpf_percpu"],
+                    "ratio_bpf_hash_icount": o["ratio_bpf_hash"],
+                    "ratio_bpf_percpu_icount": o["ratio_bpf_percpu"]})
     rows.append(row)
 
 real_rows = []
@@ -158,37 +210,56 @@ with open(prefix + ".json", "w") as out:
     json.dump({"description": description, "event_path": rows, "memory": mem_rows,
                "read": read_row, "real_workload": real_rows}, out, indent=2)
 with open(prefix + ".csv", "w") as out:
-    out.write("scenario,none_ns,floor_ns,c_added_ns,rhist_added_ns,ratio,ratio_icount\n")
+    # The bpf columns come last, so that the older columns keep their places.
+    bpf_cols = ("c_over_none_ns", "rhist_over_none_ns", "bpf_hash_over_none_ns", "bpf_percpu_over_none_ns",
+                "ratio_bpf_hash", "ratio_bpf_percpu", "ratio_bpf_hash_icount",
+                "ratio_bpf_percpu_icount")
+    out.write("scenario,none_ns,floor_ns,c_added_ns,rhist_added_ns,ratio,ratio_icount,"
+              + ",".join(bpf_cols) + "\n")
+    empty = "," * len(bpf_cols)
     for row in rows:
         ic = "" if row["ratio_icount"] is None else f"{row['ratio_icount']:.3f}"
+        bpf = "".join("," + ("" if row[k] is None else
+                             f"{row[k]:.3f}" if k.startswith("ratio") else f"{row[k]:.2f}")
+                      for k in bpf_cols)
         out.write(f"{row['scenario']},{row['none_ns']:.2f},{row['floor_ns']:.2f},"
-                  f"{row['c_added_ns']:.2f},{row['rhist_added_ns']:.2f},{row['ratio']:.3f},{ic}\n")
+                  f"{row['c_added_ns']:.2f},{row['rhist_added_ns']:.2f},{row['ratio']:.3f},{ic}"
+                  f"{bpf}\n")
     for row in mem_rows:
-        out.write(f"memory_{row['size']},,,{row['c_kb']},{row['rhist_kb']},{row['ratio']:.3f},\n")
+        out.write(f"memory_{row['size']},,,{row['c_kb']},{row['rhist_kb']},{row['ratio']:.3f},"
+                  f"{empty}\n")
     if read_row:
         out.write(f"read_{read_row['entries']},,,{read_row['c_ms']:.2f},"
-                  f"{read_row['rhist_ms']:.2f},{read_row['ratio']:.3f},\n")
+                  f"{read_row['rhist_ms']:.2f},{read_row['ratio']:.3f},{empty}\n")
 
 if chart:
     data = prefix + ".dat"
+
+    def r(x):
+        return "NaN" if x is None else f"{x:.3f}"
     with open(data, "w") as out:
         for row in rows:
-            out.write(f"{row['scenario']} {row['ratio']:.3f}\n")
+            out.write(f"{row['scenario']} {row['ratio']:.3f} {r(row['ratio_bpf_hash'])} "
+                      f"{r(row['ratio_bpf_percpu'])}\n")
         for row in mem_rows:
-            out.write(f"mem_{row['size']} {row['ratio']:.3f}\n")
+            out.write(f"mem_{row['size']} {row['ratio']:.3f} NaN NaN\n")
         if read_row:
-            out.write(f"read {read_row['ratio']:.3f}\n")
+            out.write(f"read {read_row['ratio']:.3f} NaN NaN\n")
     script = f"""
-set terminal pngcairo size 1000,500 noenhanced
+set terminal pngcairo size 1200,500 noenhanced
 set output '{prefix}.png'
-set title 'rhist / C hist (below 1 is better) -- {description}' font ',9'
+set title 'rhist / C hist over the floor, rhist / eBPF over none (below 1 is better) -- {description}' font ',9'
+set style data histograms
+set style histogram clustered gap 1
 set style fill solid 0.6
-set boxwidth 0.7
+set boxwidth 0.9
 set yrange [0:*]
 set xtics rotate by -35
 set grid ytics
-unset key
-plot '{data}' using 0:2:xtic(1) with boxes, 1 with lines dt 2 lc rgb 'black'
+set key top right
+plot '{data}' using 2:xtic(1) title 'rhist / C hist', \\
+     '' using 3 title 'rhist / bpf-hash', '' using 4 title 'rhist / bpf-percpu', \\
+     1 with lines dt 2 lc rgb 'black' notitle
 """
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     print(f"\nchart: {prefix}.png")

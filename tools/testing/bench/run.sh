@@ -1,9 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # `make bench`: boots the benchmark kernel (the test configuration without
-# lockdep, atomic-sleep checks and kmemleak) and measures rhist against the
-# C hist trigger in the same boot; prints a table and writes CSV, JSON and
-# a PNG chart under results/. Two more boots measure the event path's
+# lockdep, atomic-sleep checks and kmemleak, with eBPF) and measures rhist
+# against the C hist trigger in the same boot, and against an eBPF peer
+# where it has a program for the scenario (bpf/: a tracepoint program
+# counting into a BPF hash map or per-CPU hash map, which must count every
+# event fired); prints a table and writes CSV, JSON and a PNG chart under
+# results/. Two more boots measure the event path's
 # wall clock again (RHIST_BENCH_BOOTS, 3 in all). Another boot, with the
 # guest's clock counting instructions (RHIST_ICOUNT=1), measures the single-CPU
 # scenarios again: the report's icount columns. Last, cmap/run.sh times
@@ -11,6 +14,8 @@
 # counts where one event's instructions go.
 #
 # Usage: run.sh [--smoke]    (--smoke: one round, tiny counts, no chart)
+# The smoke boots the test kernel ($RHIST_BENCH_FLAVOUR overrides), which
+# has no eBPF: the bpf modes run only with RHIST_BENCH_FLAVOUR=bench.
 set -euo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
 
@@ -88,6 +93,11 @@ if [ -z "$smoke" ]; then
 		exit 1
 	}
 	grep -q '^BENCH-DONE' "$raw_icount" || { echo "bench: icount run incomplete (log: $raw_icount)" >&2; exit 1; }
+	if grep -q "^BENCH-ERROR" "$raw_icount"; then
+		grep "^BENCH-ERROR" "$raw_icount"
+		echo "bench: a measurement failed (log: $raw_icount)" >&2
+		exit 1
+	fi
 fi
 python3 "$(dirname "$0")/report.py" "$raw" "$results/bench-$stamp" \
 	"kernel: $flavour config ($(kernel_tree "$flavour")), machine: $(nproc) cores, QEMU TCG 2 vCPUs" \

@@ -9,7 +9,8 @@ set -euo pipefail
 PACKAGES=(linux-source-6.12 rustc-web rust-web-src clang lld llvm
 	libclang-dev qemu-system-x86 flex bison bc libelf-dev libssl-dev cpio
 	busybox-static xz-utils kmod python3
-	trace-cmd libtracefs-dev libtraceevent-dev gcc libc6-dev pkg-config)
+	trace-cmd libtracefs-dev libtraceevent-dev gcc libc6-dev pkg-config
+	libbpf-dev zlib1g-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
