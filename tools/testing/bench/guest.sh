@@ -117,16 +117,11 @@ bpf_stop() {
 			"expected $bpf_fired events in 1 to $bpf_keys entries"
 	fi
 }
-# Tracepoint programs need BPF_SYSCALL (the bench kernel has it, the
-# test kernel not: a smoke run on it skips the bpf modes).
+# Tracepoint programs need BPF_SYSCALL (tools/testing/config/rhist.config).
 BPF_MODES="bpf-hash bpf-percpu"
 if [ ! -e /proc/sys/kernel/unprivileged_bpf_disabled ]; then
 	BPF_MODES=
-	if [ -n "$SMOKE" ]; then
-		echo "BENCH-NOTE: no BPF_SYSCALL in this kernel: no bpf modes"
-	else
-		echo "BENCH-ERROR: no BPF_SYSCALL in this kernel"
-	fi
+	echo "BENCH-ERROR: no BPF_SYSCALL in this kernel"
 fi
 NCPU=$(grep -c '^processor' /proc/cpuinfo)
 
