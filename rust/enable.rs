@@ -24,7 +24,7 @@ use crate::command::is_ours;
 use crate::hist::enable::EnableSpec;
 use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, SeqWriter};
 use crate::trigger_cmd::{
-    c_bytes, get_ref, remove_each, EventPin, Registered, Registry, TriggerCommand,
+    c_bytes, list_and_enable, remove_each, EventPin, ListEnd, Registered, Registry, TriggerCommand,
 };
 
 /// What an enable trigger owns, in its `private_data`.
@@ -283,28 +283,10 @@ unsafe fn register(
     if taken {
         return code::EEXIST.to_errno();
     }
-    // SAFETY: `data` is live; this is the list's reference.
-    unsafe { get_ref(held, data) };
-    // At the head, as the enable commands of the tracing core add theirs.
-    // SAFETY: `file` is live; `data` is set up for it, on no list.
-    unsafe { tracefs::add_trigger(held, file, data) };
-    // SAFETY: `file` is live.
-    unsafe { tracefs::update_cond_flag(held, file) };
-    // SAFETY: as above.
-    let ret = unsafe { tracefs::trigger_mode_get(held, file) };
-    if ret < 0 {
-        // SAFETY: `data` was put on the list of the live `file` above.
-        unsafe { tracefs::del_trigger(held, data) };
-        // SAFETY: `file` is live.
-        unsafe { tracefs::update_cond_flag(held, file) };
-        // SAFETY: drops the list's reference taken above; the caller
-        // holds its own.
-        unsafe { put(held, data) };
-        return ret;
-    }
-    // Cannot fail: `create_or_remove()` reserved the slot.
-    let _ = REGISTRY.push(held, data);
-    0
+    // SAFETY: `data` is a live enable trigger set up for the live `file`,
+    // on no list; `create_or_remove()` reserved its slot in `REGISTRY`
+    // and holds a reference until it returns; `put()` drops one.
+    unsafe { list_and_enable(held, file, data, ListEnd::Head, &REGISTRY, put) }
 }
 
 /// Unlinks an attached enable trigger from `file` and drops the list's

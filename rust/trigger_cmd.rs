@@ -131,6 +131,63 @@ pub(crate) unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data
     0
 }
 
+/// Where [`list_and_enable()`] puts a trigger on its file's list.
+pub(crate) enum ListEnd {
+    /// First, as the tracing core's enable commands add theirs.
+    Head,
+    /// Last, as hist adds its triggers: the files list them in that order.
+    Tail,
+}
+
+/// What every command's `reg()` does once it has decided to attach: puts
+/// `data` on `file`'s list at `end`, with a reference of the list's own,
+/// enables the event for it and keeps it in `registry`. If the event
+/// cannot be enabled, it undoes the rest, `put` dropping the list's
+/// reference, and returns the error.
+///
+/// # Safety
+///
+/// `data` must be a live trigger of the command `registry` and `put`
+/// belong to, set up for the live `file`, on no list, with a slot
+/// reserved in `registry`. The caller must hold a reference of its own,
+/// and `put` must drop one reference, as the command's `free()` does.
+pub(crate) unsafe fn list_and_enable(
+    held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+    data: *mut bindings::event_trigger_data,
+    end: ListEnd,
+    registry: &Registry,
+    put: unsafe fn(EventMutexHeld<'_>, *mut bindings::event_trigger_data),
+) -> c_int {
+    // SAFETY: `data` is live; the list's reference is dropped when the
+    // trigger is taken off the list.
+    unsafe { get_ref(held, data) };
+    // SAFETY: `file` is live; `data` is set up for it, on no list.
+    unsafe {
+        match end {
+            ListEnd::Head => tracefs::add_trigger(held, file, data),
+            ListEnd::Tail => tracefs::add_trigger_tail(held, file, data),
+        }
+    }
+    // SAFETY: `file` is live.
+    unsafe { tracefs::update_cond_flag(held, file) };
+    // SAFETY: as above.
+    let ret = unsafe { tracefs::trigger_mode_get(held, file) };
+    if ret < 0 {
+        // SAFETY: `data` was put on the list of the live `file` above.
+        unsafe { tracefs::del_trigger(held, data) };
+        // SAFETY: `file` is live.
+        unsafe { tracefs::update_cond_flag(held, file) };
+        // SAFETY: drops the list's reference taken above; the caller
+        // holds its own, so `data` stays live.
+        unsafe { put(held, data) };
+        return ret;
+    }
+    // Cannot fail: the caller reserved the slot.
+    let _ = registry.push(held, data);
+    0
+}
+
 /// `unreg_all()`'s loop: removes with `remove` each trigger of `file`
 /// that `ours` picks, until none is left.
 ///

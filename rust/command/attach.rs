@@ -17,7 +17,7 @@ use super::{state, REGISTRY};
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::grammar::TriggerSpec;
 use crate::tracefs::{self, EventMutexHeld};
-use crate::trigger_cmd::get_ref;
+use crate::trigger_cmd::{get_ref, list_and_enable, ListEnd};
 
 /// What attaching a trigger needs of its text, in buffers of its own.
 pub(super) struct AttachSetup {
@@ -153,30 +153,10 @@ unsafe fn register(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) -> c_int {
-    // SAFETY: `data` is a live trigger set up by `attach()`; the list's
-    // reference is dropped when it is taken off (`unregister_one()`,
-    // `free()`).
-    unsafe { get_ref(held, data) };
-    // At the tail, as hist does: the files list triggers in that order.
-    // SAFETY: `file` is live; `data` is set up for it, on no list.
-    unsafe { tracefs::add_trigger_tail(held, file, data) };
-    // SAFETY: `file` is live.
-    unsafe { tracefs::update_cond_flag(held, file) };
-    // SAFETY: as above.
-    let ret = unsafe { tracefs::trigger_mode_get(held, file) };
-    if ret < 0 {
-        // SAFETY: `data` was put on the list of the live `file` above.
-        unsafe { tracefs::del_trigger(held, data) };
-        // SAFETY: `file` is live.
-        unsafe { tracefs::update_cond_flag(held, file) };
-        // SAFETY: drops the list's reference taken above; `attach()`
-        // still holds its own, so `data` stays live.
-        unsafe { put(held, data) };
-        return ret;
-    }
-    // Cannot fail: `attach()` reserved the slot.
-    let _ = REGISTRY.push(held, data);
-    0
+    // SAFETY: `data` is a live rhist trigger set up by `attach()`, which
+    // reserved its slot in `REGISTRY` and holds a reference until it
+    // returns; `put()` drops one, as `free()` does.
+    unsafe { list_and_enable(held, file, data, ListEnd::Tail, &REGISTRY, put) }
 }
 
 /// Unlinks `data` from its event file, as the tracing core's own
