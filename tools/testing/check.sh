@@ -71,6 +71,7 @@ built=$one_failed
 if want lint; then
 suite_start lint
 one rustfmt-core sh -c 'cd rust/core && cargo fmt --check'
+one rustfmt-cmap sh -c 'cd tools/testing/bench/cmap && cargo fmt --check'
 # The module's files, with the kernel's rustfmt settings (rustfmt follows
 # the module declarations from the crate root).
 one rustfmt-module rustfmt --edition 2021 --check rust/rhist_main.rs

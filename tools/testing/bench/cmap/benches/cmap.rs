@@ -94,7 +94,10 @@ impl RustMap {
 /// counted by the hitcount sum alone (C also adds to `map->hits`).
 #[inline(always)]
 fn rust_update(m: &TracingMap<'_>, key: u64, n_sums: usize, cpu: u32) -> bool {
-    match m.insert_words_uncounted(&[key]).and_then(|i| m.cpu_sums(i, cpu)) {
+    match m
+        .insert_words_uncounted(&[key])
+        .and_then(|i| m.cpu_sums(i, cpu))
+    {
         Some(sums) => {
             sums.add(0, 1);
             for i in 1..n_sums {
