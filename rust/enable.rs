@@ -22,9 +22,9 @@ use kernel::prelude::*;
 
 use crate::command::is_ours;
 use crate::hist::enable::EnableSpec;
-use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, SeqWriter};
+use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, ListEnd, SeqWriter};
 use crate::trigger_cmd::{
-    c_bytes, list_and_enable, remove_each, EventPin, ListEnd, Registered, Registry, TriggerCommand,
+    c_bytes, list_and_enable, remove_each, EventPin, Registered, Registry, TriggerCommand,
 };
 
 /// What an enable trigger owns, in its `private_data`.

@@ -191,8 +191,16 @@ pub(crate) unsafe fn update_cond_flag(
     unsafe { bindings::update_cond_flag(file) };
 }
 
-/// Puts `data` at the head of `file`'s trigger list, where the event
-/// path sees it: `list_add_rcu()`.
+/// Where [`add_trigger()`] puts a trigger on its file's list.
+pub(crate) enum ListEnd {
+    /// First, as the tracing core's enable commands add theirs.
+    Head,
+    /// Last, as hist adds its triggers: the files list them in that order.
+    Tail,
+}
+
+/// Adds `data` to `file`'s trigger list at `end`, where the probe path
+/// sees it: `list_add_rcu()` or `list_add_tail_rcu()`.
 ///
 /// # Safety
 ///
@@ -202,32 +210,19 @@ pub(crate) unsafe fn add_trigger(
     _held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     data: *mut bindings::event_trigger_data,
+    end: ListEnd,
 ) {
-    // SAFETY: the caller's contract; the list's lock is held (`_held`).
+    // SAFETY: `data` and `file` are live (the caller's contract), and
+    // `data` on no list; the list's lock is held (`_held`).
     unsafe {
-        shim::rhist_list_add_rcu(
+        let (entry, head) = (
             ptr::addr_of_mut!((*data).list),
             ptr::addr_of_mut!((*file).triggers),
-        )
-    };
-}
-
-/// [`add_trigger`] at the tail: `list_add_tail_rcu()`.
-///
-/// # Safety
-///
-/// As for [`add_trigger`].
-pub(crate) unsafe fn add_trigger_tail(
-    _held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
-    data: *mut bindings::event_trigger_data,
-) {
-    // SAFETY: the caller's contract; the list's lock is held (`_held`).
-    unsafe {
-        shim::rhist_list_add_tail_rcu(
-            ptr::addr_of_mut!((*data).list),
-            ptr::addr_of_mut!((*file).triggers),
-        )
+        );
+        match end {
+            ListEnd::Head => shim::rhist_list_add_rcu(entry, head),
+            ListEnd::Tail => shim::rhist_list_add_tail_rcu(entry, head),
+        }
     };
 }
 

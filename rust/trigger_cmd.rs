@@ -17,7 +17,7 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 
 use crate::shim;
-use crate::tracefs::{self, EventMutexHeld};
+use crate::tracefs::{self, EventMutexHeld, ListEnd};
 
 /// A trigger command of this module, linked into the tracing core's list
 /// of commands while [`Registered`].
@@ -131,14 +131,6 @@ pub(crate) unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data
     0
 }
 
-/// Where [`list_and_enable()`] puts a trigger on its file's list.
-pub(crate) enum ListEnd {
-    /// First, as the tracing core's enable commands add theirs.
-    Head,
-    /// Last, as hist adds its triggers: the files list them in that order.
-    Tail,
-}
-
 /// What every command's `reg()` does once it has decided to attach: puts
 /// `data` on `file`'s list at `end`, with a reference of the list's own,
 /// enables the event for it and keeps it in `registry`. If the event
@@ -163,12 +155,7 @@ pub(crate) unsafe fn list_and_enable(
     // trigger is taken off the list.
     unsafe { get_ref(held, data) };
     // SAFETY: `file` is live; `data` is set up for it, on no list.
-    unsafe {
-        match end {
-            ListEnd::Head => tracefs::add_trigger(held, file, data),
-            ListEnd::Tail => tracefs::add_trigger_tail(held, file, data),
-        }
-    }
+    unsafe { tracefs::add_trigger(held, file, data, end) };
     // SAFETY: `file` is live.
     unsafe { tracefs::update_cond_flag(held, file) };
     // SAFETY: as above.

@@ -16,8 +16,8 @@ use super::state::{BuildError, Trigger};
 use super::{state, REGISTRY};
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::grammar::TriggerSpec;
-use crate::tracefs::{self, EventMutexHeld};
-use crate::trigger_cmd::{get_ref, list_and_enable, ListEnd};
+use crate::tracefs::{self, EventMutexHeld, ListEnd};
+use crate::trigger_cmd::{get_ref, list_and_enable};
 
 /// What attaching a trigger needs of its text, in buffers of its own.
 pub(super) struct AttachSetup {
