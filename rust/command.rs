@@ -44,20 +44,22 @@ use crate::instance::InstanceRef;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::Synths;
-use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, SeqWriter};
-use attach::{attach, detach, reg, unregister_one, AttachSetup};
+use crate::tracefs::{self, EventMutexHeld, SeqWriter};
+use attach::{attach, unregister_one, AttachSetup};
 use errors::reject;
-use lifetime::{free, put, DEFERRED};
+use lifetime::{free, DeferredFlush, DEFERRED};
 pub(crate) use state::Trigger;
 use state::{BuildError, Hist, Resolved};
 
-use crate::trigger_cmd::{c_bytes, remove_each, Registered, Registry, TriggerCommand};
+use crate::trigger_cmd::{
+    c_bytes, reg, remove_each, Attached, Registered, Registry, TriggerCommand,
+};
 
 /// The `rhist` command (`hist` in the drop-in build).
 static COMMAND: TriggerCommand = TriggerCommand::new(bindings::event_command {
     flags: bindings::event_command_flags_EVENT_CMD_FL_NEEDS_REC as c_int,
     parse: Some(parse),
-    reg: Some(reg),
+    reg: Some(reg::<Rhist>),
     unreg: Some(unreg),
     unreg_all: Some(unreg_all),
     trigger: Some(probe::on_event),
@@ -108,13 +110,18 @@ unsafe fn state_rcu<'a>(data: *mut bindings::event_trigger_data) -> &'a Trigger 
 /// out and frees it.
 static REGISTRY: Registry = Registry::new();
 
+/// The `rhist` command, as the scaffold it shares with `enable_rhist`
+/// sees it.
+pub(super) struct Rhist;
+
 /// The command, registered with the tracing core; dropping it removes
 /// every trigger of it.
 pub(crate) struct Registration {
     // Dropped in this order: no trigger can be added, then those attached
-    // go.
+    // go, then the work item that freed states goes.
     _command: Registered,
-    _attached: Attached,
+    _attached: Attached<Rhist>,
+    _deferred: DeferredFlush,
 }
 
 impl Registration {
@@ -122,36 +129,10 @@ impl Registration {
     pub(crate) fn new() -> Result<Self> {
         Ok(Registration {
             _command: COMMAND.register()?,
-            _attached: Attached(()),
+            // SAFETY: dropped after `_command` (the fields' order).
+            _attached: unsafe { Attached::new() },
+            _deferred: DeferredFlush,
         })
-    }
-}
-
-/// The triggers the command attached: removed when dropped.
-struct Attached(());
-
-impl Drop for Attached {
-    fn drop(&mut self) {
-        let guard = EventMutexGuard::lock();
-        let held = guard.held();
-        let detached = REGISTRY.take_all(held);
-        for &data in detached.iter() {
-            // SAFETY: registered triggers are live and on their file's list.
-            unsafe { detach(held, data) };
-        }
-        for &data in detached.iter() {
-            // SAFETY: `data` is detached and holds the list's reference;
-            // `put()` waits for running probes before it frees. This task
-            // holds no lock but the guard's.
-            unsafe { put(held, data) };
-        }
-        // SAFETY: as above.
-        unsafe { DEFERRED.release(held) };
-        drop(guard);
-        // No trigger of ours is left for the tracing core to free: the
-        // work item, if queued, finds the list empty. Wait for it.
-        // SAFETY: may sleep, which a module's exit may.
-        unsafe { shim::rhist_deferred_flush() };
     }
 }
 

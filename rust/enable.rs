@@ -22,9 +22,10 @@ use kernel::prelude::*;
 
 use crate::command::is_ours;
 use crate::hist::enable::EnableSpec;
-use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, ListEnd, SeqWriter};
+use crate::tracefs::{self, EventMutexHeld, ListEnd, SeqWriter};
 use crate::trigger_cmd::{
-    c_bytes, list_and_enable, remove_each, EventPin, Registered, Registry, TriggerCommand,
+    c_bytes, list_and_enable, reg, remove_each, Attached, Command, EventPin, Registered, Registry,
+    TriggerCommand,
 };
 
 /// What an enable trigger owns, in its `private_data`.
@@ -43,7 +44,7 @@ struct Target {
 const fn enable_command(name: &'static core::ffi::CStr) -> TriggerCommand {
     TriggerCommand::new(bindings::event_command {
         parse: Some(parse),
-        reg: Some(reg),
+        reg: Some(reg::<Enable>),
         unreg: Some(unreg),
         unreg_all: Some(unreg_all),
         trigger: Some(on_event),
@@ -237,56 +238,11 @@ unsafe fn attach(
     // SAFETY: `data` is ours; `put()` turns this back into the box.
     unsafe { (*data).private_data = KBox::into_raw(owned).cast::<c_void>() };
     // SAFETY: the caller's contract; `data` is fully set up.
-    let ret = unsafe { register(held, data, file) };
+    let ret = unsafe { Enable::register(held, data, file) };
     if ret < 0 {
         return Err(Error::from_errno(ret));
     }
     Ok(())
-}
-
-/// `reg()`: [`register()`]. The tracing core calls a command's `reg()`
-/// only from that command's `parse()`, and this one's calls `register()`.
-///
-/// # Safety
-///
-/// As for [`register()`], with `event_mutex` held.
-unsafe extern "C" fn reg(
-    _glob: *mut c_char,
-    data: *mut bindings::event_trigger_data,
-    file: *mut bindings::trace_event_file,
-) -> c_int {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: our contract.
-    unsafe { register(held, data, file) }
-}
-
-/// Attaches `data` to `file`, unless a trigger of either command there
-/// acts on the same event (`EEXIST`).
-///
-/// # Safety
-///
-/// `data` must be a trigger of this module's enable or disable command
-/// set up by `parse()` for the live `file`.
-unsafe fn register(
-    held: EventMutexHeld<'_>,
-    data: *mut bindings::event_trigger_data,
-    file: *mut bindings::trace_event_file,
-) -> c_int {
-    // SAFETY: `data` is an enable trigger set up by `attach()`, with its
-    // `Target`; `file` is live.
-    let taken = unsafe {
-        let target_file = target(data).target.file();
-        tracefs::triggers(held, file)
-            .any(|d| is_enable(d) && target(d).target.file() == target_file)
-    };
-    if taken {
-        return code::EEXIST.to_errno();
-    }
-    // SAFETY: `data` is a live enable trigger set up for the live `file`,
-    // on no list; `create_or_remove()` reserved its slot in `REGISTRY`
-    // and holds a reference until it returns; `put()` drops one.
-    unsafe { list_and_enable(held, file, data, ListEnd::Head, &REGISTRY, put) }
 }
 
 /// Unlinks an attached enable trigger from `file` and drops the list's
@@ -539,7 +495,7 @@ pub(crate) struct Registration {
     // go.
     _enable: Registered,
     _disable: Registered,
-    _attached: Attached,
+    _attached: Attached<Enable>,
 }
 
 impl Registration {
@@ -548,22 +504,47 @@ impl Registration {
         Ok(Registration {
             _enable: ENABLE.register()?,
             _disable: DISABLE.register()?,
-            _attached: Attached(()),
+            // SAFETY: dropped after both commands (the fields' order).
+            _attached: unsafe { Attached::new() },
         })
     }
 }
 
-/// The triggers the commands attached: removed when dropped.
-struct Attached(());
+/// Both commands, as the scaffold they share with `rhist` sees them (one
+/// registry for the two).
+struct Enable;
 
-impl Drop for Attached {
-    fn drop(&mut self) {
-        let guard = EventMutexGuard::lock();
-        let held = guard.held();
-        for &data in REGISTRY.take_all(held).iter() {
-            // SAFETY: registered triggers are live, on the list of the
-            // file they pin. `put()` finds the trigger gone from the
-            // registry already.
+impl Command for Enable {
+    const REGISTRY: &'static Registry = &REGISTRY;
+
+    /// Attaches `data` to `file`, unless a trigger of either command
+    /// there acts on the same event (`EEXIST`).
+    unsafe fn register(
+        held: EventMutexHeld<'_>,
+        data: *mut bindings::event_trigger_data,
+        file: *mut bindings::trace_event_file,
+    ) -> c_int {
+        // SAFETY: `data` is an enable trigger set up by `attach()`, with its
+        // `Target`; `file` is live.
+        let taken = unsafe {
+            let target_file = target(data).target.file();
+            tracefs::triggers(held, file)
+                .any(|d| is_enable(d) && target(d).target.file() == target_file)
+        };
+        if taken {
+            return code::EEXIST.to_errno();
+        }
+        // SAFETY: `data` is a live enable trigger set up for the live `file`,
+        // on no list; `create_or_remove()` reserved its slot in `REGISTRY`
+        // and holds a reference until it returns; `put()` drops one.
+        unsafe { list_and_enable(held, file, data, ListEnd::Head, &REGISTRY, put) }
+    }
+
+    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[*mut bindings::event_trigger_data]) {
+        for &data in triggers {
+            // SAFETY: each trigger is live, on the list of the file it
+            // pins (our contract). `put()` finds it gone from the registry
+            // already.
             unsafe { unregister_one(held, target(data).on.file(), data) };
         }
     }

@@ -7,6 +7,7 @@
 //! know that a command can go away), and the events those triggers pin.
 
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 use core::ptr;
 use kernel::ffi::{c_char, c_int};
 
@@ -17,7 +18,7 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 
 use crate::shim;
-use crate::tracefs::{self, EventMutexHeld, ListEnd};
+use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, ListEnd};
 
 /// A trigger command of this module, linked into the tracing core's list
 /// of commands while [`Registered`].
@@ -102,6 +103,83 @@ impl Drop for Registered {
     fn drop(&mut self) {
         // SAFETY: linked by `register()`, once.
         unsafe { bindings::unregister_event_command(self.0.as_ptr()) };
+    }
+}
+
+/// What a command of this module gives the scaffold the commands share:
+/// its `reg()` ([`reg`]) and the removal of its triggers at unload
+/// ([`Attached`]).
+pub(crate) trait Command {
+    /// The triggers the command attached.
+    const REGISTRY: &'static Registry;
+
+    /// Attaches `data` to `file`, or says why not (a negative errno).
+    ///
+    /// # Safety
+    ///
+    /// `data` must be a trigger of this command, set up by its `parse()`
+    /// for the live `file`, on no list, with a slot reserved in
+    /// [`Command::REGISTRY`]; the caller must hold a reference of its own.
+    unsafe fn register(
+        held: EventMutexHeld<'_>,
+        data: *mut bindings::event_trigger_data,
+        file: *mut bindings::trace_event_file,
+    ) -> c_int;
+
+    /// Takes `triggers` off their files' lists and drops the lists'
+    /// references.
+    ///
+    /// # Safety
+    ///
+    /// The command must be unregistered, and `triggers` every trigger
+    /// taken out of [`Command::REGISTRY`]: each live, on the list of its
+    /// file, holding the list's reference. The task must hold no lock but
+    /// `event_mutex`.
+    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[*mut bindings::event_trigger_data]);
+}
+
+/// `reg()` of every command: [`Command::register`]. The tracing core
+/// calls a command's `reg()` only from that command's `parse()`, and this
+/// module's `parse()`s call it only for triggers they set up.
+///
+/// # Safety
+///
+/// As for [`Command::register`], with `event_mutex` held.
+pub(crate) unsafe extern "C" fn reg<C: Command>(
+    _glob: *mut c_char,
+    data: *mut bindings::event_trigger_data,
+    file: *mut bindings::trace_event_file,
+) -> c_int {
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: our contract.
+    unsafe { C::register(held, data, file) }
+}
+
+/// The triggers command `C` attached: removed when dropped, which must
+/// be after the command is unregistered.
+pub(crate) struct Attached<C: Command>(PhantomData<C>);
+
+impl<C: Command> Attached<C> {
+    /// # Safety
+    ///
+    /// The value must be dropped only once `C` is unregistered, so that
+    /// no trigger of it can be attached any more.
+    pub(crate) unsafe fn new() -> Self {
+        Attached(PhantomData)
+    }
+}
+
+impl<C: Command> Drop for Attached<C> {
+    fn drop(&mut self) {
+        let guard = EventMutexGuard::lock();
+        let held = guard.held();
+        let triggers = C::REGISTRY.take_all(held);
+        // SAFETY: the command is unregistered (`new()`'s contract), and
+        // registered triggers are live, on their file's list, with the
+        // list's reference (`list_and_enable()`). A drop holds no lock of
+        // its caller's (module exit, or init's failure), only the guard.
+        unsafe { C::remove_all(held, &triggers) };
     }
 }
 

@@ -128,6 +128,18 @@ impl Deferred {
     }
 }
 
+/// Waits, when dropped, for [`DEFERRED`]'s work item: the last step of
+/// unloading, once no trigger is left for the work to free.
+pub(super) struct DeferredFlush;
+
+impl Drop for DeferredFlush {
+    fn drop(&mut self) {
+        // SAFETY: may sleep, which dropping the command's registration (at
+        // module init's failure or exit) may.
+        unsafe { shim::rhist_deferred_flush() };
+    }
+}
+
 /// The work item of [`Deferred`] (`include/rhist_shim.c`).
 #[no_mangle]
 extern "C" fn rhist_release_deferred() {
