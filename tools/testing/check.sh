@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: installs what is missing, builds the kernel and modules,
-# and runs every suite: host (cargo test of the core, its map under
-# loom), lint (rustfmt, clippy, checkpatch, the event path's pages),
+# and runs every suite: host (cargo test of the core, its map and its
+# percentile sketch under loom), lint (rustfmt, clippy, checkpatch, the
+# event path's pages),
 # KUnit (in the VM), the VM runner's own tests, the
 # tracefs end-to-end tests, the guest fuzzer (hist against rhist), the
 # sequence fuzzer (random sequences of writes, hist against rhist), the
@@ -175,12 +176,13 @@ if want host; then
 echo "==> suite host (cargo test in rust/core)"
 t0=$SECONDS
 # Then the map's insert protocol under loom's model checker (it fails if
-# the publishing store is made Relaxed), in a target directory of its own.
+# the publishing store is made Relaxed), and the percentile sketch's page
+# claims, counts and racing reads, in a target directory of their own.
 (cd rust/core && {
 	cargo test --all-targets 2>&1
 	rc=$?
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-		cargo test --release --test loom_map 2>&1 || rc=1
+		cargo test --release --test loom_map --test loom_sketch 2>&1 || rc=1
 	exit $rc
 }) > "$logs/host.log"
 host_rc=$?
