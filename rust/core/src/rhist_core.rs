@@ -83,6 +83,7 @@ pub mod map;
 pub mod output;
 pub mod program;
 mod record;
+pub mod stats;
 pub mod trigger;
 pub mod var_ref;
 pub mod vars;
