@@ -126,6 +126,7 @@ use core::fmt;
 use core::ops::Deref;
 
 use super::error::{errno, HistError, HistErrorKind};
+use super::stats::Statistic;
 
 /// The prefix of C's `last_cmd`, which error positions count from.
 pub const HIST_PREFIX: &str = "hist:";
@@ -157,7 +158,13 @@ pub const HIST_SUBEXPRS_MAX: u32 = 3;
 pub const EXPR_NODES_MAX: usize = 8;
 
 /// Most values besides hitcount.
-const VALS_MAX: usize = TRACING_MAP_VALS_MAX - 1;
+pub const VALS_MAX: usize = TRACING_MAP_VALS_MAX - 1;
+
+/// Most values besides hitcount of a trigger with statistics (`.min`,
+/// `.max`, `.avg`: rhist's extension, [`super::stats`]), at most
+/// [`VALS_MAX`] of them sums: its entry's slots, hitcount included, fill
+/// at most a cache line.
+pub const VAL_FIELDS_EXT_MAX: usize = 6;
 
 // ---------------------------------------------------------------------------
 // A fixed-capacity vector.
@@ -915,6 +922,47 @@ impl<'a> TriggerSpec<'a> {
         vals
     }
 
+    /// Whether a value of `vals=` ends with a statistic (`.min`, `.max`,
+    /// `.avg`), so that the text may be one of rhist's extension
+    /// ([`super::stats`]) where hist rejects it.
+    pub fn may_have_stats(&self) -> bool {
+        self.vals
+            .is_some_and(|v| v.split(',').any(|f| Statistic::split(f).is_some()))
+    }
+
+    /// The values as rhist takes them in a trigger with statistics
+    /// ([`super::stats`]): as [`Self::vals`] does, the first `hitcount`
+    /// skipped, but up to [`VAL_FIELDS_EXT_MAX`] fields (the build allows
+    /// [`VALS_MAX`] of them to be sums), and the pieces left over, but
+    /// for a last `hitcount`, too many.
+    pub fn vals_with_stats(&self) -> ValFields<'a> {
+        let mut vals = ValFields {
+            fields: BoundedVec::new(),
+            too_many: false,
+            need_nohc: false,
+        };
+        if let Some(text) = self.vals {
+            let mut rest = Some(text);
+            let mut hitcounts = 0;
+            while vals.fields.len() < VAL_FIELDS_EXT_MAX {
+                let Some(r) = rest else { break };
+                let (field, next) = strsep(r, ',');
+                rest = next;
+                if field == "hitcount" {
+                    hitcounts += 1;
+                    if hitcounts == 1 {
+                        continue;
+                    }
+                }
+                // Can't fail: the loop stops when it is full.
+                let _ = vals.fields.push(field);
+            }
+            vals.too_many = rest.is_some_and(|r| r != "hitcount");
+        }
+        vals.need_nohc = self.no_hitcount && vals.fields.is_empty();
+        vals
+    }
+
     /// The keys, split as `create_key_fields()` does.
     pub fn keys(&self) -> KeyFields<'a> {
         let mut keys = KeyFields {
@@ -1421,7 +1469,7 @@ impl<'a> Deref for VarDefs<'a> {
 /// (a second `hitcount` too) is a field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ValFields<'a> {
-    fields: BoundedVec<&'a str, VALS_MAX>,
+    fields: BoundedVec<&'a str, VAL_FIELDS_EXT_MAX>,
     too_many: bool,
     need_nohc: bool,
 }

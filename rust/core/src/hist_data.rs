@@ -95,11 +95,12 @@ use super::event::{EventContext, EventDesc, EventField, FieldStorage};
 use super::grammar::{
     Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, Handler, KeyField, Node, NodeId,
     SpecialField, TriggerSpec, VarDef, VarDefs, HIST_ACTIONS_MAX, TRACING_MAP_KEYS_MAX,
-    TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
+    TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VARS_MAX, VALS_MAX, VAL_FIELDS_EXT_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
 use super::program::{order_base_2, KeyLoad, KeyStr, Load, Num, Program, StrFrom};
 use super::record::{address, read_stack, rec_num, rec_u32, rec_u64, strncpy_from};
+use super::stats::{SlotOp, Statistic};
 use super::var_ref::{Found, RefInfo, RefTable, VarLookup, VarTarget, OWN_SLOT, VAR_REFS_MAX};
 use super::vars::{self, VarCopy};
 
@@ -118,6 +119,10 @@ pub const HIST_KEY_SIZE_MAX: u32 = MAX_FILTER_STR_VAL + HIST_STACKTRACE_SIZE;
 /// `HIST_DIV_SHIFT`: the shift of a division by a constant done as a
 /// multiplication.
 pub const HIST_DIV_SHIFT: u32 = 20;
+
+/// Most values, hitcount included: hist's three, or hitcount and
+/// [`VAL_FIELDS_EXT_MAX`] with statistics.
+const VAL_SLOTS_MAX: usize = 1 + VAL_FIELDS_EXT_MAX;
 
 /// Out of memory: what C returns when `create_hist_field()` fails, e.g.
 /// for a numeric field whose size is not 1, 2, 4 or 8.
@@ -602,6 +607,59 @@ impl Write for Matches<'_> {
     }
 }
 
+/// A [`Write`] that checks that what is written starts `rest`, and
+/// leaves what follows it there.
+struct Prefix<'s> {
+    rest: &'s str,
+    ok: bool,
+}
+
+impl Write for Prefix<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        match self.rest.strip_prefix(s) {
+            Some(rest) if self.ok => self.rest = rest,
+            _ => self.ok = false,
+        }
+        Ok(())
+    }
+}
+
+/// What follows in `text` what `write` writes, if `text` starts with it
+/// and then ends or goes on with a `.`: `""`, or what follows the `.`.
+fn after_prefix(text: &str, write: impl FnOnce(&mut dyn Write) -> fmt::Result) -> Option<&str> {
+    let mut m = Prefix {
+        rest: text,
+        ok: true,
+    };
+    if write(&mut m).is_err() || !m.ok {
+        return None;
+    }
+    match m.rest {
+        "" => Some(""),
+        rest => rest.strip_prefix('.'),
+    }
+}
+
+/// The name a value prints under ([`HistData::printed_vals`]): C's
+/// `hist_field_name()`, and a statistic's modifier after it (`lat.max`).
+#[derive(Clone, Copy)]
+pub struct ValName<'h, 'a> {
+    hd: &'h HistData<'a>,
+    i: usize,
+}
+
+impl fmt::Display for ValName<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.hd.write_val_name(f, self.i)
+    }
+}
+
+impl fmt::Debug for ValName<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", format_args!("{self}"))
+    }
+}
+
 /// A hist trigger bound to an event (C's `struct hist_trigger_data`),
 /// for triggers without actions.
 ///
@@ -613,7 +671,10 @@ pub struct HistData<'a> {
     spec: TriggerSpec<'a>,
     nodes: [HistField<'a>; NODES_MAX],
     n_nodes: usize,
-    vals: [u8; TRACING_MAP_VALS_MAX],
+    vals: [u8; VAL_SLOTS_MAX],
+    /// The statistic of each value (rhist's extension, [`super::stats`]);
+    /// `None` for a sum, as hist's values all are.
+    stats: [Option<Statistic>; VAL_SLOTS_MAX],
     n_vals: usize,
     vars: [u8; TRACING_MAP_VARS_MAX],
     var_names: [&'a str; TRACING_MAP_VARS_MAX],
@@ -696,7 +757,8 @@ impl HistData<'static> {
         spec: TriggerSpec::BLANK,
         nodes: [HistField::BLANK; NODES_MAX],
         n_nodes: 0,
-        vals: [0; TRACING_MAP_VALS_MAX],
+        vals: [0; VAL_SLOTS_MAX],
+        stats: [None; VAL_SLOTS_MAX],
         n_vals: 0,
         vars: [0; TRACING_MAP_VARS_MAX],
         var_names: [""; TRACING_MAP_VARS_MAX],
@@ -776,9 +838,55 @@ impl<'a> HistData<'a> {
         self.key_size as usize
     }
 
-    /// The number of sums: hitcount and the values (not the variables).
+    /// The number of sums: hitcount and the values (not the variables),
+    /// statistics included (each is a slot of the entry).
     pub fn n_sums(&self) -> usize {
         self.n_vals
+    }
+
+    /// Whether a value has a statistic (`.min`, `.max`, `.avg`: rhist's
+    /// extension, which hist rejects).
+    pub fn has_stats(&self) -> bool {
+        self.val_stats().iter().any(Option::is_some)
+    }
+
+    /// The statistic of value (sum) `i`, if it has one.
+    pub fn val_stat(&self, i: usize) -> Option<Statistic> {
+        self.val_stats().get(i).copied().flatten()
+    }
+
+    fn val_stats(&self) -> &[Option<Statistic>] {
+        self.stats.get(..self.n_vals).unwrap_or(&[])
+    }
+
+    /// Whether value `i` is signed (C's `is_signed`), which its statistic
+    /// compares and prints it as.
+    pub fn val_signed(&self, i: usize) -> bool {
+        self.val_ids()
+            .get(i)
+            .is_some_and(|&id| self.node(id).signed)
+    }
+
+    /// How an event updates sum `i`: adds its value, or raises the slot
+    /// of a `.min` or `.max` ([`Statistic::slot_op`]).
+    #[inline]
+    pub fn slot_op(&self, i: usize) -> SlotOp {
+        match self.val_stat(i) {
+            Some(stat) => stat.slot_op(self.val_signed(i)),
+            None => SlotOp::Add,
+        }
+    }
+
+    /// What value `i` prints, its slot reading `slot` (the copies
+    /// combined: added, or their maximum for a [`SlotOp::Max`]) and its
+    /// entry's hitcount being what `hits` reads (for `.avg`): the sum, or
+    /// the statistic.
+    pub fn val_value(&self, i: usize, slot: u64, hits: impl FnOnce() -> u64) -> u64 {
+        match self.val_stat(i) {
+            Some(Statistic::Avg) => Statistic::Avg.value(self.val_signed(i), slot, hits()),
+            Some(stat) => stat.value(self.val_signed(i), slot, 0),
+            None => slot,
+        }
     }
 
     /// The number of variables this trigger defines (C's `n_vars`).
@@ -1073,6 +1181,7 @@ impl<'a> HistData<'a> {
             || self.n_var_refs() != 0
             || self.n_actions() != 0
             || self.needs_comm()
+            || self.has_stats()
         {
             return None;
         }
@@ -1159,8 +1268,10 @@ impl<'a> HistData<'a> {
     ///
     /// As in `hist_trigger_entry_print()`, C puts one more space before
     /// each value after hitcount than [`super::output::write_val`] writes,
-    /// and leaves out expressions.
-    pub fn printed_vals(&self) -> impl Iterator<Item = (usize, &'a str, ValDisplay)> + '_ {
+    /// and leaves out expressions. A statistic is printed whatever its
+    /// value is, an expression too, as its value's name and its modifier
+    /// (`lat.max`), signed if the value is.
+    pub fn printed_vals(&self) -> impl Iterator<Item = (usize, ValName<'_, 'a>, ValDisplay)> + '_ {
         let no_hitcount = self.spec.no_hitcount();
         self.val_ids()
             .iter()
@@ -1170,17 +1281,57 @@ impl<'a> HistData<'a> {
                 if i == 0 {
                     !no_hitcount
                 } else {
-                    flags & (FL_VAR | FL_EXPR) == 0
+                    flags & (FL_VAR | FL_EXPR) == 0 || self.val_stat(i).is_some()
                 }
             })
             .map(move |(i, &id)| {
-                if i == 0 {
-                    (0, "hitcount", ValDisplay::Plain)
-                } else {
-                    let f = self.node(id);
-                    (i, self.name_str(id, 0).unwrap_or(""), val_display(f))
-                }
+                let f = self.node(id);
+                let display = match (i, self.val_stat(i)) {
+                    (0, _) => ValDisplay::Plain,
+                    (_, None) => val_display(f),
+                    (_, Some(_)) if f.flags & FL_HEX != 0 => ValDisplay::Hex,
+                    (_, Some(_)) if f.signed => ValDisplay::Signed,
+                    (_, Some(_)) => ValDisplay::Plain,
+                };
+                (i, ValName { hd: self, i }, display)
             })
+    }
+
+    /// [`ValName`] of value `i`.
+    fn write_val_name(&self, out: &mut dyn Write, i: usize) -> fmt::Result {
+        let Some(&id) = self.val_ids().get(i).filter(|_| i > 0) else {
+            return out.write_str("hitcount");
+        };
+        match self.val_stat(i) {
+            Some(stat) => {
+                self.write_name(out, id)?;
+                write!(out, ".{}", stat.name())
+            }
+            None => out.write_str(self.name_str(id, 0).unwrap_or("")),
+        }
+    }
+
+    /// Whether `text` names statistic `i`, as it prints ([`ValName`],
+    /// `cpu.max`) or as the trigger info writes it
+    /// ([`write_stat_field`](Self::write_stat_field), `common_cpu.max`),
+    /// alone or followed by a `.` and more: what follows, if so.
+    fn stat_name_prefix<'t>(&self, i: usize, text: &'t str) -> Option<&'t str> {
+        self.val_stat(i)?;
+        after_prefix(text, |out| self.write_val_name(out, i))
+            .or_else(|| after_prefix(text, |out| self.write_stat_field(out, i)))
+    }
+
+    /// Value `i` as the trigger info writes it: `hist_field_print()`, and
+    /// its statistic's modifier (`b.hex.max`, `common_cpu.min`).
+    fn write_stat_field(&self, out: &mut dyn Write, i: usize) -> fmt::Result {
+        let Some(&id) = self.val_ids().get(i) else {
+            return Ok(());
+        };
+        self.print_field(out, id, None)?;
+        match self.val_stat(i) {
+            Some(stat) => write!(out, ".{}", stat.name()),
+            None => Ok(()),
+        }
     }
 
     /// The sort keys, for the map: at least one (hitcount ascending by default).
@@ -1212,6 +1363,7 @@ impl<'a> HistData<'a> {
             || self.n_vars != other.n_vars
             || self.n_keys != other.n_keys
             || self.sort_keys() != other.sort_keys()
+            || self.val_stats() != other.val_stats()
         {
             return false;
         }
@@ -1254,7 +1406,7 @@ impl<'a> HistData<'a> {
         }
         out.write_str(":vals=")?;
         let mut show_val = false;
-        for (i, &id) in self.val_ids().iter().enumerate() {
+        for i in 0..self.val_ids().len() {
             if i == 0 {
                 if self.spec.no_hitcount() {
                     continue;
@@ -1264,7 +1416,7 @@ impl<'a> HistData<'a> {
                 if show_val {
                     out.write_char(',')?;
                 }
-                self.print_field(out, id, None)?;
+                self.write_stat_field(out, i)?;
             }
             show_val = true;
         }
@@ -1277,9 +1429,13 @@ impl<'a> HistData<'a> {
             if i > 0 {
                 out.write_char(',')?;
             }
-            match field {
-                None => out.write_str("hitcount")?,
-                Some(id) => self.print_field(out, id, None)?,
+            match (field, key.field) {
+                (None, _) => out.write_str("hitcount")?,
+                // A statistic as its value is written, which sort= takes.
+                (_, SortField::Sum(j)) if self.val_stat(j).is_some() => {
+                    self.write_stat_field(out, j)?
+                }
+                (Some(id), _) => self.print_field(out, id, None)?,
             }
             if key.descending {
                 out.write_str(".descending")?;
@@ -1338,6 +1494,10 @@ impl<'a> HistData<'a> {
                 write!(out, "\n    hist_data->fields[{i}]:\n")?;
             }
             self.debug_field(out, id, var_hist_data)?;
+            // rhist's own line, for its own modifiers.
+            if let Some(stat) = self.val_stat(i) {
+                writeln!(out, "      statistic: {}", stat.name())?;
+            }
         }
         out.write_str("\n  key fields:\n")?;
         for (i, &id) in self.key_ids().iter().enumerate() {

@@ -14,6 +14,7 @@ use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, MapError, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
 use super::program::{CompactKey, Program, StrKey};
+use super::stats::SlotOp;
 use super::var_ref::VAR_REFS_MAX;
 use super::vars;
 
@@ -74,6 +75,8 @@ pub struct Histogram<'a> {
     /// How many copies those variables keep: the save variables' come
     /// after.
     event_copies: usize,
+    /// `data.has_stats()`: some sums are statistics.
+    has_stats: bool,
     /// The compiled event path, for the shapes it covers.
     program: Option<Program>,
 }
@@ -137,6 +140,7 @@ impl<'a> Histogram<'a> {
             needs_comm: data.needs_comm(),
             has_copies: data.n_event_var_copies() > 0,
             event_copies: data.n_event_var_copies(),
+            has_stats: data.has_stats(),
             program: data.program(),
         })
     }
@@ -173,10 +177,25 @@ impl<'a> Histogram<'a> {
         // The key is built on the stack, in a buffer no larger than it
         // needs: most keys are a word or two, and zeroing the largest
         // possible key on every event would cost more than the rest.
+        if self.has_stats {
+            return self.update_general_stats(rec, ctx);
+        }
         match self.data.key_size() {
-            0..=8 => self.update_with::<8>(rec, ctx),
-            9..=32 => self.update_with::<32>(rec, ctx),
-            _ => self.update_with::<KEY_SIZE_MAX>(rec, ctx),
+            0..=8 => self.update_with::<8, false>(rec, ctx),
+            9..=32 => self.update_with::<32, false>(rec, ctx),
+            _ => self.update_with::<KEY_SIZE_MAX, false>(rec, ctx),
+        }
+    }
+
+    /// [`update_general`](Self::update_general) of a histogram with
+    /// statistics ([`super::stats`]): apart, so that the others ask only
+    /// once whether theirs are.
+    #[inline(never)]
+    fn update_general_stats(&self, rec: &[u8], ctx: &dyn TaskContext) {
+        match self.data.key_size() {
+            0..=8 => self.update_with::<8, true>(rec, ctx),
+            9..=32 => self.update_with::<32, true>(rec, ctx),
+            _ => self.update_with::<KEY_SIZE_MAX, true>(rec, ctx),
         }
     }
 
@@ -339,11 +358,11 @@ impl<'a> Histogram<'a> {
         self
     }
 
-    fn update_with<const N: usize>(&self, rec: &[u8], ctx: &dyn TaskContext) {
+    fn update_with<const N: usize, const STATS: bool>(&self, rec: &[u8], ctx: &dyn TaskContext) {
         let mut key_buf = [0u8; N];
         let key = &mut key_buf[..self.data.key_size().min(N)];
         self.data.write_key(rec, ctx, key);
-        self.account(key, rec, ctx, &[]);
+        self.account::<STATS>(key, rec, ctx, &[]);
     }
 
     /// Accounts one event record of a trigger with variable references
@@ -438,7 +457,12 @@ impl<'a> Histogram<'a> {
                 None => return,
             }
         }
-        let Some(elt) = self.account(&key_buf[..size], rec, ctx, &vals[..n]) else {
+        let (key, refs) = (&key_buf[..size], &vals[..n]);
+        let elt = match self.has_stats {
+            false => self.account::<false>(key, rec, ctx, refs),
+            true => self.account::<true>(key, rec, ctx, refs),
+        };
+        let Some(elt) = elt else {
             return;
         };
         if own_refs {
@@ -542,8 +566,9 @@ impl<'a> Histogram<'a> {
     /// `tracing_map_insert()` and `hist_trigger_elt_update()`: finds or
     /// inserts the entry of `key` and updates it, `ref_vals` holding the
     /// values resolved for the references; the entry, if there is room.
+    /// `STATS` is `has_stats`: whether some sums are statistics.
     #[inline]
-    fn account(
+    fn account<const STATS: bool>(
         &self,
         key: &[u8],
         rec: &[u8],
@@ -562,9 +587,13 @@ impl<'a> Histogram<'a> {
         } else {
             self.map.insert_uncounted(key, |_| {})
         }?;
-        for i in 0..self.data.n_sums() {
-            let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
-            elt.update_sum_on(ctx.cpu(), i, n);
+        if STATS {
+            self.update_stats(&elt, rec, ctx, ref_vals);
+        } else {
+            for i in 0..self.data.n_sums() {
+                let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
+                elt.update_sum_on(ctx.cpu(), i, n);
+            }
         }
         if self.has_copies {
             self.set_vars_with_copies(&elt, rec, ctx, ref_vals);
@@ -574,6 +603,27 @@ impl<'a> Histogram<'a> {
             }
         }
         Some(elt)
+    }
+
+    /// The sums of `elt` for this record, some of them statistics
+    /// ([`super::stats`]): apart, so that the other triggers' loop does
+    /// not ask each sum what it is.
+    #[inline]
+    fn update_stats(
+        &self,
+        elt: &map::Elt<'a>,
+        rec: &[u8],
+        ctx: &dyn TaskContext,
+        ref_vals: &[u64],
+    ) {
+        let cpu = ctx.cpu();
+        for i in 0..self.data.n_sums() {
+            let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
+            match self.data.slot_op(i) {
+                SlotOp::Add => elt.update_sum_on(cpu, i, n),
+                SlotOp::Max { xor } => elt.update_max_on(cpu, i, n ^ xor),
+            }
+        }
     }
 
     /// Sets the variables of `elt` where some keep a copy in the entry:
@@ -628,7 +678,22 @@ impl<'a> Histogram<'a> {
         let mut n = 0;
         for (slot, key) in keys.iter_mut().zip(self.data.sort_keys()) {
             let field = match key.field {
-                hist_data::SortField::Sum(i) => map::SortField::Sum(i),
+                hist_data::SortField::Sum(i) => match self.data.val_stat(i) {
+                    None => map::SortField::Sum(i),
+                    Some(stat) => {
+                        let signed = self.data.val_signed(i);
+                        let (xor, per_hit) = match stat.slot_op(signed) {
+                            SlotOp::Max { xor } => (xor, false),
+                            SlotOp::Add => (0, true),
+                        };
+                        map::SortField::Stat {
+                            sum: i,
+                            xor,
+                            per_hit,
+                            signed,
+                        }
+                    }
+                },
                 hist_data::SortField::Key { offset, size, cmp } => match cmp {
                     hist_data::KeyCmp::Unsigned | hist_data::KeyCmp::Signed => {
                         map::SortField::KeyNum {
@@ -702,7 +767,12 @@ impl<'a> Histogram<'a> {
                 if i != 0 {
                     out.write_char(' ')?;
                 }
-                output::write_val(out, name, display, elt.read_sum(i), stats[i])?;
+                let slot = match self.data.slot_op(i) {
+                    SlotOp::Add => elt.read_sum(i),
+                    SlotOp::Max { .. } => elt.read_max(i),
+                };
+                let val = self.data.val_value(i, slot, || elt.read_sum(0));
+                output::write_val(out, name, display, val, stats[i])?;
             }
             self.print_actions(out, &elt)?;
             out.write_char('\n')?;

@@ -37,6 +37,11 @@
 //!   a copy of its own ([`Elt::update_sum_on`], [`TracingMap::cpu_sums`]),
 //!   in a region of the slab no other CPU writes, and reading a sum
 //!   totals the copies. CPUs on one hot key then write no common line.
+//! * A sum may serve as a maximum instead (rhist's `.min` and `.max`, see
+//!   [`super::stats`]): an event raises its copy ([`Elt::update_max_on`])
+//!   and reading it ([`Elt::read_max`]) takes the largest copy. Its
+//!   identity is 0, what every sum starts from. Which sums are maxima is
+//!   the caller's to know, as what each sum means is.
 //! * Everything in the slab is an `AtomicU64`, key words included, so a
 //!   misused map (say, [`TracingMap::clear`] while events still arrive) can
 //!   only give wrong numbers, never undefined behaviour.  On the host and in
@@ -78,6 +83,7 @@
 //! caller orders `clear` against events by pausing them, as C does.
 
 use self::sync::{spin, AtomicU64, Ordering};
+use super::stats;
 use core::cmp::Ordering as CmpOrdering;
 
 #[cfg(not(all(loom, test)))]
@@ -1221,6 +1227,20 @@ pub enum SortField {
     /// Everything compares equal (C's `tracing_map_cmp_none()`, which the
     /// hist code uses for stacktrace keys).
     None,
+    /// A statistic (rhist's, [`super::stats`]): sum `sum` divided by sum
+    /// 0, the hitcount, when `per_hit` ([`super::stats::per_hit`], an
+    /// `.avg`), else the maximum `sum` (as [`Elt::read_max`] reads it)
+    /// `^ xor` (a `.min` or `.max`); compared as an `i64` when `signed`.
+    Stat {
+        /// The sum.
+        sum: usize,
+        /// What a maximum's value is encoded with.
+        xor: u64,
+        /// A sum over the hitcount, rather than a maximum.
+        per_hit: bool,
+        /// Compared as signed.
+        signed: bool,
+    },
 }
 
 impl SortField {
@@ -1258,6 +1278,23 @@ impl SortField {
                 }
             }
             SortField::None => CmpOrdering::Equal,
+            SortField::Stat {
+                sum,
+                xor,
+                per_hit,
+                signed,
+            } => {
+                let value = |e: &Elt<'_>| match per_hit {
+                    true => stats::per_hit(e.read_sum(sum), e.read_sum(0), signed),
+                    false => e.read_max(sum) ^ xor,
+                };
+                let (x, y) = (value(a), value(b));
+                if signed {
+                    (x as i64).cmp(&(y as i64))
+                } else {
+                    x.cmp(&y)
+                }
+            }
         }
     }
 }
@@ -1402,6 +1439,18 @@ impl<'a> Iterator for Iter<'a> {
             }
         }
         None
+    }
+}
+
+/// Raises `s` to `n` if it is below: an atomic maximum, after a load that
+/// spares the write (and the locked instruction) when it is not.
+#[inline(always)]
+fn raise(s: &AtomicU64, n: u64) {
+    // Relaxed, as the sums: a maximum only grows until the map is
+    // cleared, so a stale load only costs a `fetch_max()` that changes
+    // nothing.
+    if n > s.load(Ordering::Relaxed) {
+        s.fetch_max(n, Ordering::Relaxed);
     }
 }
 
@@ -1576,6 +1625,22 @@ impl<'a> Elt<'a> {
         self.update_sum_on(0, i, n)
     }
 
+    /// Raises sum `i`, used as a maximum, to `n` in the copy of CPU `cpu`
+    /// (CPU 0's if the map has none for it) if it is below; ignores an `i`
+    /// out of range. [`read_max`](Self::read_max) reads it.
+    ///
+    /// Lock-free and atomic as [`update_sum_on`](Self::update_sum_on) is,
+    /// an NMI included: an atomic maximum (a compare-and-swap loop on
+    /// x86), taken only when `n` is above what the copy holds, which most
+    /// events are not once the entry has seen a few.
+    #[inline]
+    pub fn update_max_on(&self, cpu: u32, i: usize, n: u64) {
+        let cpu = if cpu < self.layout.n_cpus { cpu } else { 0 };
+        if let Some(s) = self.sum_of(cpu, i) {
+            raise(s, n);
+        }
+    }
+
     /// Sum `i`: the total of every CPU's copy, wrapping as one shared
     /// sum would (0 for `i` out of range).
     #[inline]
@@ -1583,6 +1648,16 @@ impl<'a> Elt<'a> {
         (0..self.layout.n_cpus).fold(0u64, |total, cpu| {
             let n = self.sum_of(cpu, i).map_or(0, |s| s.load(Ordering::Relaxed));
             total.wrapping_add(n)
+        })
+    }
+
+    /// Sum `i` used as a maximum ([`update_max_on`](Self::update_max_on)):
+    /// the largest of the CPUs' copies (0 for `i` out of range).
+    #[inline]
+    pub fn read_max(&self, i: usize) -> u64 {
+        (0..self.layout.n_cpus).fold(0u64, |max, cpu| {
+            let n = self.sum_of(cpu, i).map_or(0, |s| s.load(Ordering::Relaxed));
+            max.max(n)
         })
     }
 
@@ -2016,6 +2091,111 @@ mod tests {
             assert_eq!(e.sum_of(cpu, 1).unwrap().load(Ordering::Relaxed), 0);
         }
         assert_eq!(e.read_sum(1), 0);
+    }
+
+    /// Sums used as maxima (`.min`, `.max`): each CPU raises its copy, a
+    /// reader takes the largest, sort compares them decoded, and 0, the
+    /// identity, is what a new element and a cleared map start from.
+    #[test]
+    fn sums_used_as_maxima() {
+        for cpus in [1, 3] {
+            let p = MapParams::new(4, 8, 3, 0).with_cpus(cpus);
+            let s = storage(&p);
+            let m = TracingMap::new(p, &s).unwrap();
+            for x in 0..8u64 {
+                let e = m.insert(&k(x)).unwrap();
+                assert_eq!((e.read_max(1), e.read_max(2)), (0, 0));
+                for (cpu, v) in [(0u32, 5), (1, 9 + x), (2, 7), (3, 1)] {
+                    e.update_sum_on(cpu, 0, 1);
+                    e.update_max_on(cpu, 1, v);
+                    // Sum 2 holds !value: the largest is the smallest.
+                    e.update_max_on(cpu, 2, !(v * x));
+                }
+                // Out of range: ignored.
+                e.update_max_on(0, 3, 1000);
+            }
+            for x in 0..8u64 {
+                let e = m.lookup(&k(x)).unwrap();
+                assert_eq!(e.read_sum(0), 4, "{cpus} CPUs");
+                assert_eq!(e.read_max(1), 9 + x);
+                assert_eq!(!e.read_max(2), x);
+                assert_eq!(e.read_max(3), 0);
+                if cpus == 3 {
+                    // CPU 3 has no copy: it raised CPU 0's.
+                    assert_eq!(e.sum_of(0, 1).unwrap().load(Ordering::Relaxed), 5);
+                    assert_eq!(e.sum_of(1, 1).unwrap().load(Ordering::Relaxed), 9 + x);
+                }
+            }
+            let mut out = [0u32; 16];
+            let by = |field, descending| [SortKey { field, descending }];
+            let max = SortField::Stat {
+                sum: 1,
+                xor: 0,
+                per_hit: false,
+                signed: false,
+            };
+            m.sort_entries(&by(max, true), &mut out);
+            assert_eq!(m.elt(out[0]).unwrap().key_word(0), 7);
+            let min = SortField::Stat {
+                sum: 2,
+                xor: !0,
+                per_hit: false,
+                signed: false,
+            };
+            m.sort_entries(&by(min, false), &mut out);
+            assert_eq!(m.elt(out[0]).unwrap().key_word(0), 0);
+            m.sort_entries(&by(min, true), &mut out);
+            assert_eq!(m.elt(out[0]).unwrap().key_word(0), 7);
+            // Signed: decoded (here to below 0), compared as an i64.
+            let signed = SortField::Stat {
+                sum: 1,
+                xor: 1 << 63,
+                per_hit: false,
+                signed: true,
+            };
+            m.sort_entries(&by(signed, false), &mut out);
+            assert_eq!(m.elt(out[0]).unwrap().key_word(0), 0);
+            m.clear();
+            let e = m.insert(&k(99)).unwrap();
+            assert_eq!((e.read_max(1), e.read_max(2)), (0, 0));
+            e.update_max_on(2, 1, 3);
+            assert_eq!(e.read_max(1), 3);
+        }
+    }
+
+    /// An average sorts by its sum over the hitcount, as an `i64` when
+    /// signed.
+    #[test]
+    fn sort_by_sum_per_hit() {
+        let p = MapParams::new(4, 8, 2, 0).with_cpus(2);
+        let s = storage(&p);
+        let m = TracingMap::new(p, &s).unwrap();
+        // (key, hits, sum): averages 10, -3, 4 (signed).
+        for (x, hits, sum) in [(1u64, 2u64, 20i64), (2, 3, -9), (3, 4, 17)] {
+            let e = m.insert(&k(x)).unwrap();
+            for i in 0..hits {
+                e.update_sum_on(i as u32 % 2, 0, 1);
+            }
+            e.update_sum_on(1, 1, sum as u64);
+        }
+        let order = |signed, descending| {
+            let field = SortField::Stat {
+                sum: 1,
+                xor: 0,
+                per_hit: true,
+                signed,
+            };
+            let mut out = [0u32; 16];
+            let n = m.sort_entries(&[SortKey { field, descending }], &mut out);
+            out[..n]
+                .iter()
+                .map(|&i| m.elt(i).unwrap().key_word(0))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(order(true, false), [2, 3, 1]);
+        assert_eq!(order(true, true), [1, 3, 2]);
+        // Unsigned, -9 is a large sum.
+        assert_eq!(order(false, true), [2, 1, 3]);
     }
 
     /// Sums are per CPU when there are several CPUs, sums, and room by

@@ -43,6 +43,9 @@ pub enum ValDisplay {
     Percent,
     /// `.graph`: a 20-character bar scaled to the column's maximum
     Graph,
+    /// A statistic of a signed value (rhist's, see [`super::stats`]):
+    /// `%10lld`
+    Signed,
 }
 
 /// What the shell knows that the core does not: symbols and syscalls.
@@ -332,7 +335,7 @@ pub fn percentage(val: u64, total: u64) -> u32 {
 /// Writes one value: ` name: %10llu` and its variants.
 pub fn write_val(
     out: &mut dyn Write,
-    name: &str,
+    name: impl fmt::Display,
     display: ValDisplay,
     val: u64,
     stat: ValStat,
@@ -348,6 +351,7 @@ pub fn write_val(
         }
         ValDisplay::Hex => write!(out, " {name}: {val:10x}"),
         ValDisplay::Plain => write!(out, " {name}: {val:10}"),
+        ValDisplay::Signed => write!(out, " {name}: {:10}", val as i64),
     }
 }
 
@@ -507,6 +511,11 @@ mod tests {
         write_val(&mut s, "hitcount", ValDisplay::Plain, 7, ValStat::default()).unwrap();
         write_val(&mut s, "b", ValDisplay::Hex, 255, ValStat::default()).unwrap();
         assert_eq!(s, " hitcount:          7 b:         ff");
+        s.clear();
+        let neg = -12i64 as u64;
+        write_val(&mut s, "c.min", ValDisplay::Signed, neg, ValStat::default()).unwrap();
+        write_val(&mut s, "c.max", ValDisplay::Plain, neg, ValStat::default()).unwrap();
+        assert_eq!(s, " c.min:        -12 c.max: 18446744073709551604");
     }
 
     #[test]

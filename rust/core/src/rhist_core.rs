@@ -84,6 +84,7 @@ pub mod output;
 pub mod program;
 mod record;
 pub mod sketch;
+pub mod stats;
 pub mod trigger;
 pub mod var_ref;
 pub mod vars;

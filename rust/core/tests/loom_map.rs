@@ -14,6 +14,11 @@
 #[allow(dead_code)]
 mod map;
 
+// What map.rs uses of its siblings (`super::stats`).
+#[path = "../src/stats.rs"]
+#[allow(dead_code)]
+mod stats;
+
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread;
 use map::{key_hash, MapParams, TracingMap};

@@ -386,3 +386,70 @@ fn reader_during_inserts() {
     assert_eq!(total, m.hits());
     assert_eq!(m.hits() + m.drops(), 2 * OPS as u64);
 }
+
+/// Threads insert keys and raise their maxima (rhist's `.max`, and
+/// `.min` as the maximum of `!value`) at once, each in the copy of a CPU
+/// of its own, then all in one shared copy: every maximum is the largest
+/// value raised, a new entry's first ones included, and the reader's
+/// view of one never goes down.
+#[test]
+fn threads_raise_maxima() {
+    for cpus in [THREADS, 1] {
+        let p = MapParams::new(8, 8, 3, 0).with_cpus(cpus);
+        let s = storage(&p);
+        let m = TracingMap::new(p, &s).unwrap();
+        let keys = keys8(200);
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let tallies: Vec<HashMap<usize, (u64, u64, u64)>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let (keys, done) = (&keys, &done);
+                    sc.spawn(move || {
+                        let mut rng = 0x5151_u64 + t as u64;
+                        let mut seen: HashMap<usize, (u64, u64, u64)> = HashMap::new();
+                        for _ in 0..OPS / 4 {
+                            let id = (xorshift(&mut rng) % 200) as usize;
+                            let v = xorshift(&mut rng) >> (xorshift(&mut rng) % 64);
+                            let Some(e) = m.insert(&keys[id]) else {
+                                continue;
+                            };
+                            e.update_sum_on(t as u32, 0, 1);
+                            e.update_max_on(t as u32, 1, v);
+                            e.update_max_on(t as u32, 2, !v);
+                            let s = seen.entry(id).or_insert((0, 0, u64::MAX));
+                            *s = (s.0 + 1, s.1.max(v), s.2.min(v));
+                        }
+                        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        seen
+                    })
+                })
+                .collect();
+            let mut last: HashMap<u64, (u64, u64)> = HashMap::new();
+            while done.load(std::sync::atomic::Ordering::Relaxed) < THREADS {
+                for e in m.iter() {
+                    let now = (e.read_max(1), e.read_max(2));
+                    let before = last.insert(e.key_word(0), now).unwrap_or((0, 0));
+                    assert!(
+                        now.0 >= before.0 && now.1 >= before.1,
+                        "a maximum went down"
+                    );
+                }
+            }
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut want: HashMap<usize, (u64, u64, u64)> = HashMap::new();
+        for t in &tallies {
+            for (&id, &(n, max, min)) in t {
+                let w = want.entry(id).or_insert((0, 0, u64::MAX));
+                *w = (w.0 + n, w.1.max(max), w.2.min(min));
+            }
+        }
+        assert_eq!(m.len(), want.len());
+        for (id, (n, max, min)) in want {
+            let e = m.lookup(&keys[id]).expect("a key with hits is in the map");
+            assert_eq!(e.read_sum(0), n, "{cpus} copies, key {id}: hits");
+            assert_eq!(e.read_max(1), max, "{cpus} copies, key {id}: max");
+            assert_eq!(!e.read_max(2), min, "{cpus} copies, key {id}: min");
+        }
+    }
+}

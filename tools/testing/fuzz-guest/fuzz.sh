@@ -8,11 +8,12 @@
 # give the same hist and rhist files (and hist_debug, rhist_debug).
 # Each difference is one line "DIFF kind: [T] ..."; the last line is
 # "fuzz-guest: N texts, D differences, G known gaps, B not compared for
-# C's bug (seed S)"; exits 1 when D > 0. A known gap (a text hist takes
-# that uses what rhist does not read, see comm_var) is shown as "GAP ..."
-# and counted apart; so is a text that would make C read its own stack
-# into a key and warn, which only rhist gets ("CBUG ...", see
-# string_bucket).
+# C's bug, E extensions (seed S)"; exits 1 when D > 0. A known gap (a text
+# hist takes that uses what rhist does not read, see comm_var) is shown as
+# "GAP ..." and counted apart; so is a text that would make C read its own
+# stack into a key and warn, which only rhist gets ("CBUG ...", see
+# string_bucket), and a text rhist takes as its extension, value
+# statistics, which hist rejects ("EXT ...", see ext_check).
 #
 # The inner loop forks only to copy tracefs files (busybox's read takes
 # minutes over a large C hist file) and when two files differ.
@@ -20,7 +21,7 @@
 
 TEXTS=/test/fuzz-texts.txt
 T=$EV/trigger
-n=0 d=0 both=0 gaps=0 cbugs=0 seed=? verbose=
+n=0 d=0 both=0 gaps=0 cbugs=0 exts=0 seed=? verbose=
 # FUZZ_VERBOSE=1 on the host: every text's outcome, not only differences.
 [ ! -e /test/fuzz-verbose ] || verbose=1
 
@@ -173,6 +174,65 @@ string_bucket() {
 	[ -n "$key" ]
 }
 
+# stat_text TEXT: whether TEXT has a statistic (.min, .max or .avg) that
+# may end a value: rhist's extension, which hist rejects.
+stat_text() {
+	case "$1" in
+	*.min | *.min[,:\ ]* | *.max | *.max[,:\ ]* | *.avg | *.avg[,:\ ]*) return 0 ;;
+	esac
+	return 1
+}
+
+# without_vals TEXT: TEXT without its values, sort keys and nohitcount
+# (and the filter kept); sets plain.
+without_vals() {
+	trig=$1 filt= plain= sep=
+	case "$1" in *" if "*) trig=${1%%" if "*} filt=" if ${1#*" if "}" ;; esac
+	set -f
+	IFS=:
+	for piece in $trig; do
+		case "$piece" in vals=* | values=* | val=* | sort=* | nohitcount | NOHC) continue ;; esac
+		plain="$plain$sep$piece"
+		sep=:
+	done
+	unset IFS
+	set +f
+	plain="$plain$filt"
+}
+
+# entries FILE: FILE's lines but the comments, each cut after its
+# hitcount (after its keys with nohitcount), sorted: the keys and counts.
+entries() {
+	case "$2" in
+	*nohitcount* | *NOHC*) sed -e '/^#/d' -e 's/^\(.*}\) .*/\1/' "$1" | sort ;;
+	*) sed -e '/^#/d' -e 's/\(hitcount: *[0-9]*\).*/\1/' "$1" | sort ;;
+	esac
+}
+
+# ext_check TEXT: TEXT, with statistics, which hist rejected and rhist
+# took (attached): the same text without values, sort keys and
+# nohitcount, which hist must take (else rhist took what it must not),
+# gives the same entries and hitcounts on the same events; then both go.
+ext_check() {
+	exts=$((exts + 1))
+	echo "EXT value statistics: [$1]"
+	without_vals "$1"
+	if echo "hist:$plain" >> $T 2> /dev/null; then
+		fire count=200 seed=$n keys=40
+		cat $EV/hist > /tmp/c
+		cat $EV/rhist > /tmp/r
+		entries /tmp/c "$1" > /tmp/cs
+		entries /tmp/r "$1" > /tmp/rs
+		same /tmp/cs /tmp/rs || diff_ ext "$1" "hist [$plain]: [$la] rhist: [$lb]"
+		echo "!hist:$plain" >> $T 2> /dev/null
+	else
+		diff_ ext "$1" "hist rejects [$plain] too"
+	fi
+	rx=ok
+	echo "!rhist:$1" >> $T 2> /tmp/err || { IFS= read -r rx < /tmp/err; rx=${rx##*: }; }
+	[ "$rx" = ok ] || diff_ remove "$1" "rhist: $rx"
+}
+
 # leftovers: what is still attached; sets left.
 leftovers() {
 	left=
@@ -214,6 +274,10 @@ while IFS= read -r t; do
 		# A known gap, counted and shown apart: not a difference.
 		echo "GAP generic comm variable (rhist.rst): [$t] $var"
 		gaps=$((gaps + 1))
+	elif [ $ha = 0 ] && [ $ra = 1 ] && stat_text "$t"; then
+		# rhist's extension: checked apart, then gone.
+		ext_check "$t"
+		ra=0
 	elif [ $ha != $ra ]; then
 		diff_ accept "$t" "hist: $hrc | $hlog rhist: $rrc | $rlog"
 	elif [ "$hrc" != "$rrc" ]; then
@@ -256,9 +320,9 @@ done < $TEXTS
 
 read -r t1 < /sys/kernel/debug/rhist_test/now_ns
 echo "fuzz-guest: accepted by both: $both; $(((t1 - t0) / 1000000000)) s in the loop"
-for k in accept errno message caret hist debug remove leftover stuck; do
+for k in accept errno message caret hist debug remove leftover stuck ext; do
 	eval "c=\${k_$k:-0}"
 	[ "$c" = 0 ] || echo "fuzz-guest: $k: $c"
 done
-echo "fuzz-guest: $n texts, $d differences, $gaps known gaps, $cbugs not compared for C's bug (seed $seed)"
+echo "fuzz-guest: $n texts, $d differences, $gaps known gaps, $cbugs not compared for C's bug, $exts extensions (seed $seed)"
 [ $d = 0 ]

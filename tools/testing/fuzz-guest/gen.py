@@ -9,6 +9,12 @@ of corpus.txt: deletes a span, inserts grammar tokens, replaces and
 duplicates tokens, splices in a ':' section of another text. Writes a
 header line "# fuzz-guest seed=S n=N" and N distinct texts, one a line,
 as written after "hist:". The same seed gives the same texts.
+
+The last N/20 texts use rhist's extension, value statistics (.min, .max,
+.avg on values, which hist rejects): a corpus text given values with
+statistics, maybe a sort on one, then mutated as the others are, the
+statistics among the tokens. The other texts are those the generator gave
+before it made these (the same N - N/20 first ones for a seed).
 """
 
 import argparse
@@ -41,6 +47,12 @@ NUMBERS = ["0", "1", "2", "3", "7", "10", "16", "100", "1000", "4096",
 PUNCT = [":", ",", "=", ".", " ", "  ", "if", " if ", '"key1"', '"a*"',
          "global", "local", "mono", "fz1"]
 TOKENS = FIELDS + BAD_FIELDS + MODIFIERS + ATTRS + OPS + NUMBERS + PUNCT
+# rhist's extension: statistics of values, and what they may be of.
+STATS = [".min", ".max", ".avg"]
+STAT_VALUES = ["a", "b", "c", "ip", "cpu", "common_cpu", "common_pid",
+               "common_timestamp", "common_timestamp.usecs", "b.hex",
+               "c.hex", "b-c", "b*2", "a/3", "-(c)", "b+c-a", "hitcount",
+               "s", "d", "stacktrace", "$x", "x", "b.log2", "b.percent"]
 
 TOKEN_RE = re.compile(r'"[^"]*"|\.sym-offset|\.buckets=|\$?[A-Za-z_][A-Za-z0-9_]*'
                       r'|0x[0-9a-fA-F]+|[0-9]+|==|!=|<=|>=|&&|\|\||\s+|.')
@@ -102,12 +114,57 @@ def mutate(rng, text, corpus):
     return "".join(toks)
 
 
+def with_stats(rng, text):
+    """text with values that have statistics, maybe sorted on one."""
+    trig, sep, filt = text.partition(" if ")
+    parts = [p for p in trig.split(":")
+             if not p.startswith(("vals=", "values=", "val=", "sort="))]
+    vals = []
+    for _ in range(rng.choice([1, 1, 2, 3, 3, 4, 6, 7])):
+        v = rng.choice(STAT_VALUES)
+        if rng.random() < 0.8:
+            v += rng.choice(STATS)
+        vals.append(v)
+    parts.insert(rng.randrange(1, len(parts) + 1) if parts else 0,
+                 "vals=" + ",".join(vals))
+    stats = [v for v in vals if v.endswith(tuple(STATS))]
+    if stats and rng.random() < 0.4:
+        key = rng.choice(stats) + rng.choice(["", "", ".descending",
+                                              ".ascending", ".up"])
+        parts.append("sort=" + key)
+    return ":".join(parts) + sep + filt
+
+
+def generate_stats(n, seed, corpus, seen):
+    """n texts with statistics (rhist's extension), not in seen."""
+    rng = random.Random("stats %d" % seed)
+    out = []
+    tries = 0
+    while len(out) < n and tries < 100 * n:
+        tries += 1
+        text = with_stats(rng, rng.choice(corpus))
+        for _ in range(rng.choice([0, 0, 0, 1, 1, 2])):
+            if rng.random() < 0.3:  # a statistic anywhere
+                toks = TOKEN_RE.findall(text)
+                toks.insert(rng.randrange(len(toks) + 1), rng.choice(STATS))
+                text = "".join(toks)
+            else:
+                text = mutate(rng, text, corpus)
+        if "\n" in text or len(text) > MAX_LEN or text in seen:
+            continue
+        seen.add(text)
+        out.append(text)
+    return out
+
+
 def generate(n, seed):
     corpus = load_corpus()
     rng = random.Random(seed)
     seen = set()
     out = []
     tries = 0
+    n_stats = n // 20
+    n -= n_stats
     while len(out) < n and tries < 100 * n:
         tries += 1
         text = rng.choice(corpus)
@@ -118,7 +175,7 @@ def generate(n, seed):
             continue
         seen.add(text)
         out.append(text)
-    return out
+    return out + generate_stats(n_stats, seed, corpus, seen)
 
 
 def main():

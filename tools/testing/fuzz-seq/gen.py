@@ -33,7 +33,8 @@ is a regression test of tools/testing/tests/combinations.sh or listed in
 Documentation/trace/rhist.rst): a named histogram shared between
 instances (hist deadlocks on trace_types_lock when the last trigger goes
 with an instance), and a number passed to a string field of a synthetic
-event (hist reads it as an address).
+event (hist reads it as an address). Nor are rhist's extensions (value
+statistics: vals=b.max), which hist rejects: each would be a difference.
 """
 
 import argparse

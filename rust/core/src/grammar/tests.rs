@@ -515,6 +515,70 @@ fn vals() {
     );
 }
 
+/// rhist's statistics (`.min`, `.max`, `.avg`): which texts may have
+/// them, and the longer list of values a build with them takes; the
+/// grammar itself, as hist's, knows nothing of them (`check_syntax()`
+/// finds hist's error).
+#[test]
+fn vals_with_statistics() {
+    let may = |t: &'static str| parse(t).may_have_stats();
+    assert!(may("keys=pid:vals=a.max"));
+    assert!(may("keys=pid:vals=hitcount,a,b-c.avg"));
+    assert!(may("keys=pid:vals=a.hex.min"));
+    assert!(!may("keys=pid"));
+    assert!(!may("keys=pid:vals=a,b"));
+    assert!(!may("keys=pid:vals=a.maximum"));
+    assert!(!may("keys=pid:vals=.max"));
+    assert!(!may("keys=pid:vals=a:sort=a.max"));
+    assert!(!may("keys=a.max:vals=b"));
+    let vals = |t: &'static str| {
+        let v = parse(t).vals_with_stats();
+        (
+            v.fields().to_vec(),
+            v.too_many_error(),
+            v.nohitcount_error(),
+        )
+    };
+    assert_eq!(
+        vals("keys=pid:vals=a.min,a.max,a.avg"),
+        (std::vec!["a.min", "a.max", "a.avg"], None, None)
+    );
+    // A second hitcount is a field, as in hist.
+    assert_eq!(
+        vals("keys=pid:vals=hitcount,a,b,c.max,hitcount"),
+        (std::vec!["a", "b", "c.max", "hitcount"], None, None)
+    );
+    let six = std::vec!["a.min", "a.max", "a.avg", "b.min", "b.max", "b.avg"];
+    assert_eq!(
+        vals("keys=pid:vals=a.min,a.max,a.avg,b.min,b.max,b.avg"),
+        (six.clone(), None, None)
+    );
+    assert_eq!(
+        vals("keys=pid:vals=a.min,a.max,a.avg,b.min,b.max,b.avg,c"),
+        (six, Some(EINVAL), None)
+    );
+    assert_eq!(
+        vals("keys=pid:vals=hitcount:NOHC"),
+        (
+            Vec::new(),
+            None,
+            Some(HistError::new(HistErrorKind::NeedNohcVal, 0))
+        )
+    );
+    // hist's own split is unchanged: two fields, then too many.
+    let v = parse("keys=pid:vals=a.min,a.max,a.avg").vals();
+    assert_eq!(v.fields(), ["a.min", "a.max"]);
+    assert_eq!(v.too_many_error(), Some(EINVAL));
+    let bad = HistError::new(
+        HistErrorKind::BadFieldModifier,
+        "hist:keys=pid:vals=a.".len(),
+    );
+    assert_eq!(
+        parse_trigger("keys=pid:vals=a.min").unwrap().check_syntax(),
+        Err(bad)
+    );
+}
+
 #[test]
 fn keys() {
     let keys = |t: &'static str| {

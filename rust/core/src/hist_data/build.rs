@@ -7,11 +7,36 @@
 use super::*;
 
 /// `create_hist_data()` into `hd`, which is empty for `spec`.
+///
+/// First as hist builds it, and so with hist's result for every text: a
+/// text hist builds is built as hist builds it, and the first error is
+/// hist's. Only when that fails and a value ends with a statistic
+/// (`.min`, `.max`, `.avg`, which hist rejects: rhist's extension, see
+/// [`super::super::stats`]) is the text built again, afresh, with
+/// statistics; if that fails too, the error is still hist's.
 pub(super) fn build<'a>(
     hd: &mut HistData<'a>,
     spec: &TriggerSpec<'a>,
     event: &EventDesc<'a>,
     options: BuildOptions<'_>,
+) -> Result<(), HistError> {
+    match build_as(hd, spec, event, options, false) {
+        Err(e) if spec.may_have_stats() => {
+            *hd = HistData::BLANK;
+            hd.spec = *spec;
+            build_as(hd, spec, event, options, true).map_err(|_| e)
+        }
+        built => built,
+    }
+}
+
+/// [`build`], with statistics or as hist.
+fn build_as<'a>(
+    hd: &mut HistData<'a>,
+    spec: &TriggerSpec<'a>,
+    event: &EventDesc<'a>,
+    options: BuildOptions<'_>,
+    stats: bool,
 ) -> Result<(), HistError> {
     // parse_actions(): the grammar did what comes before onmatch()'s
     // look-up of its event.
@@ -30,6 +55,7 @@ pub(super) fn build<'a>(
         handler.action()?;
     }
     let mut b = Builder::new(hd, event, options)?;
+    b.stats = stats;
     let built = (|| {
         b.create_val_fields()?;
         b.create_var_fields()?;
@@ -67,6 +93,8 @@ pub(super) struct Builder<'h, 'e, 'a> {
     /// The build stopped at something not supported, where C goes
     /// on (its error is [`not_supported`]).
     unsupported: bool,
+    /// Values may have statistics ([`build`]).
+    stats: bool,
 }
 
 /// The flags `parse_expr()` is called with for a field of kind `ctx`.
@@ -101,6 +129,7 @@ impl<'h, 'e, 'a> Builder<'h, 'e, 'a> {
             log: options.log,
             deferred: None,
             unsupported: false,
+            stats: false,
         })
     }
 }
@@ -151,9 +180,15 @@ impl<'a> Builder<'_, '_, 'a> {
         })?;
         self.hd.vals[0] = hitcount;
         self.hd.n_vals = 1;
-        let vals = self.spec().vals();
+        let vals = match self.stats {
+            false => self.spec().vals(),
+            true => self.spec().vals_with_stats(),
+        };
         for &text in vals.fields() {
-            self.create_val_field(text)?;
+            match self.stats {
+                false => self.create_val_field(text)?,
+                true => self.create_val_field_or_stat(text)?,
+            }
         }
         if let Some(e) = vals.too_many_error() {
             return Err(e);
@@ -166,20 +201,82 @@ impl<'a> Builder<'_, '_, 'a> {
 
     /// `create_val_field()` / `__create_val_field()` of a value.
     fn create_val_field(&mut self, text: &'a str) -> Result<(), HistError> {
+        let id = self.val_field(text)?;
+        self.push_val(id, None)
+    }
+
+    /// The hist field of value `text`, as `__create_val_field()` makes
+    /// it.
+    fn val_field(&mut self, text: &'a str) -> Result<u8, HistError> {
         let id = self.parse_expr(text, FieldContext::Val)?;
         let f = self.node(id);
         let forbidden = FL_BUCKET | FL_LOG2 | FL_SYM | FL_SYM_OFFSET | FL_SYSCALL | FL_STACKTRACE;
         if f.flags & forbidden != 0 {
             return Err(self.error(HistErrorKind::BadFieldModifier, text));
         }
-        let slot = self
-            .hd
-            .vals
-            .get_mut(self.hd.n_vals)
-            .ok_or(not_supported())?;
-        *slot = id;
+        Ok(id)
+    }
+
+    /// Adds value `id`, a sum or a statistic.
+    fn push_val(&mut self, id: u8, stat: Option<Statistic>) -> Result<(), HistError> {
+        let n = self.hd.n_vals;
+        match (self.hd.vals.get_mut(n), self.hd.stats.get_mut(n)) {
+            (Some(slot), Some(s)) => {
+                *slot = id;
+                *s = stat;
+            }
+            _ => return Err(not_supported()),
+        }
         self.hd.n_vals += 1;
         Ok(())
+    }
+
+    /// A value of a build with statistics ([`build`]): as hist takes it
+    /// if it can (`$x.max` names the variable `x.max` if there is one,
+    /// `x.y.max` the event's field `max` if it has one: C reads it as
+    /// `system.event.field`), else a statistic of what is before its last
+    /// `.` (`lat.max`, `$lat.min`, `a-b.avg`, `lat.hex.max`): a number,
+    /// neither a string, a stack trace, an `.execname` nor a `.percent`
+    /// or `.graph`. At most [`VALS_MAX`] values are sums, as in hist. Its
+    /// errors are not shown (the build's is hist's).
+    fn create_val_field_or_stat(&mut self, text: &'a str) -> Result<(), HistError> {
+        let mark = (
+            self.hd.n_nodes,
+            self.hd.refs.len(),
+            self.hd.enable_timestamps,
+            self.hd.ts_in_usecs,
+            self.deferred,
+        );
+        let (id, stat) = match (self.val_field(text), Statistic::split(text)) {
+            (Ok(id), _) => (id, None),
+            (Err(e), None) => return Err(e),
+            (Err(e), Some(_)) if self.unsupported => return Err(e),
+            (Err(_), Some((stem, stat))) => {
+                // What hist's attempt made goes.
+                let (n_nodes, n_refs, timestamps, usecs, deferred) = mark;
+                for f in self.hd.nodes.iter_mut().take(self.hd.n_nodes).skip(n_nodes) {
+                    *f = HistField::default();
+                }
+                self.hd.n_nodes = n_nodes;
+                self.hd.refs.truncate(n_refs);
+                self.hd.enable_timestamps = timestamps;
+                self.hd.ts_in_usecs = usecs;
+                self.deferred = deferred;
+                let id = self.val_field(stem)?;
+                let f = self.node(id);
+                let not_a_number = FL_STRING | FL_STACKTRACE | FL_EXECNAME | FL_PERCENT | FL_GRAPH;
+                let copy = self.hd.ref_of(&f).is_some_and(|r| r.copy);
+                if f.flags & not_a_number != 0 || copy {
+                    return Err(not_supported());
+                }
+                (id, Some(stat))
+            }
+        };
+        let vals = self.hd.val_stats().iter().skip(1);
+        if stat.is_none() && vals.filter(|s| s.is_none()).count() >= VALS_MAX {
+            return Err(not_supported());
+        }
+        self.push_val(id, stat)
     }
 
     /// `create_var_fields()`.
@@ -298,10 +395,38 @@ impl<'a> Builder<'_, '_, 'a> {
         };
         let mut n = 0;
         for (i, key) in sort.keys().iter().enumerate() {
+            // A statistic, named as it prints (`lat.max.descending`):
+            // hist, which has none, takes the name to be `lat`.
+            let stat = (1..self.hd.n_vals).find_map(|j| {
+                let order = self.hd.stat_name_prefix(j, key.text())?;
+                Some((j, order))
+            });
+            if let Some((j, order)) = stat {
+                let descending = match order {
+                    "" | "ascending" => false,
+                    "descending" => true,
+                    _ => return Err(not_supported()),
+                };
+                let node = self.hd.val_ids().get(j).copied();
+                if let (Some(k), Some(f)) =
+                    (self.hd.sort_keys.get_mut(i), self.hd.sort_fields.get_mut(i))
+                {
+                    *k = SortKey {
+                        field: SortField::Sum(j),
+                        descending,
+                    };
+                    *f = node;
+                }
+                n = i + 1;
+                continue;
+            }
             let (field, node) = if key.name() == "hitcount" {
                 (SortField::Sum(0), None)
             } else {
+                // A statistic is not its value's name (`lat` is not
+                // `lat.max`).
                 let vals = self.hd.val_ids().iter().enumerate().skip(1);
+                let vals = vals.filter(|&(j, _)| self.hd.val_stat(j).is_none());
                 let vals = vals.map(|(j, &id)| (SortField::Sum(j), id));
                 let keys = self.hd.key_ids().iter();
                 let keys = keys.map(|&id| (self.hd.key_sort_field(&self.node(id)), id));

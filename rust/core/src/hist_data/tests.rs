@@ -14,6 +14,20 @@ use super::super::error::errno::{EDOM, EINVAL, ENOENT};
 use super::super::grammar::{parse_trigger, parse_trigger_in};
 use super::super::output::{write_keys, write_val, NoSymbols, Resolver, ValStat};
 
+/// What [`HistData::printed_vals`] gives, the names written out.
+fn printed(hd: &HistData<'_>) -> Vec<(usize, String, ValDisplay)> {
+    hd.printed_vals()
+        .map(|(i, name, display)| (i, format!("{name}"), display))
+        .collect()
+}
+
+/// `vals` as [`printed`] gives them.
+fn owned(vals: &[(usize, &str, ValDisplay)]) -> Vec<(usize, String, ValDisplay)> {
+    vals.iter()
+        .map(|&(i, name, display)| (i, String::from(name), display))
+        .collect()
+}
+
 /// Event descriptions and records for the tests.
 mod support {
     use super::super::super::event::COMMON_FIELDS;
@@ -663,37 +677,37 @@ fn values_and_sums() {
     assert_eq!(hd.sum_value(1, &r, &CTX), 10);
     assert_eq!(hd.sum_value(2, &r, &CTX), (-3i64) as u64);
     assert_eq!(hd.sum_value(3, &r, &CTX), 0);
-    let vals: Vec<_> = hd.printed_vals().collect();
+    let vals = printed(&hd);
     assert_eq!(
         vals,
-        [
+        owned(&[
             (0, "hitcount", ValDisplay::Plain),
             (1, "a", ValDisplay::Plain),
             (2, "c", ValDisplay::Plain)
-        ]
+        ])
     );
     // Sums wrap: the map adds these with wrapping arithmetic.
     assert_eq!(10u64.wrapping_add(hd.sum_value(2, &r, &CTX)), 7);
 
     let hd = build("keys=b:vals=a.hex,hitcount.percent:nohitcount", &ev);
     assert_eq!(hd.sum_value(2, &r, &CTX), 1);
-    let vals: Vec<_> = hd.printed_vals().collect();
+    let vals = printed(&hd);
     assert_eq!(
         vals,
-        [
+        owned(&[
             (1, "a", ValDisplay::Hex),
             (2, "hitcount", ValDisplay::Percent)
-        ]
+        ])
     );
     let hd = build("keys=b:vals=c.graph,common_cpu", &ev);
-    let vals: Vec<_> = hd.printed_vals().collect();
+    let vals = printed(&hd);
     assert_eq!(
         vals,
-        [
+        owned(&[
             (0, "hitcount", ValDisplay::Plain),
             (1, "c", ValDisplay::Graph),
             (2, "common_cpu", ValDisplay::Plain)
-        ]
+        ])
     );
     assert_eq!(hd.sum_value(2, &r, &CTX), 3);
     // A second hitcount is a value.
@@ -1817,13 +1831,13 @@ fn expression_and_constant_vals() {
     let ev = sample();
     let hd = build("keys=b:vals=a+c,10", &ev);
     assert_eq!(hd.n_sums(), 3);
-    let vals: Vec<_> = hd.printed_vals().collect();
+    let vals = printed(&hd);
     assert_eq!(
         vals,
-        [
+        owned(&[
             (0, "hitcount", ValDisplay::Plain),
             (2, "", ValDisplay::Plain)
-        ]
+        ])
     );
     assert_eq!(
         info("keys=b:vals=a+c,10", &ev),
@@ -1947,13 +1961,13 @@ fn variables() {
         "hist:keys=b:vals=hitcount,a:x=a+b,y=c,z=common_timestamp.usecs,w=common_cpu,\
          v=a.hex,u=hitcount:sort=hitcount:size=2048:clock=global"
     );
-    let vals: Vec<_> = hd.printed_vals().collect();
+    let vals = printed(&hd);
     assert_eq!(
         vals,
-        [
+        owned(&[
             (0, "hitcount", ValDisplay::Plain),
             (1, "a", ValDisplay::Plain)
-        ]
+        ])
     );
     // Without other values, and with nohitcount.
     assert_eq!(

@@ -20,11 +20,14 @@
 //!
 //! * the `hist:` and `rhist:` prefixes give the same result (error kind and
 //!   errno), and error carets lie inside prefix + text;
-//! * a trigger that builds passes `check_syntax()`;
+//! * a trigger that builds passes `check_syntax()`, but for the errors of
+//!   its actions, which the build leaves to `create_actions()`, and unless
+//!   it has statistics (rhist's `.min`, `.max`, `.avg`, which hist
+//!   rejects);
 //! * the trigger info line of a built trigger, if it builds again, gives
 //!   the same info line;
-//! * single-threaded, every update is a hit or a drop, and the hitcounts of
-//!   the entries add up to the hits;
+//! * single-threaded, every update is a hit (in its entry's hitcount) or a
+//!   drop;
 //! * a trigger with handlers, built against existing events and a few
 //!   synthetic events, hands each action one value index per synthetic
 //!   field, each within the resolved values.
@@ -35,7 +38,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::AtomicU64;
 
 use libfuzzer_sys::fuzz_target;
-use rhist_core::hist::error::HistError;
+use rhist_core::hist::error::{HistError, HistErrorKind};
 use rhist_core::hist::event::{EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS};
 use rhist_core::hist::grammar::{self, FieldContext, KeyField, Node, NodeId, TriggerSpec};
 use rhist_core::hist::hist_data::{ActionSink, BuildOptions, HistData, SynthField, SynthLookup};
@@ -337,8 +340,10 @@ fn records(mut rest: &[u8]) -> Vec<&[u8]> {
 }
 
 /// Builds a histogram for `data`, feeds it the records and prints it.
+/// The records come from CPUs 0 to 6 (`cpu`, below), the map keeps sums
+/// for three: the others add to CPU 0's.
 fn run_histogram(data: HistData<'_>, recs: &[&[u8]], selector: u8) {
-    let params = histogram::map_params(&data);
+    let params = histogram::map_params(&data, 3);
     let Ok(words) = params.storage_words() else {
         return;
     };
@@ -378,16 +383,13 @@ fn run_histogram(data: HistData<'_>, recs: &[&[u8]], selector: u8) {
         }
     }
 
-    let map = hist.map();
+    // The event path counts a hit in its entry's hitcount only (the
+    // map's own count stays 0): their total is the Totals' Hits.
     assert_eq!(
-        map.hits() + map.drops(),
+        hist.hits() + hist.map().drops(),
         updates,
         "every update is a hit or a drop"
     );
-    if hist.data().n_sums() > 0 {
-        let hitcounts: u64 = map.iter().map(|elt| elt.read_sum(0)).sum();
-        assert_eq!(hitcounts, map.hits(), "hitcounts add up to the hits");
-    }
 
     let mut order = vec![0u32; max_elts];
     let mut out = String::new();
@@ -492,7 +494,7 @@ fn run_actions(spec: &TriggerSpec<'_>, event: &EventDesc<'_>, recs: &[&[u8]]) {
     let mut debug = String::new();
     data.write_debug(&mut debug, &"0")
         .expect("writing to a String");
-    let params = histogram::map_params(&data);
+    let params = histogram::map_params(&data, 1);
     let Ok(words) = params.storage_words() else {
         return;
     };
@@ -584,8 +586,16 @@ fuzz_target!(|input: &[u8]| {
             return;
         }
     };
+    // What C finds in create_actions(), after registration, the build
+    // leaves to HistData::create_actions(); statistics are rhist's.
+    let later = matches!(
+        syntax.map_err(|e| e.kind()),
+        Err(Some(
+            HistErrorKind::OnxNotVar | HistErrorKind::TooManySaveActions
+        ))
+    );
     assert!(
-        syntax.is_ok(),
+        syntax.is_ok() || later || data.has_stats(),
         "builds on {}:{}, but check_syntax() gives {syntax:?}",
         event.system,
         event.name

@@ -1,0 +1,716 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The tests of value statistics: the arithmetic, and triggers that use
+//! them parsed, built, updated on several CPUs, sorted and printed, with
+//! what hist does kept where it takes the text or rejects it.
+
+use super::super::error::{errno, HistError, HistErrorKind};
+use super::super::event::{EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+use super::super::hist_data::{ActionSink, BuildOptions, HistData, SortField};
+use super::super::histogram::{map_params, Histogram, TaskContext};
+use super::super::map::TracingMap;
+use super::super::output::{NoSymbols, ValDisplay};
+use super::super::trigger;
+use super::super::var_ref::{Found, VarLookup};
+use super::*;
+use core::sync::atomic::AtomicU64;
+use std::collections::BTreeMap;
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+// ---------------------------------------------------------------------
+// The arithmetic.
+
+/// The slot as the map keeps it: the maximum of the encoded values.
+fn fold(stat: Statistic, signed: bool, values: &[u64]) -> u64 {
+    let SlotOp::Max { xor } = stat.slot_op(signed) else {
+        return values.iter().fold(0u64, |s, &v| s.wrapping_add(v));
+    };
+    values.iter().fold(0, |m, &v| m.max(v ^ xor))
+}
+
+#[test]
+fn suffixes() {
+    assert_eq!(Statistic::split("lat.max"), Some(("lat", Statistic::Max)));
+    assert_eq!(
+        Statistic::split("common_timestamp.usecs.min"),
+        Some(("common_timestamp.usecs", Statistic::Min))
+    );
+    assert_eq!(Statistic::split("a-b.avg"), Some(("a-b", Statistic::Avg)));
+    assert_eq!(Statistic::split(".max"), None);
+    assert_eq!(Statistic::split("max"), None);
+    assert_eq!(Statistic::split("lat.maximum"), None);
+    assert_eq!(Statistic::split("lat.max."), None);
+    for s in [Statistic::Min, Statistic::Max, Statistic::Avg] {
+        let text = std::format!("x.{}", s.name());
+        assert_eq!(Statistic::split(&text), Some(("x", s)));
+    }
+}
+
+#[test]
+fn min_and_max_of_unsigned_and_signed_values() {
+    let signed: [i64; 5] = [-5, 3, i64::MIN, 0, i64::MAX];
+    let as_u64: std::vec::Vec<u64> = signed.iter().map(|&v| v as u64).collect();
+    let get = |stat: Statistic, signed: bool| {
+        stat.value(signed, fold(stat, signed, &as_u64), as_u64.len() as u64)
+    };
+    assert_eq!(get(Statistic::Min, true) as i64, i64::MIN);
+    assert_eq!(get(Statistic::Max, true) as i64, i64::MAX);
+    assert_eq!(get(Statistic::Min, false), 0);
+    assert_eq!(get(Statistic::Max, false), -5i64 as u64);
+    let small: [i64; 3] = [-5, 3, -1];
+    let small: std::vec::Vec<u64> = small.iter().map(|&v| v as u64).collect();
+    let get = |stat: Statistic, signed: bool| stat.value(signed, fold(stat, signed, &small), 3);
+    assert_eq!(get(Statistic::Min, true) as i64, -5);
+    assert_eq!(get(Statistic::Max, true) as i64, 3);
+    assert_eq!(get(Statistic::Min, false), 3);
+    assert_eq!(get(Statistic::Max, false), u64::MAX);
+}
+
+#[test]
+fn the_identity_is_zero() {
+    // A slot no event touched reads as the statistic of nothing, and
+    // any value replaces it.
+    assert_eq!(Statistic::Min.value(false, 0, 0), u64::MAX);
+    assert_eq!(Statistic::Min.value(true, 0, 0) as i64, i64::MAX);
+    assert_eq!(Statistic::Max.value(true, 0, 0) as i64, i64::MIN);
+    assert_eq!(Statistic::Avg.value(true, 0, 0), 0);
+}
+
+#[test]
+fn averages_divide_as_the_kernel() {
+    assert_eq!(per_hit(10, 3, false), 3);
+    assert_eq!(per_hit(u64::MAX, 2, false), u64::MAX / 2);
+    // -10 / 3 rounds toward zero, as div64_s64().
+    assert_eq!(per_hit(-10i64 as u64, 3, true) as i64, -3);
+    assert_eq!(per_hit(10, 3, true), 3);
+    assert_eq!(per_hit(7, 0, false), 0);
+    // Unsigned, the same sum is a large number.
+    assert_eq!(per_hit(-10i64 as u64, 3, false), (u64::MAX - 9) / 3);
+}
+
+// ---------------------------------------------------------------------
+// Triggers.
+
+const FIELDS: [EventField<'static>; 4] = [
+    EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
+    EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
+    EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
+    EventField::new("s", "char[16]", 24, 16, false, FieldStorage::StaticString),
+];
+
+const EVENT: EventDesc<'static> = EventDesc {
+    system: "rhist_test",
+    name: "rhist_sample",
+    fields: &FIELDS,
+    common_fields: &COMMON_FIELDS,
+};
+
+/// A record of [`EVENT`].
+fn record(a: u64, b: u32, c: i32) -> [u8; 40] {
+    let mut r = [0u8; 40];
+    r[4..8].copy_from_slice(&42i32.to_ne_bytes());
+    r[8..16].copy_from_slice(&a.to_ne_bytes());
+    r[16..20].copy_from_slice(&b.to_ne_bytes());
+    r[20..24].copy_from_slice(&c.to_ne_bytes());
+    r[24..28].copy_from_slice(b"key\0");
+    r
+}
+
+/// The task of pid 42 on CPU `cpu`.
+struct Ctx {
+    cpu: u32,
+}
+
+impl EventContext for Ctx {
+    fn cpu(&self) -> u32 {
+        self.cpu
+    }
+    fn timestamp(&self) -> u64 {
+        2_000_000
+    }
+    fn clock_in_ns(&self) -> bool {
+        true
+    }
+    fn stacktrace(&self, out: &mut [u64]) {
+        out.fill(0);
+    }
+}
+
+impl TaskContext for Ctx {
+    fn pid(&self) -> i32 {
+        42
+    }
+    fn comm(&self) -> [u8; 16] {
+        *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+    }
+}
+
+/// The variables of one other histogram, identity 1.
+struct One<'h>(&'h HistData<'h>);
+
+impl VarLookup for One<'_> {
+    fn find_var(&self, _: Option<(&str, &str)>, name: &str) -> Found<'_> {
+        self.0
+            .var_target(name, 1, EVENT.system, EVENT.name)
+            .map_or(Found::None, Found::One)
+    }
+}
+
+/// Builds `text` (after `rhist:`), with the variables of `other`.
+fn try_build_with<'h>(
+    text: &'h str,
+    other: Option<&'h HistData<'h>>,
+) -> Result<HistData<'h>, HistError> {
+    let spec = trigger::parse(text)?;
+    let mut hd = HistData::empty(&spec);
+    let lookup = other.map(One);
+    let options = BuildOptions {
+        vars: lookup.as_ref().map(|l| l as &dyn VarLookup),
+        ..Default::default()
+    };
+    HistData::build_into_with(&mut hd, &spec, &EVENT, options)?;
+    Ok(hd)
+}
+
+fn build(text: &'static str) -> HistData<'static> {
+    try_build_with(text, None).unwrap_or_else(|e| panic!("{text}: {e:?}"))
+}
+
+fn err(text: &'static str) -> HistError {
+    try_build_with(text, None)
+        .err()
+        .unwrap_or_else(|| panic!("{text} builds"))
+}
+
+/// What hist reports for `text`, when every look-up succeeds: C's first
+/// error, as the grammar predicts it.
+fn hist_err(text: &'static str) -> HistError {
+    trigger::parse(text).unwrap().check_syntax().unwrap_err()
+}
+
+/// The trigger info line.
+fn info(hd: &HistData<'_>) -> String {
+    let mut s = String::new();
+    hd.write_info(&mut s, trigger::PREFIX).unwrap();
+    s
+}
+
+/// Feeds `records` (each with the CPU it fires on) to a histogram of
+/// `data` whose sums are kept for `cpus` CPUs, and prints it.
+fn run_on(data: &HistData<'_>, cpus: usize, records: &[(u32, [u8; 40])]) -> String {
+    let params = map_params(data, cpus);
+    let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    let hist = Histogram::new(data, TracingMap::new(params, &storage).unwrap()).unwrap();
+    for (cpu, r) in records {
+        hist.update(r, &Ctx { cpu: *cpu });
+    }
+    print(&hist)
+}
+
+fn print(hist: &Histogram<'_>) -> String {
+    let mut order = std::vec![0u32; hist.map().max_elts()];
+    let mut out = String::new();
+    hist.print(&mut out, &NoSymbols, &mut order).unwrap();
+    out
+}
+
+/// The lines of `out` before the Totals.
+fn entries(out: &str) -> Vec<&str> {
+    out.lines().take_while(|l| !l.is_empty()).collect()
+}
+
+const SIX: &str = "keys=a:vals=b.min,b.max,b.avg,c.min,c.max,c.avg";
+
+#[test]
+fn min_max_avg_of_unsigned_and_signed_values() {
+    let hd = build(SIX);
+    assert!(hd.has_stats());
+    assert_eq!(hd.n_sums(), 7);
+    assert!(hd.program().is_none(), "statistics take the general path");
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,b.min,b.max,b.avg,c.min,c.max,c.avg:sort=hitcount:size=2048"
+    );
+    // c.avg: -8 / 3 rounds toward zero.
+    let records = [
+        (0, record(1, 10, -7)),
+        (1, record(1, 5, 3)),
+        (2, record(1, 7, -4)),
+        (1, record(2, 5, 3)),
+    ];
+    let want = "{ a:          2 } hitcount:          1  b.min:          5  b.max:          5  \
+                b.avg:          5  c.min:          3  c.max:          3  c.avg:          3\n\
+                { a:          1 } hitcount:          3  b.min:          5  b.max:         10  \
+                b.avg:          7  c.min:         -7  c.max:          3  c.avg:         -2\n\
+                \nTotals:\n    Hits: 4\n    Entries: 2\n    Dropped: 0\n";
+    // Kept per CPU (CPU 2 of 2 adds to CPU 0's copy) or shared: the same.
+    for cpus in [1, 2, 3, 64] {
+        assert_eq!(run_on(&hd, cpus, &records), want, "{cpus} CPUs");
+    }
+    // Signed: the smallest and largest s32 and u32 values.
+    let hd = build("keys=a:vals=b.min,b.max,c.min,c.max");
+    let out = run_on(
+        &hd,
+        2,
+        &[
+            (0, record(1, u32::MAX, i32::MIN)),
+            (1, record(1, 0, i32::MAX)),
+        ],
+    );
+    assert_eq!(
+        entries(&out),
+        [
+            "{ a:          1 } hitcount:          2  b.min:          0  b.max: 4294967295  \
+          c.min: -2147483648  c.max: 2147483647"
+        ]
+    );
+}
+
+#[test]
+fn statistics_beside_sums_and_displays() {
+    let records = [(0, record(1, 10, -7)), (1, record(1, 0x2f, 3))];
+    // A sum and the statistics of the same field, and .hex.
+    let hd = build("keys=a:vals=b,b.hex.max,c.avg,c");
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,b,b.hex.max,c.avg,c:sort=hitcount:size=2048"
+    );
+    assert_eq!(
+        entries(&run_on(&hd, 2, &records)),
+        [
+            "{ a:          1 } hitcount:          2  b:         57  b.max:         2f  \
+          c.avg:         -2  c: 18446744073709551612"
+        ]
+    );
+    let vals: Vec<(usize, String, ValDisplay)> = hd
+        .printed_vals()
+        .map(|(i, name, display)| (i, format!("{name}"), display))
+        .collect();
+    assert_eq!(
+        vals,
+        [
+            (0, String::from("hitcount"), ValDisplay::Plain),
+            (1, String::from("b"), ValDisplay::Plain),
+            (2, String::from("b.max"), ValDisplay::Hex),
+            (3, String::from("c.avg"), ValDisplay::Signed),
+            (4, String::from("c"), ValDisplay::Plain)
+        ]
+    );
+    // nohitcount: the statistics are the values.
+    let hd = build("keys=a:vals=b.max:nohitcount");
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=b.max:sort=hitcount:size=2048:nohitcount"
+    );
+    assert_eq!(
+        entries(&run_on(&hd, 2, &records)),
+        ["{ a:          1 }  b.max:         47"]
+    );
+}
+
+#[test]
+fn statistics_of_expressions_references_and_timestamps() {
+    let records = [(0, record(1, 10, -7)), (1, record(1, 5, 3))];
+    // An expression is printed, whole, when it has a statistic (hist
+    // prints no expression value); a statistic ends it, whatever the last
+    // operand: `b-c.max` is the maximum of b-c.
+    let hd = build("keys=a:vals=b-c.max,b*2.min,-(c).avg");
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,b-c.max,b*2.min,-(c).avg:sort=hitcount:size=2048"
+    );
+    assert_eq!(
+        entries(&run_on(&hd, 2, &records)),
+        [
+            "{ a:          1 } hitcount:          2  b-c.max:         17  b*2.min:         10  \
+          -(c).avg:          2"
+        ]
+    );
+    let hd = build("keys=a:vals=common_timestamp.usecs.max,cpu.min");
+    assert!(hd.uses_timestamps() && hd.ts_in_usecs());
+    assert_eq!(
+        entries(&run_on(
+            &hd,
+            4,
+            &[(3, record(1, 0, 0)), (2, record(1, 0, 0))]
+        )),
+        [
+            "{ a:          1 } hitcount:          2  common_timestamp.max:       2000  \
+          cpu.min:          2"
+        ]
+    );
+    // As hist names `cpu` in its trigger info.
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,common_timestamp.usecs.max,common_cpu.min:sort=hitcount:\
+         size=2048:clock=global"
+    );
+    // A variable of this trigger that is a plain field stands for it.
+    let hd = build("keys=a:x=c:vals=$x.min");
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,c.min:x=c:sort=hitcount:size=2048"
+    );
+}
+
+/// A reference to another trigger's variable, as a statistic: resolved
+/// per event, as a sum of it is.
+#[test]
+fn statistics_of_another_triggers_variable() {
+    let owner = build("keys=a:t=c");
+    let hd = try_build_with("keys=a:vals=$t.min,$t.max", Some(&owner)).unwrap();
+    assert_eq!(hd.n_var_refs(), 1);
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,$t.min,$t.max:sort=hitcount:size=2048"
+    );
+    let storage = |d: &HistData<'_>| -> Vec<AtomicU64> {
+        (0..map_params(d, 2).storage_words().unwrap())
+            .map(|_| AtomicU64::new(0))
+            .collect()
+    };
+    let (s1, s2) = (storage(&owner), storage(&hd));
+    let h1 = Histogram::new(&owner, TracingMap::new(map_params(&owner, 2), &s1).unwrap()).unwrap();
+    let h2 = Histogram::new(&hd, TracingMap::new(map_params(&hd, 2), &s2).unwrap()).unwrap();
+    struct NoSink;
+    impl ActionSink for NoSink {
+        fn trace(&self, _: usize, _: &[u64], _: &[u32]) {}
+        fn snapshot(&self, _: u64, _: &[u8], _: &[u8; 16]) {}
+    }
+    for (cpu, c) in [(0, -5), (1, 9), (0, 2)] {
+        let ctx = Ctx { cpu };
+        h1.update(&record(1, 0, c), &ctx);
+        h2.update_with_refs(&record(1, 0, 0), &ctx, &[&h1], &NoSink);
+    }
+    assert_eq!(
+        entries(&print(&h2)),
+        ["{ a:          1 } hitcount:          3  t.min:         -5  t.max:          9"]
+    );
+}
+
+/// hist's own meanings come first: a text hist takes is hist's, whatever
+/// it ends with.
+#[test]
+fn what_hist_takes_stays_hists() {
+    // C reads `x.y.max` as `system.event.field`, and, for a field, looks
+    // its name up in this event, whichever event it names: a field of
+    // that name is the value.
+    const MAXED: [EventField<'static>; 2] = [
+        EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
+        EventField::new("max", "u32", 20, 4, false, FieldStorage::Other),
+    ];
+    let event = EventDesc {
+        fields: &MAXED,
+        ..EVENT
+    };
+    let spec = trigger::parse("keys=b:vals=b.hex.max").unwrap();
+    let hd = HistData::build(&spec, &event).unwrap();
+    assert!(!hd.has_stats());
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=b:vals=hitcount,max:sort=hitcount:size=2048"
+    );
+    // `$x.max` of a variable named `x.max` that is a plain field.
+    let hd = build("keys=a:x.max=b:vals=$x.max");
+    assert!(!hd.has_stats());
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,b:x.max=b:sort=hitcount:size=2048"
+    );
+    // ... and of another trigger's variable named `t.max`, beside a
+    // statistic of `t`, in a text hist rejects.
+    let owner = build("keys=a:t.max=b,t=c");
+    let hd = try_build_with("keys=a:vals=$t.max,$t.max", Some(&owner)).unwrap();
+    assert!(!hd.has_stats());
+    let hd = try_build_with("keys=a:vals=$t.max,$t.min", Some(&owner)).unwrap();
+    assert_eq!(hd.val_stat(1), None);
+    assert_eq!(hd.val_stat(2), Some(Statistic::Min));
+    assert!(!hd.val_signed(1) && hd.val_signed(2));
+}
+
+/// A text rhist rejects gets hist's error, the first hist finds, even
+/// where the statistics are not what is wrong.
+#[test]
+fn rejected_texts_keep_hists_errors() {
+    let bad_modifier = |text: &str, at: &str| {
+        let pos = "rhist:".len() + text.find(at).unwrap();
+        HistError::new(HistErrorKind::BadFieldModifier, pos)
+    };
+    for (text, at) in [
+        // Not a number: a string, a stack trace.
+        ("keys=a:vals=s.max", "max"),
+        ("keys=a:vals=common_stacktrace.max", "max"),
+        // A bad statistic, a bad field, a bad key or sort key later.
+        ("keys=a:vals=b.maxi", "maxi"),
+        ("keys=a:vals=nosuch.max", "max"),
+        ("keys=nosuch:vals=b.max", "max"),
+        ("keys=a:vals=b.max:sort=b", "max"),
+        ("keys=a:vals=b.max:sort=b.max.up", "max"),
+        ("keys=a:vals=b.max:sort=c", "max"),
+        // Seven statistics.
+        (
+            "keys=a:vals=b.min,b.max,b.avg,c.min,c.max,c.avg,a.max",
+            "min",
+        ),
+    ] {
+        let e = err(text);
+        assert_eq!(e, bad_modifier(text, at), "{text}");
+        assert_eq!(e.errno(), errno::EINVAL);
+    }
+    // Where C looks a field up first, its error: `x.y.max` is the field
+    // `max` of a system and event (a saved comm, a modifier hist does not
+    // take on values, .percent and .graph, a modifier rhist takes).
+    let not_found = |text: &str| {
+        let pos = "rhist:".len() + text.rfind('.').unwrap() + 1;
+        HistError::new(HistErrorKind::FieldNotFound, pos)
+    };
+    for text in [
+        "keys=a:vals=common_pid.execname.min",
+        "keys=a:vals=b.log2.max",
+        "keys=a:vals=b.sym.max",
+        "keys=a:vals=b.percent.max",
+        "keys=a:vals=b.graph.avg",
+        "keys=a:vals=nosuch.hex.max",
+    ] {
+        assert_eq!(err(text), not_found(text), "{text}");
+    }
+    assert_eq!(
+        err("keys=a:vals=nosuch,b.max").kind(),
+        Some(HistErrorKind::FieldNotFound)
+    );
+    // Three sums are two too many, as in hist: silent.
+    let e = err("keys=a:vals=a,b,c,b.max");
+    assert_eq!((e.kind(), e.errno()), (None, errno::EINVAL));
+    // A reference that resolves nowhere: C's two entries.
+    let owner = build("keys=a:t=c");
+    let e = try_build_with("keys=a:vals=$u.max", Some(&owner)).unwrap_err();
+    assert_eq!(e.kind(), Some(HistErrorKind::BadFieldModifier));
+    assert_eq!(
+        e.logged_before().next().map(|(k, _)| k),
+        Some(HistErrorKind::VarNotFound)
+    );
+    // The grammar's prediction of hist's error agrees.
+    for text in [
+        "keys=a:vals=b.max:sort=c",
+        "keys=a:vals=s.max",
+        "keys=a:vals=a,b,c,b.max",
+    ] {
+        assert_eq!(err(text), hist_err(text), "{text}");
+    }
+}
+
+/// Statistics count apart from sums: two sums as in hist, and up to six
+/// values in all.
+#[test]
+fn how_statistics_count() {
+    assert_eq!(build("keys=a:vals=a,b,c.max").n_sums(), 4);
+    assert_eq!(build("keys=a:vals=c.max,a,b").n_sums(), 4);
+    assert_eq!(build("keys=a:vals=a,b,a.min,b.max,c.avg,c.min").n_sums(), 7);
+    assert_eq!(build("keys=a:vals=hitcount,b.max,hitcount").n_sums(), 3);
+    assert_eq!(build("keys=a:vals=a,b,hitcount,c.max").n_sums(), 4);
+    assert!(try_build_with("keys=a:vals=hitcount,a,b,hitcount,c.max", None).is_err());
+    assert!(try_build_with("keys=a:vals=a,b,a.min,b.max,c.avg,c.min,c.max", None).is_err());
+    // hist's rule for its own texts.
+    assert_eq!(err("keys=a:vals=a,b,c").kind(), None);
+}
+
+#[test]
+fn sort_on_statistics() {
+    let hd = build("keys=a:vals=b,b.max,c.min:sort=b.max.descending,c.min");
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,b,b.max,c.min:sort=b.max.descending,c.min:size=2048"
+    );
+    assert_eq!(hd.sort_keys()[0].field, SortField::Sum(2));
+    assert!(hd.sort_keys()[0].descending);
+    assert_eq!(hd.sort_keys()[1].field, SortField::Sum(3));
+    assert!(!hd.sort_keys()[1].descending);
+    // `sort=b` is the sum.
+    let hd = build("keys=a:vals=b.max,b:sort=b.ascending");
+    assert_eq!(hd.sort_keys()[0].field, SortField::Sum(2));
+    // An expression, and the written form of a .hex.
+    let hd = build("keys=a:vals=b-c.avg,b.hex.max:sort=b-c.avg.descending,b.max");
+    assert_eq!(hd.sort_keys()[0].field, SortField::Sum(1));
+    assert_eq!(hd.sort_keys()[1].field, SortField::Sum(2));
+
+    let records: Vec<(u32, [u8; 40])> = [
+        (1, 50, -1),
+        (1, 1, 4),
+        (2, 30, -9),
+        (3, 40, 6),
+        (3, 2, -20),
+        (4, 45, 0),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(a, b, c))| (i as u32 % 2, record(a, b, c)))
+    .collect();
+    let order = |text: &'static str| -> Vec<String> {
+        let hd = build(text);
+        entries(&run_on(&hd, 2, &records))
+            .iter()
+            .map(|l| String::from(&l[..16]))
+            .collect()
+    };
+    let keys = |v: &[u64]| -> Vec<String> { v.iter().map(|a| format!("{{ a: {a:10} ")).collect() };
+    // b.max: 50, 30, 40, 45.
+    assert_eq!(
+        order("keys=a:vals=b.max:sort=b.max.descending"),
+        keys(&[1, 4, 3, 2])
+    );
+    assert_eq!(order("keys=a:vals=b.max:sort=b.max"), keys(&[2, 3, 4, 1]));
+    // c.min, signed: -1, -9, -20, 0.
+    assert_eq!(order("keys=a:vals=c.min:sort=c.min"), keys(&[3, 2, 1, 4]));
+    assert_eq!(
+        order("keys=a:vals=c.max:sort=c.max.descending"),
+        keys(&[3, 1, 4, 2])
+    );
+    // c.avg, signed: 3/2 = 1, -9, -14/2 = -7, 0.
+    assert_eq!(order("keys=a:vals=c.avg:sort=c.avg"), keys(&[2, 3, 4, 1]));
+    // b.min, then hitcount: 1, 30, 2, 45.
+    assert_eq!(
+        order("keys=a:vals=b.min:sort=b.min.descending"),
+        keys(&[4, 2, 3, 1])
+    );
+}
+
+/// Two triggers are one histogram only if their statistics are the same.
+#[test]
+fn matching_needs_the_same_statistics() {
+    let m = |x: &'static str, y: &'static str| build(x).matches(&build(y));
+    assert!(m("keys=a:vals=b.max", "keys=a:vals=b.max"));
+    assert!(!m("keys=a:vals=b.max", "keys=a:vals=b.min"));
+    assert!(!m("keys=a:vals=b.max", "keys=a:vals=b"));
+    assert!(!m("keys=a:vals=b.avg", "keys=a:vals=b"));
+    assert!(!m("keys=a:vals=b.max,c.min", "keys=a:vals=b.max,c.max"));
+    assert!(!m(
+        "keys=a:vals=b.max:sort=b.max",
+        "keys=a:vals=b.max:sort=hitcount"
+    ));
+    // The parts of a match C ignores, ignored.
+    assert!(m(
+        "keys=a:vals=b.max:size=256",
+        "keys=a:vals=b.max:size=512"
+    ));
+}
+
+/// The info line reads back as the same trigger.
+#[test]
+fn the_info_line_round_trips() {
+    let owner = build("keys=a:t=c");
+    for text in [
+        SIX,
+        "keys=a:vals=b,b.hex.max,c.avg,c",
+        "keys=a:vals=b-c.max,b*2.min,-(c).avg:sort=b*2.min.descending",
+        "keys=a:vals=common_timestamp.usecs.max,cpu.min:sort=cpu.min",
+        "keys=a:vals=b.max:nohitcount:sort=b.max.descending,hitcount",
+        "keys=a:vals=$t.min,$t.max:sort=t.max",
+        "keys=a,c:vals=b.avg:x=c:size=128 if b > 3",
+    ] {
+        let hd = try_build_with(text, Some(&owner)).unwrap();
+        assert!(hd.has_stats(), "{text}");
+        let line = info(&hd);
+        let again = String::from(line.strip_prefix(trigger::PREFIX).unwrap());
+        let again: &'static str = std::boxed::Box::leak(again.into_boxed_str());
+        let hd2 = try_build_with(again, Some(&owner)).unwrap();
+        assert_eq!(info(&hd2), line, "{text}");
+        // As in hist, `cpu` (a generic field) is not `common_cpu`.
+        assert!(hd.matches(&hd2) || text.contains("cpu"), "{text}");
+    }
+}
+
+#[test]
+fn debug_shows_the_statistics() {
+    let mut out = String::new();
+    build("keys=a:vals=b,c.min")
+        .write_debug(&mut out, &"ptr")
+        .unwrap();
+    assert!(
+        out.contains(
+            "    hist_data->fields[2]:\n      flags:\n        VAL: normal u64 value\n      \
+             ftrace_event_field name: c\n      type: s32\n      size: 4\n      is_signed: 1\n      \
+             statistic: min\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(out.matches("statistic:").count(), 1, "{out}");
+}
+
+/// Clearing an entry's statistics goes back to their identity: the next
+/// events count afresh.
+#[test]
+fn clear_starts_afresh() {
+    let hd = build("keys=a:vals=b.min,b.max,c.avg");
+    let params = map_params(&hd, 2);
+    let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    let hist = Histogram::new(&hd, TracingMap::new(params, &storage).unwrap()).unwrap();
+    hist.update(&record(1, 100, -50), &Ctx { cpu: 0 });
+    hist.update(&record(1, 1, 50), &Ctx { cpu: 1 });
+    hist.clear();
+    hist.update(&record(1, 7, 3), &Ctx { cpu: 1 });
+    hist.update(&record(1, 9, 5), &Ctx { cpu: 0 });
+    assert_eq!(
+        entries(&print(&hist)),
+        [
+            "{ a:          1 } hitcount:          2  b.min:          7  b.max:          9  \
+          c.avg:          4"
+        ]
+    );
+}
+
+/// Per key, the hitcount and the smallest, largest and summed value of
+/// `b` (unsigned) and `c` (signed).
+#[derive(Clone, Copy)]
+struct Model {
+    hits: u64,
+    b: (u64, u64, u64),
+    c: (i64, i64, i64),
+}
+
+proptest::proptest! {
+    /// Any records on any CPUs give, per key, the statistics of its
+    /// values, sums kept per CPU or shared.
+    #[test]
+    fn statistics_are_those_of_the_records(
+        recs in proptest::collection::vec((0u64..6, proptest::num::u32::ANY, proptest::num::i32::ANY, 0u32..5), 1..80),
+        cpus in 1usize..5,
+    ) {
+        let hd = build(SIX);
+        let records: Vec<(u32, [u8; 40])> =
+            recs.iter().map(|&(a, b, c, cpu)| (cpu, record(a, b, c))).collect();
+        let mut model: BTreeMap<u64, Model> = BTreeMap::new();
+        for &(a, b, c, _) in &recs {
+            let (b, c) = (u64::from(b), i64::from(c));
+            let m = model.entry(a).or_insert(Model {
+                hits: 0,
+                b: (u64::MAX, 0, 0),
+                c: (i64::MAX, i64::MIN, 0),
+            });
+            m.hits += 1;
+            m.b = (m.b.0.min(b), m.b.1.max(b), m.b.2 + b);
+            m.c = (m.c.0.min(c), m.c.1.max(c), m.c.2 + c);
+        }
+        let mut want: Vec<String> = model
+            .iter()
+            .map(|(a, m)| {
+                let h = m.hits;
+                format!(
+                    "{{ a: {a:10} }} hitcount: {h:10}  b.min: {:10}  b.max: {:10}  b.avg: {:10}  \
+                     c.min: {:10}  c.max: {:10}  c.avg: {:10}",
+                    m.b.0, m.b.1, m.b.2 / h, m.c.0, m.c.1, m.c.2 / h as i64
+                )
+            })
+            .collect();
+        want.sort();
+        let out = run_on(&hd, cpus, &records);
+        let mut got: Vec<String> = entries(&out).iter().map(|l| String::from(*l)).collect();
+        got.sort();
+        proptest::prop_assert_eq!(got, want);
+    }
+}
