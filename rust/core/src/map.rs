@@ -608,6 +608,22 @@ impl<const N: usize> MapKey for &[u64; N] {
     fn word(self, i: usize) -> u64 {
         self.get(i).copied().unwrap_or(0)
     }
+
+    /// A loop over the words by their index, which the compiler unrolls:
+    /// no iterator adapter for it to leave out of line (it did, for the
+    /// event path's look-up past the first entry in the module).
+    #[inline(always)]
+    fn matches(self, slots: &[AtomicU64]) -> bool {
+        let Some(slots) = slots.first_chunk::<N>() else {
+            return false;
+        };
+        for i in 0..N {
+            if slots[i].load(Ordering::Relaxed) != self[i] {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// Word `i` of a key given as bytes, zero padded past its end.
