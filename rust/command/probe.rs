@@ -78,7 +78,7 @@ pub(super) unsafe extern "C" fn on_event(
     // here is the last thing done, a jump: the code saves no registers.
     if !trigger
         .hist()
-        .update_compiled(rec, this_cpu(), poll::wake_pollers)
+        .update_compiled(rec, this_cpu, poll::wake_pollers)
     {
         on_event_general(trigger, rec, buffer, rbe);
     }
@@ -110,7 +110,7 @@ unsafe fn on_event_sized(
     if trigger.on_synthetic()
         || !trigger
             .hist()
-            .update_compiled(rec, this_cpu(), poll::wake_pollers)
+            .update_compiled(rec, this_cpu, poll::wake_pollers)
     {
         on_event_general(trigger, rec, buffer, rbe);
     }

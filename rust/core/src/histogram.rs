@@ -119,28 +119,6 @@ impl Shape {
     }
 }
 
-/// A key's hash and the CPU an event runs on, in one word: so that the
-/// event path's calls out of line pass their arguments in registers.
-#[derive(Clone, Copy)]
-struct HashCpu(u64);
-
-impl HashCpu {
-    #[inline(always)]
-    fn new(h: u32, cpu: u32) -> Self {
-        HashCpu(u64::from(h) << 32 | u64::from(cpu))
-    }
-
-    #[inline(always)]
-    fn hash(self) -> u32 {
-        (self.0 >> 32) as u32
-    }
-
-    #[inline(always)]
-    fn cpu(self) -> u32 {
-        self.0 as u32
-    }
-}
-
 /// `Histogram<'a>` is covariant in `'a`: a `&'s Histogram<'static>`
 /// shortens to `&'s Histogram<'s>`. Owners rely on that to tie every
 /// borrow they hand out to themselves; this fails to compile otherwise.
@@ -225,7 +203,8 @@ impl<'a> Histogram<'a> {
     /// allocation.
     #[inline]
     pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
-        if !self.update_compiled(rec, ctx.cpu(), || {}) {
+        let cpu = ctx.cpu();
+        if !self.update_compiled(rec, move || cpu, || {}) {
             self.update_general(rec, ctx);
         }
     }
@@ -256,20 +235,28 @@ impl<'a> Histogram<'a> {
     /// in a section that starts on a page (see `global_asm!` above). The
     /// probe and the shapes of one and two numbers share theirs.
     ///
-    /// `cpu` is the CPU the caller runs on, whose copy of the sums the
-    /// event adds to (see [`MapParams::per_cpu`]).
+    /// `cpu` gives the CPU the caller runs on, whose copy of the sums the
+    /// event adds to (see [`MapParams::per_cpu`]), when they are added: in
+    /// the kernel, a read of a per-CPU variable that takes no register
+    /// before it.
     ///
     /// `after` runs once the entry is updated (the kernel wakes the hist
     /// files' pollers), in the shape's code: the probe's call to it can be
     /// its last, a jump, and the shape returns to the probe's caller.
     ///
     /// Each shape's code calls nothing on its common path (a key whose
-    /// loads are all quick, found where its probe starts): what it saves
-    /// of the registers its code uses is little, and the rest (a longer
-    /// probe, an insert, a load that is not quick) is a jump to code out
-    /// of line, which saves what it uses itself.
+    /// loads are all quick, found where its probe starts), and keeps few
+    /// values (in the module, a key of one number with no values saves no
+    /// register); the rest (a longer probe, an insert, the values, a load
+    /// that is not quick) is a jump to code out of line, which saves what
+    /// it uses itself.
     #[inline(always)]
-    pub fn update_compiled(&self, rec: &[u8], cpu: u32, after: impl FnOnce()) -> bool {
+    pub fn update_compiled(
+        &self,
+        rec: &[u8],
+        cpu: impl FnOnce() -> u32,
+        after: impl FnOnce(),
+    ) -> bool {
         if self.shape == Shape::Number1 {
             self.run_number_key1(rec, cpu, after);
             return true;
@@ -296,7 +283,7 @@ impl<'a> Histogram<'a> {
     /// [`update_compiled`](Self::update_compiled) of a key of one number.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key1<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_number_key1<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.number_key_fast::<1>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -306,7 +293,7 @@ impl<'a> Histogram<'a> {
     /// [`update_compiled`](Self::update_compiled) of a key of two numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key2<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_number_key2<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.number_key_fast::<2>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -317,7 +304,7 @@ impl<'a> Histogram<'a> {
     /// numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
-    fn run_number_key3<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_number_key3<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.number_key_fast::<3>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -328,7 +315,7 @@ impl<'a> Histogram<'a> {
     /// `char[]` strings of one word.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
-    fn run_short_key1<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_short_key1<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.short_key_fast::<1>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -338,7 +325,7 @@ impl<'a> Histogram<'a> {
     /// [`run_short_key1`](Self::run_short_key1) of two words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
-    fn run_short_key2<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_short_key2<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.short_key_fast::<2>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -348,7 +335,7 @@ impl<'a> Histogram<'a> {
     /// [`run_short_key1`](Self::run_short_key1) of three words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
-    fn run_short_key3<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_short_key3<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.short_key_fast::<3>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -358,7 +345,7 @@ impl<'a> Histogram<'a> {
     /// [`run_short_key1`](Self::run_short_key1) of four words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key4")]
-    fn run_short_key4<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_short_key4<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.short_key_fast::<4>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -369,35 +356,36 @@ impl<'a> Histogram<'a> {
     /// sums of `rec` to it, then runs `after`: inline at the entry where
     /// the key's probe starts, out of line from there on.
     #[inline(always)]
-    fn account_words<const N: usize, F: FnOnce()>(
+    fn account_words<const N: usize, C: FnOnce() -> u32, F: FnOnce()>(
         &self,
         key: [u64; N],
         rec: &[u8],
-        cpu: u32,
+        cpu: C,
         after: F,
     ) {
         let h = (&key).hash(N);
         match self.map.insert_first_uncounted(&key, h) {
             First::Found(idx) => self.add_sums(rec, cpu, idx, after),
             First::Absent => after(),
-            First::Further => self.account_further(key, HashCpu::new(h, cpu), rec, after),
-            First::Probe => self.account_probe(key, HashCpu::new(h, cpu), rec, after),
+            First::Further => self.account_further(key, h, rec, cpu, after),
+            First::Probe => self.account_probe(key, h, rec, cpu, after),
         }
     }
 
     /// [`account_words`](Self::account_words) past the entry where the
     /// key's probe starts, up to a free entry.
     #[inline(never)]
-    fn account_further<const N: usize, F: FnOnce()>(
+    fn account_further<const N: usize, C: FnOnce() -> u32, F: FnOnce()>(
         &self,
         key: [u64; N],
-        hc: HashCpu,
+        h: u32,
         rec: &[u8],
+        cpu: C,
         after: F,
     ) {
-        match self.map.insert_further_uncounted(&key, hc.hash()) {
-            First::Found(idx) => self.add_sums(rec, hc.cpu(), idx, after),
-            First::Probe => self.account_probe(key, hc, rec, after),
+        match self.map.insert_further_uncounted(&key, h) {
+            First::Found(idx) => self.add_sums(rec, cpu, idx, after),
+            First::Probe => self.account_probe(key, h, rec, cpu, after),
             First::Absent | First::Further => after(),
         }
     }
@@ -405,45 +393,44 @@ impl<'a> Histogram<'a> {
     /// [`account_words`](Self::account_words) by the map's probe loop:
     /// an insert, or a wait for an entry being published.
     #[inline(never)]
-    fn account_probe<const N: usize, F: FnOnce()>(
+    fn account_probe<const N: usize, C: FnOnce() -> u32, F: FnOnce()>(
         &self,
         key: [u64; N],
-        hc: HashCpu,
+        h: u32,
         rec: &[u8],
+        cpu: C,
         after: F,
     ) {
-        match self.map.insert_rest_uncounted(&key, hc.hash()) {
-            Some(idx) => self.add_sums(rec, hc.cpu(), idx, after),
+        match self.map.insert_rest_uncounted(&key, h) {
+            Some(idx) => self.add_sums(rec, cpu, idx, after),
             None => after(),
         }
     }
 
-    /// Adds the program's sums of `rec` to element `idx`, in CPU `cpu`'s
-    /// copy, then runs `after`: inline as long as the values' loads are
-    /// quick, out of line from the first that is not.
+    /// Adds the program's sums of `rec` to element `idx`, in the copy of
+    /// the CPU `cpu` gives, then runs `after`: the hitcount inline, the
+    /// values, if any, out of line ([`add_values`](Self::add_values)), so
+    /// that a histogram of hitcounts keeps none of what they need.
     #[inline(always)]
-    fn add_sums<F: FnOnce()>(&self, rec: &[u8], cpu: u32, idx: u32, after: F) {
-        let sums = self.map.cpu_sums(idx, cpu).map(|s| s.words());
+    fn add_sums<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, idx: u32, after: F) {
+        let sums = self.map.cpu_sums(idx, cpu()).map(|s| s.words());
         let Some((hits, values)) = sums.and_then(|s| s.split_first()) else {
             return after();
         };
         hits.fetch_add(1, Ordering::Relaxed);
-        match self.program.add_values_fast(rec, values) {
-            Ok(()) => after(),
-            Err(from) => self.add_values_slow(rec, values, from, after),
+        if values.is_empty() {
+            return after();
         }
+        self.add_values(rec, values, after)
     }
 
-    /// [`add_sums`](Self::add_sums) from value `from` on.
+    /// The values of [`add_sums`](Self::add_sums): inline as long as
+    /// their loads are quick, out of line from the first that is not.
     #[inline(never)]
-    fn add_values_slow<F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        values: &[AtomicU64],
-        from: usize,
-        after: F,
-    ) {
-        self.program.add_values(rec, values, from);
+    fn add_values<F: FnOnce()>(&self, rec: &[u8], values: &[AtomicU64], after: F) {
+        if let Err(from) = self.program.add_values_fast(rec, values) {
+            self.program.add_values(rec, values, from);
+        }
         after();
     }
 
@@ -452,7 +439,7 @@ impl<'a> Histogram<'a> {
     /// shape says, without the quick loads.
     #[inline(never)]
     #[cold]
-    fn run_slow<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_slow<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         let p = &self.program;
         let map = &self.map;
         let elt = match self.shape {
@@ -472,12 +459,12 @@ impl<'a> Histogram<'a> {
     /// key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.string")]
-    fn run_string_key<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_string_key<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         let p = &self.program;
         let mut key = StrKey::EMPTY;
         match p.string_key(rec, &mut key) {
-            true => self.add_sums_of(rec, cpu, self.map.insert_key_uncounted(&key)),
-            false => self.run_long_key(rec, cpu),
+            true => self.add_sums_of(rec, cpu(), self.map.insert_key_uncounted(&key)),
+            false => self.run_long_key(rec, cpu()),
         }
         after();
     }
@@ -488,12 +475,12 @@ impl<'a> Histogram<'a> {
     /// whole key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.compact")]
-    fn run_compact_key<F: FnOnce()>(&self, rec: &[u8], cpu: u32, after: F) {
+    fn run_compact_key<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         let p = &self.program;
         let mut key = CompactKey::EMPTY;
         match p.compact_key(rec, &mut key) {
-            true => self.add_sums_of(rec, cpu, self.map.insert_key_uncounted(&key)),
-            false => self.run_long_key(rec, cpu),
+            true => self.add_sums_of(rec, cpu(), self.map.insert_key_uncounted(&key)),
+            false => self.run_long_key(rec, cpu()),
         }
         after();
     }
