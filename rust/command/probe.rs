@@ -55,7 +55,9 @@ pub(super) unsafe extern "C" fn on_event(
     rec: *mut c_void,
     rbe: *mut bindings::ring_buffer_event,
 ) {
-    if rec.is_null() || rbe.is_null() {
+    // The tracing core passes a record and its ring buffer event, or
+    // neither; only the paths that read the event test it.
+    if rec.is_null() {
         return;
     }
     // SAFETY: the tracing core calls this only for attached rhist
@@ -65,20 +67,25 @@ pub(super) unsafe extern "C" fn on_event(
     // A record holds at least the fixed part of its event, which holds
     // every field (`record_span` is only set for the trigger's own event).
     let Some(len) = trigger.record_span() else {
+        if rbe.is_null() {
+            return;
+        }
         // SAFETY: `rec` and `rbe` are not null (checked above) and are the
         // record and ring buffer event the tracing core is tracing in this
         // call: what `on_event_sized()` requires.
         return unsafe { on_event_sized(trigger, buffer, rec, rbe) };
     };
-    // SAFETY: `rec` is the data of `rbe`, an event of the trigger's own
-    // event, whose records hold at least its fixed part: `len` bytes.
+    // SAFETY: `rec` is the data of an event of the trigger's own event,
+    // whose records hold at least its fixed part: `len` bytes.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
-    // A compiled trigger has no references, actions or context to read.
-    // The compiled program wakes the pollers itself, last. Every call
-    // here is the last thing done, a jump: the code saves no registers.
+    // A compiled trigger has no references, actions or context to read:
+    // not even the ring buffer event. The compiled program wakes the
+    // pollers itself, last. Every call here is the last thing done, a
+    // jump: the code saves no registers.
     if !trigger
         .hist()
-        .update_compiled(rec, this_cpu(), poll::wake_pollers)
+        .update_compiled(rec, this_cpu, poll::wake_pollers)
+        && !rbe.is_null()
     {
         on_event_general(trigger, rec, buffer, rbe);
     }
@@ -110,7 +117,7 @@ unsafe fn on_event_sized(
     if trigger.on_synthetic()
         || !trigger
             .hist()
-            .update_compiled(rec, this_cpu(), poll::wake_pollers)
+            .update_compiled(rec, this_cpu, poll::wake_pollers)
     {
         on_event_general(trigger, rec, buffer, rbe);
     }

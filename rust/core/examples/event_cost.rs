@@ -6,19 +6,21 @@
 //! per CPU for two CPUs, as the module does on the bench's guest.
 //!
 //! `stage` runs only the first stages of a compiled trigger's event path,
-//! so that their differences give each stage's cost: 0 only the loop, 1
-//! reads the record and builds the key, 2 also hashes it, 3 builds it and finds or inserts
-//! its entry (hash, probe, compare), 4 also adds the sums, 5 (the
-//! default) is the whole `Histogram::update()` (whose code the compiler
-//! lays out differently: its total is not the sum of the stages).
+//! as the histogram's code for the program's shape does them, so that
+//! their differences give each stage's cost: 0 only the loop, 1 reads
+//! the record and builds the key, 2 also hashes it, 3 builds it and finds
+//! or inserts its entry (hash, probe, compare), 4 also adds the sums, 5
+//! (the default) is the whole `Histogram::update()` (whose code the
+//! compiler lays out differently: its total is not the sum of the
+//! stages).
 
 use std::hint::black_box;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
 use rhist_core::hist::hist_data::HistData;
 use rhist_core::hist::histogram::{map_params, Histogram};
-use rhist_core::hist::map::{MapKey, TracingMap};
+use rhist_core::hist::map::{First, MapKey, TracingMap};
 use rhist_core::hist::program::Program;
 use rhist_core::hist::trigger;
 
@@ -59,49 +61,51 @@ fn one_event(hist: &Histogram<'_>, rec: &[u8]) {
 }
 
 /// The first `stage` stages of one event of a compiled trigger whose key
-/// is `N` numbers, or (`N` = 0) has strings and fits 4 words.
+/// is `N` words, built by `key` (as the histogram's code for the
+/// program's shape builds it).
 #[inline(never)]
-fn stages<const N: usize>(hist: &Histogram<'_>, p: &Program, rec: &[u8], stage: u32) {
+fn stages<const N: usize>(
+    hist: &Histogram<'_>,
+    p: &Program,
+    rec: &[u8],
+    stage: u32,
+    key: impl Fn(&[u8]) -> Option<[u64; N]>,
+) {
     let map = hist.map();
     if stage == 0 {
         black_box(rec);
         return;
     }
-    let elt = if N > 0 {
-        let key = p.number_key::<N>(rec);
-        match stage {
-            1 => {
-                black_box(key);
-                return;
-            }
-            2 => {
-                black_box((&key).hash(N));
-                return;
-            }
-            _ => map.insert_words_uncounted(&key),
-        }
-    } else {
-        let key = p.key::<4>(rec);
-        match stage {
-            1 => {
-                black_box(key);
-                return;
-            }
-            2 => {
-                black_box((&key[..]).hash(p.key_words()));
-                return;
-            }
-            _ => map.insert_words_uncounted(&key),
-        }
+    // The bench's records are all whole: no key takes the slow path.
+    let Some(key) = key(rec) else {
+        return;
     };
-    let Some(sums) = black_box(elt).and_then(|i| map.cpu_sums(i, 0)) else {
+    if stage == 1 {
+        black_box(key);
+        return;
+    }
+    let h = (&key).hash(N);
+    if stage == 2 {
+        black_box(h);
+        return;
+    }
+    let first = match map.insert_first_uncounted(&key, h) {
+        First::Further => map.insert_further_uncounted(&key, h),
+        first => first,
+    };
+    let elt = match first {
+        First::Found(i) => Some(i),
+        First::Probe => map.insert_rest_uncounted(&key, h),
+        First::Absent | First::Further => None,
+    };
+    let sums = black_box(elt).and_then(|i| map.cpu_sums(i, 0));
+    let Some((hits, values)) = sums.as_ref().and_then(|s| s.words().split_first()) else {
         return;
     };
     if stage >= 4 {
-        sums.add(0, 1);
-        for i in 1..p.n_sums() {
-            sums.add(i, p.value(i, rec));
-        }
+        hits.fetch_add(1, Ordering::Relaxed);
+        // The bench's records are all whole: every value is quick.
+        let _ = p.add_values_fast(rec, values);
     }
 }
 
@@ -139,12 +143,19 @@ fn main() {
         let rec = black_box(&recs[i & 4095]);
         match program {
             None => one_event(&hist, rec),
-            Some(p) if !p.words() => stages::<0>(&hist, p, rec, stage),
-            Some(p) => match p.n_keys() {
-                1 => stages::<1>(&hist, p, rec, stage),
-                2 => stages::<2>(&hist, p, rec, stage),
-                _ => stages::<3>(&hist, p, rec, stage),
+            Some(p) if p.words() => match p.n_keys() {
+                1 => stages(&hist, p, rec, stage, |r| p.number_key_fast::<1>(r)),
+                2 => stages(&hist, p, rec, stage, |r| p.number_key_fast::<2>(r)),
+                _ => stages(&hist, p, rec, stage, |r| p.number_key_fast::<3>(r)),
             },
+            Some(p) if p.short() => match p.key_words() {
+                1 => stages(&hist, p, rec, stage, |r| p.short_key_fast::<1>(r)),
+                2 => stages(&hist, p, rec, stage, |r| p.short_key_fast::<2>(r)),
+                3 => stages(&hist, p, rec, stage, |r| p.short_key_fast::<3>(r)),
+                _ => stages(&hist, p, rec, stage, |r| p.short_key_fast::<4>(r)),
+            },
+            // Longer keys with strings: stage 5 only.
+            Some(_) => one_event(&hist, rec),
         }
     }
     println!("{} entries", hist.map().len());

@@ -6,12 +6,12 @@
 //! memory both borrow.
 
 use core::fmt::{self, Write};
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::event::EventContext;
 use super::grammar::ActionKind;
 use super::hist_data::{self, ActionSink, HistData, Tracking};
-use super::map::{self, MapError, MapParams, TracingMap};
+use super::map::{self, First, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
 use super::program::{CompactKey, Program, StrKey};
 use super::stats::SlotOp;
@@ -77,8 +77,49 @@ pub struct Histogram<'a> {
     event_copies: usize,
     /// `data.has_stats()`: some sums are statistics.
     has_stats: bool,
-    /// The compiled event path, for the shapes it covers.
-    program: Option<Program>,
+    /// The compiled event path, for the shapes it covers (when `shape`
+    /// is not [`Shape::None`]).
+    program: Program,
+    /// The code that runs the program.
+    shape: Shape,
+}
+
+/// The code that runs a histogram's compiled program, by the program's
+/// key: see [`Histogram::update_compiled`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// No program: events take the general path.
+    None,
+    /// A key of one, two or three numbers.
+    Number1,
+    Number2,
+    Number3,
+    /// A key of numbers and `char[]` strings of one to four words
+    /// ([`Program::short`]).
+    Short1,
+    Short2,
+    Short3,
+    Short4,
+    /// One string alone, of more than four words.
+    String,
+    /// Any other key with strings.
+    Compact,
+}
+
+impl Shape {
+    fn of(p: &Program) -> Self {
+        match (p.words(), p.n_keys(), p.key_words()) {
+            (true, 1, _) => Shape::Number1,
+            (true, 2, _) => Shape::Number2,
+            (true, _, _) => Shape::Number3,
+            (false, _, 1) if p.short() => Shape::Short1,
+            (false, _, 2) if p.short() => Shape::Short2,
+            (false, _, 3) if p.short() => Shape::Short3,
+            (false, _, 4) if p.short() => Shape::Short4,
+            (false, _, _) if p.one_string() => Shape::String,
+            (false, _, _) => Shape::Compact,
+        }
+    }
 }
 
 /// `Histogram<'a>` is covariant in `'a`: a `&'s Histogram<'static>`
@@ -123,6 +164,7 @@ core::arch::global_asm!(
     ".pushsection .text.rhist_event,\"ax\",@progbits\n.balign 4096\n.popsection",
     ".pushsection .text.rhist_event.key3,\"ax\",@progbits\n.balign 4096\n.popsection",
     ".pushsection .text.rhist_event.short,\"ax\",@progbits\n.balign 4096\n.popsection",
+    ".pushsection .text.rhist_event.key4,\"ax\",@progbits\n.balign 4096\n.popsection",
     ".pushsection .text.rhist_event.string,\"ax\",@progbits\n.balign 4096\n.popsection",
     ".pushsection .text.rhist_event.compact,\"ax\",@progbits\n.balign 4096\n.popsection",
 );
@@ -134,6 +176,7 @@ impl<'a> Histogram<'a> {
         if map.params().with_cpus(1) != map_params(data, 1) {
             return Err(MapError::StorageTooSmall);
         }
+        let program = data.program();
         Ok(Histogram {
             data,
             map,
@@ -141,7 +184,8 @@ impl<'a> Histogram<'a> {
             has_copies: data.n_event_var_copies() > 0,
             event_copies: data.n_event_var_copies(),
             has_stats: data.has_stats(),
-            program: data.program(),
+            shape: program.as_ref().map_or(Shape::None, Shape::of),
+            program: program.unwrap_or(Program::NONE),
         })
     }
 
@@ -163,7 +207,8 @@ impl<'a> Histogram<'a> {
     /// allocation.
     #[inline]
     pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
-        if !self.update_compiled(rec, ctx.cpu(), || {}) {
+        let cpu = ctx.cpu();
+        if !self.update_compiled(rec, move || cpu, || {}) {
             self.update_general(rec, ctx);
         }
     }
@@ -199,96 +244,262 @@ impl<'a> Histogram<'a> {
         }
     }
 
-    /// [`update`](Self::update) by the compiled program: one direct call
-    /// to the code of the program's shape.
+    /// [`update`](Self::update) by the compiled program, if the histogram
+    /// has one (then it has no variables, references or actions, and
+    /// reads nothing but the record); `false`, having done nothing,
+    /// otherwise.
+    ///
+    /// In the kernel, the code an event runs is at most a page: the probe,
+    /// with this inlined, jumps to the code of the program's shape, each
+    /// in a section that starts on a page (see `global_asm!` above). The
+    /// probe and the shapes of one and two numbers share theirs.
+    ///
+    /// `cpu` gives the CPU the caller runs on, whose copy of the sums the
+    /// event adds to (see [`MapParams::per_cpu`]), when they are added: in
+    /// the kernel, a read of a per-CPU variable that takes no register
+    /// before it.
+    ///
+    /// `after` runs once the entry is updated (the kernel wakes the hist
+    /// files' pollers), in the shape's code: the probe's call to it can be
+    /// its last, a jump, and the shape returns to the probe's caller.
+    ///
+    /// Each shape's code calls nothing on its common path (a key whose
+    /// loads are all quick, found where its probe starts), and keeps few
+    /// values (in the module, a key of one number with no values saves no
+    /// register); the rest (a longer probe, an insert, the values, a load
+    /// that is not quick) is a jump to code out of line, which saves what
+    /// it uses itself.
     #[inline(always)]
-    fn run(&self, p: &Program, rec: &[u8], cpu: u32, after: impl FnOnce()) {
-        match (p.words(), p.n_keys()) {
-            (true, 1) => self.run_number_key1(p, rec, cpu, after),
-            (true, 2) => self.run_number_key2(p, rec, cpu, after),
-            (true, _) => self.run_number_key3(p, rec, cpu, after),
-            (false, _) if p.key_words() <= 4 => self.run_short_key(p, rec, cpu, after),
-            (false, _) if p.one_string() => self.run_string_key(p, rec, cpu, after),
-            (false, _) => self.run_compact_key(p, rec, cpu, after),
+    pub fn update_compiled(
+        &self,
+        rec: &[u8],
+        cpu: impl FnOnce() -> u32,
+        after: impl FnOnce(),
+    ) -> bool {
+        if self.shape == Shape::Number1 {
+            self.run_number_key1(rec, cpu, after);
+            return true;
+        }
+        // The others after that one test: a key of one number is the
+        // commonest (without this, a tree of tests, the kernel building
+        // without jump tables).
+        core::hint::cold_path();
+        match self.shape {
+            Shape::Number1 => self.run_number_key1(rec, cpu, after),
+            Shape::Number2 => self.run_number_key2(rec, cpu, after),
+            Shape::Number3 => self.run_number_key3(rec, cpu, after),
+            Shape::Short1 => self.run_short_key1(rec, cpu, after),
+            Shape::Short2 => self.run_short_key2(rec, cpu, after),
+            Shape::Short3 => self.run_short_key3(rec, cpu, after),
+            Shape::Short4 => self.run_short_key4(rec, cpu, after),
+            Shape::String => self.run_string_key(rec, cpu, after),
+            Shape::Compact => self.run_compact_key(rec, cpu, after),
+            Shape::None => return false,
+        }
+        true
+    }
+
+    /// [`update_compiled`](Self::update_compiled) of a key of one number.
+    #[inline(never)]
+    #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
+    fn run_number_key1<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        match self.program.number_key_fast::<1>(rec) {
+            Some(key) => self.account_words(key, rec, cpu, after),
+            None => self.run_slow(rec, cpu, after),
         }
     }
 
-    /// [`run`](Self::run) of a key of one number.
+    /// [`update_compiled`](Self::update_compiled) of a key of two numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key1<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
-        self.add_sums(
-            p,
-            rec,
-            cpu,
-            self.map.insert_exact_uncounted(&p.number_key::<1>(rec)),
-        );
-        after();
+    fn run_number_key2<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        match self.program.number_key_fast::<2>(rec) {
+            Some(key) => self.account_words(key, rec, cpu, after),
+            None => self.run_slow(rec, cpu, after),
+        }
     }
 
-    /// [`run`](Self::run) of a key of two numbers.
-    #[inline(never)]
-    #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key2<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
-        self.add_sums(
-            p,
-            rec,
-            cpu,
-            self.map.insert_exact_uncounted(&p.number_key::<2>(rec)),
-        );
-        after();
-    }
-
-    /// [`run`](Self::run) of a key of three numbers.
+    /// [`update_compiled`](Self::update_compiled) of a key of three
+    /// numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
-    fn run_number_key3<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
-        self.add_sums(
-            p,
-            rec,
-            cpu,
-            self.map.insert_exact_uncounted(&p.number_key::<3>(rec)),
-        );
-        after();
+    fn run_number_key3<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        match self.program.number_key_fast::<3>(rec) {
+            Some(key) => self.account_words(key, rec, cpu, after),
+            None => self.run_slow(rec, cpu, after),
+        }
     }
 
-    /// [`run`](Self::run) of a key with strings of up to 4 words.
+    /// [`update_compiled`](Self::update_compiled) of a key of numbers and
+    /// `char[]` strings of one word.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
-    fn run_short_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
-        self.add_sums(
-            p,
-            rec,
-            cpu,
-            self.map.insert_words_uncounted(&p.key::<4>(rec)),
-        );
-        after();
+    fn run_short_key1<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        match self.program.short_key_fast::<1>(rec) {
+            Some(key) => self.account_words(key, rec, cpu, after),
+            None => self.run_slow(rec, cpu, after),
+        }
     }
 
-    /// [`run`](Self::run) of a key of one string of more than 4 words: a
-    /// [`StrKey`] when it fits, else the whole key
-    /// ([`run_long_key`](Self::run_long_key)).
+    /// [`run_short_key1`](Self::run_short_key1) of two words.
     #[inline(never)]
-    #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.string")]
-    fn run_string_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
-        let mut key = StrKey::EMPTY;
-        match p.string_key(rec, &mut key) {
-            true => self.add_sums(p, rec, cpu, self.map.insert_key_uncounted(&key)),
-            false => self.run_long_key(p, rec, cpu),
+    #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
+    fn run_short_key2<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        match self.program.short_key_fast::<2>(rec) {
+            Some(key) => self.account_words(key, rec, cpu, after),
+            None => self.run_slow(rec, cpu, after),
+        }
+    }
+
+    /// [`run_short_key1`](Self::run_short_key1) of three words.
+    #[inline(never)]
+    #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
+    fn run_short_key3<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        match self.program.short_key_fast::<3>(rec) {
+            Some(key) => self.account_words(key, rec, cpu, after),
+            None => self.run_slow(rec, cpu, after),
+        }
+    }
+
+    /// [`run_short_key1`](Self::run_short_key1) of four words.
+    #[inline(never)]
+    #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key4")]
+    fn run_short_key4<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        match self.program.short_key_fast::<4>(rec) {
+            Some(key) => self.account_words(key, rec, cpu, after),
+            None => self.run_slow(rec, cpu, after),
+        }
+    }
+
+    /// Finds or inserts the entry of `key`, built for `rec`, and adds the
+    /// sums of `rec` to it, then runs `after`: inline at the entry where
+    /// the key's probe starts, out of line from there on.
+    #[inline(always)]
+    fn account_words<const N: usize, C: FnOnce() -> u32, F: FnOnce()>(
+        &self,
+        key: [u64; N],
+        rec: &[u8],
+        cpu: C,
+        after: F,
+    ) {
+        let h = (&key).hash(N);
+        match self.map.insert_first_uncounted(&key, h) {
+            First::Found(idx) => self.add_sums(rec, cpu, idx, after),
+            First::Absent => after(),
+            First::Further => self.account_further(key, h, rec, cpu, after),
+            First::Probe => self.account_probe(key, h, rec, cpu, after),
+        }
+    }
+
+    /// [`account_words`](Self::account_words) past the entry where the
+    /// key's probe starts, up to a free entry.
+    #[inline(never)]
+    fn account_further<const N: usize, C: FnOnce() -> u32, F: FnOnce()>(
+        &self,
+        key: [u64; N],
+        h: u32,
+        rec: &[u8],
+        cpu: C,
+        after: F,
+    ) {
+        match self.map.insert_further_uncounted(&key, h) {
+            First::Found(idx) => self.add_sums(rec, cpu, idx, after),
+            First::Probe => self.account_probe(key, h, rec, cpu, after),
+            First::Absent | First::Further => after(),
+        }
+    }
+
+    /// [`account_words`](Self::account_words) by the map's probe loop:
+    /// an insert, or a wait for an entry being published.
+    #[inline(never)]
+    fn account_probe<const N: usize, C: FnOnce() -> u32, F: FnOnce()>(
+        &self,
+        key: [u64; N],
+        h: u32,
+        rec: &[u8],
+        cpu: C,
+        after: F,
+    ) {
+        match self.map.insert_rest_uncounted(&key, h) {
+            Some(idx) => self.add_sums(rec, cpu, idx, after),
+            None => after(),
+        }
+    }
+
+    /// Adds the program's sums of `rec` to element `idx`, in the copy of
+    /// the CPU `cpu` gives, then runs `after`: the hitcount inline, the
+    /// values, if any, out of line ([`add_values`](Self::add_values)), so
+    /// that a histogram of hitcounts keeps none of what they need.
+    #[inline(always)]
+    fn add_sums<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, idx: u32, after: F) {
+        let sums = self.map.cpu_sums(idx, cpu()).map(|s| s.words());
+        let Some((hits, values)) = sums.and_then(|s| s.split_first()) else {
+            return after();
+        };
+        hits.fetch_add(1, Ordering::Relaxed);
+        if values.is_empty() {
+            return after();
+        }
+        self.add_values(rec, values, after)
+    }
+
+    /// The values of [`add_sums`](Self::add_sums): inline as long as
+    /// their loads are quick, out of line from the first that is not.
+    #[inline(never)]
+    fn add_values<F: FnOnce()>(&self, rec: &[u8], values: &[AtomicU64], after: F) {
+        if let Err(from) = self.program.add_values_fast(rec, values) {
+            self.program.add_values(rec, values, from);
         }
         after();
     }
 
-    /// [`run`](Self::run) of a key with strings of more than 4 words: a
+    /// [`update_compiled`](Self::update_compiled) of an event whose key
+    /// has a load that is not quick: the key is built as the program's
+    /// shape says, without the quick loads.
+    #[inline(never)]
+    #[cold]
+    fn run_slow<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        let p = &self.program;
+        let map = &self.map;
+        let elt = match self.shape {
+            Shape::Number1 => map.insert_exact_uncounted(&p.number_key::<1>(rec)),
+            Shape::Number2 => map.insert_exact_uncounted(&p.number_key::<2>(rec)),
+            Shape::Number3 => map.insert_exact_uncounted(&p.number_key::<3>(rec)),
+            _ => map.insert_words_uncounted(&p.key::<4>(rec)),
+        };
+        match elt {
+            Some(idx) => self.add_sums(rec, cpu, idx, after),
+            None => after(),
+        }
+    }
+
+    /// [`update_compiled`](Self::update_compiled) of a key of one string
+    /// of more than 4 words: a [`StrKey`] when it fits, else the whole
+    /// key ([`run_long_key`](Self::run_long_key)).
+    #[inline(never)]
+    #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.string")]
+    fn run_string_key<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        let p = &self.program;
+        let mut key = StrKey::EMPTY;
+        match p.string_key(rec, &mut key) {
+            true => self.add_sums_of(rec, cpu(), self.map.insert_key_uncounted(&key)),
+            false => self.run_long_key(rec, cpu()),
+        }
+        after();
+    }
+
+    /// [`update_compiled`](Self::update_compiled) of a key with strings
+    /// of more than 4 words: a
     /// [`CompactKey`](super::program::CompactKey) when it fits, else the
     /// whole key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.compact")]
-    fn run_compact_key<F: FnOnce()>(&self, p: &Program, rec: &[u8], cpu: u32, after: F) {
+    fn run_compact_key<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+        let p = &self.program;
         let mut key = CompactKey::EMPTY;
         match p.compact_key(rec, &mut key) {
-            true => self.add_sums(p, rec, cpu, self.map.insert_key_uncounted(&key)),
-            false => self.run_long_key(p, rec, cpu),
+            true => self.add_sums_of(rec, cpu(), self.map.insert_key_uncounted(&key)),
+            false => self.run_long_key(rec, cpu()),
         }
         after();
     }
@@ -296,20 +507,22 @@ impl<'a> Histogram<'a> {
     /// [`run_compact_key`](Self::run_compact_key) of a key that a compact
     /// one does not hold: rare, out of the event path's sections.
     #[inline(never)]
-    fn run_long_key(&self, p: &Program, rec: &[u8], cpu: u32) {
+    fn run_long_key(&self, rec: &[u8], cpu: u32) {
+        let p = &self.program;
         let map = &self.map;
         let elt = match p.key_words() {
             0..=8 => map.insert_words_uncounted(&p.key::<8>(rec)),
             9..=32 => map.insert_words_uncounted(&p.key::<32>(rec)),
             _ => map.insert_words_uncounted(&p.key::<KEY_WORDS_MAX>(rec)),
         };
-        self.add_sums(p, rec, cpu, elt);
+        self.add_sums_of(rec, cpu, elt);
     }
 
     /// Adds the program's sums of `rec` to the entry found, if any, in
     /// CPU `cpu`'s copy.
     #[inline(always)]
-    fn add_sums(&self, p: &Program, rec: &[u8], cpu: u32, elt: Option<u32>) {
+    fn add_sums_of(&self, rec: &[u8], cpu: u32, elt: Option<u32>) {
+        let p = &self.program;
         let Some(sums) = elt.and_then(|i| self.map.cpu_sums(i, cpu)) else {
             return;
         };
@@ -319,42 +532,15 @@ impl<'a> Histogram<'a> {
         }
     }
 
-    /// [`update`](Self::update) by the compiled program, if the histogram
-    /// has one (then it has no variables, references or actions, and
-    /// reads nothing but the record); `false`, having done nothing,
-    /// otherwise.
-    ///
-    /// In the kernel, the code an event runs is at most a page: the probe,
-    /// with this inlined, calls the shape's code directly, and each is in
-    /// a section that starts on a page (see `global_asm!` above). The
-    /// probe and the shapes of one and two numbers share theirs.
-    ///
-    /// `cpu` is the CPU the caller runs on, whose copy of the sums the
-    /// event adds to (see [`MapParams::per_cpu`]).
-    ///
-    /// `after` runs once the entry is updated (the kernel wakes the hist
-    /// files' pollers), in the shape's code: the probe's call to it can be
-    /// its last, a jump, and the shape returns to the probe's caller.
-    #[inline(always)]
-    pub fn update_compiled(&self, rec: &[u8], cpu: u32, after: impl FnOnce()) -> bool {
-        match &self.program {
-            Some(p) => {
-                self.run(p, rec, cpu, after);
-                true
-            }
-            None => false,
-        }
-    }
-
     /// The compiled program, if events take it.
     pub fn program(&self) -> Option<&Program> {
-        self.program.as_ref()
+        (self.shape != Shape::None).then_some(&self.program)
     }
 
     /// The histogram with its events sent down the general path.
     #[cfg(test)]
     fn interpreted(mut self) -> Self {
-        self.program = None;
+        self.shape = Shape::None;
         self
     }
 
@@ -1098,7 +1284,7 @@ mod tests {
 
     /// The shapes the program compiles, and some it leaves to the
     /// general path.
-    const PROGRAM_SHAPES: [(&str, bool); 19] = [
+    const PROGRAM_SHAPES: [(&str, bool); 23] = [
         ("keys=a", true),
         ("keys=b", true),
         ("keys=c", true),
@@ -1111,6 +1297,10 @@ mod tests {
         ("keys=c.hex,a.sym:vals=b.hex", true),
         ("keys=a:vals=b:nohitcount", true),
         ("keys=s", true),
+        ("keys=s,a,b:vals=c", true),
+        ("keys=c,s:vals=a", true),
+        ("keys=b,s,a.buckets=3", true),
+        ("keys=a.log2,b.buckets=10:vals=b,c", true),
         ("keys=d:vals=a", true),
         ("keys=r,c", true),
         ("keys=s,a,d:vals=b", true),

@@ -58,8 +58,9 @@
 //! * Probing is bounded by `map_size` steps besides C's bound on waiting for
 //!   an unpublished entry (which here also covers losing the race for a free
 //!   entry), so no call can loop forever, whatever the table holds.
-//! * The hash is a multiply-xorshift over 8-byte words, not `jhash()`; the
-//!   table index is its top `bits + 1` bits, as in C.
+//! * The hash is a sum of 8-byte words times odd constants, folded and
+//!   multiplied once more ([`hash_finish`]), not `jhash()`; the table
+//!   index is its top `bits + 1` bits, as in C.
 //!
 //! # Sorting
 //!
@@ -402,6 +403,12 @@ impl Geometry {
             }
             false => (data_off, data_stride, data_off + max_elts * data_stride),
         };
+        // The event path takes it for a u16 (`TracingMap::cpu_sums()`):
+        // at most a line of sums, or the data's stride, whose parts have
+        // bounds far below.
+        if sum_stride > usize::from(u16::MAX) {
+            return Err(MapError::TooManyPrivate);
+        }
         Ok(Geometry {
             params: *p,
             max_elts,
@@ -466,7 +473,8 @@ pub fn key_hash(key: &[u8], key_size: usize) -> u32 {
 /// Word `i`'s share of a key's hash: 0 for a zero word, so that a key's
 /// hash is the sum over its non-zero words only, and a key whose words are
 /// mostly zero (a short string in a long slot) hashes at the cost of the
-/// others (see [`MapKey::hash`]).
+/// others (see [`MapKey::hash`]). One multiply: [`hash_finish`] mixes the
+/// sum.
 #[inline(always)]
 pub fn hash_word(w: u64, i: usize) -> u64 {
     // Odd multipliers, a different one per word (splitmix64 of i).
@@ -488,26 +496,24 @@ pub fn hash_word(w: u64, i: usize) -> u64 {
     // Past 64 words (longer than any histogram key), the multipliers
     // repeat with an even offset: still odd.
     let m = MULTIPLIERS[i % 64].wrapping_add((i / 64) as u64 * 2);
-    let x = w.wrapping_mul(m);
-    x ^ (x >> 29)
+    w.wrapping_mul(m)
 }
 
 /// The hash of a key from the sum of its words' [`hash_word`]s: never 0
 /// (a free entry).
 #[inline(always)]
 pub fn hash_finish(sum: u64) -> u32 {
-    // The murmur3 finaliser, then the top half: the table index is taken
-    // from the top bits, as C does with jhash().
-    let mut h = sum;
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^= h >> 33;
-    match (h >> 32) as u32 {
-        0 => 1,
-        x => x,
-    }
+    // The sum's top half folded onto its bottom half, then a multiply,
+    // whose top bits so depend on every bit of the sum: the table index
+    // is taken from the top bits, as C does with jhash(). Made odd, so
+    // never 0: the index never uses the lowest bit, and two keys' hashes
+    // are compared on the other 31. A multiply and two xorshifts fewer
+    // than murmur3's finaliser, which this replaces, and the words' own
+    // xorshifts gone: probes as short, measured on numbers, strings and
+    // pointers in a table half full.
+    const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
+    let x = (sum ^ (sum >> 32)).wrapping_mul(MIX);
+    (x >> 32) as u32 | 1
 }
 
 /// What [`TracingMap::find`] does with a key that is not there, and
@@ -520,6 +526,26 @@ enum Find {
     Insert,
     /// Insert it; the caller counts hits itself.
     InsertUncounted,
+}
+
+/// How far a look-up went (see [`TracingMap::insert_first_uncounted`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum First {
+    /// The key's element.
+    Found(u32),
+    /// The key is not in the map and was not inserted: a free entry ends
+    /// its probe and no element is left (the drop is counted), or (a
+    /// lookup) a free entry ends its probe.
+    Absent,
+    /// The entry where the key's probe starts holds another key: the
+    /// look-up goes on from the next one
+    /// ([`TracingMap::insert_further_uncounted`]).
+    Further,
+    /// The rest is the probe loop's, from the entry where the key's probe
+    /// starts ([`TracingMap::insert_rest_uncounted`]): to insert the key
+    /// in a free entry, or wait for an entry being published with its
+    /// hash.
+    Probe,
 }
 
 /// A key as the map reads it: word by word, zero past its end.
@@ -587,6 +613,22 @@ impl<const N: usize> MapKey for &[u64; N] {
     #[inline(always)]
     fn word(self, i: usize) -> u64 {
         self.get(i).copied().unwrap_or(0)
+    }
+
+    /// A loop over the words by their index, which the compiler unrolls:
+    /// no iterator adapter for it to leave out of line (it did, for the
+    /// event path's look-up past the first entry in the module).
+    #[inline(always)]
+    fn matches(self, slots: &[AtomicU64]) -> bool {
+        let Some(slots) = slots.first_chunk::<N>() else {
+            return false;
+        };
+        for i in 0..N {
+            if slots[i].load(Ordering::Relaxed) != self[i] {
+                return false;
+            }
+        }
+        true
     }
 }
 
@@ -777,6 +819,50 @@ impl<'a> TracingMap<'a> {
         self.find_idx(key, Find::InsertUncounted, |_| {})
     }
 
+    /// The start of [`insert_exact_uncounted`](Self::insert_exact_uncounted)
+    /// of `key`, whose hash is `h` ([`MapKey::hash`]): the look-up at the
+    /// entry where its probe starts, where most events find their key.
+    /// The caller goes on with
+    /// [`insert_further_uncounted`](Self::insert_further_uncounted) when
+    /// that says [`First::Further`], and
+    /// [`insert_rest_uncounted`](Self::insert_rest_uncounted) when it says
+    /// [`First::Probe`]: out of line, so that what is inline here is
+    /// short. A key of any other size than the map's is dropped.
+    #[inline(always)]
+    pub fn insert_first_uncounted<const N: usize>(&self, key: &[u64; N], h: u32) -> First {
+        if N != self.g.layout.key_words as usize {
+            self.count_drop(h);
+            return First::Absent;
+        }
+        self.find_first(key, h, Find::InsertUncounted)
+    }
+
+    /// The rest of [`insert_first_uncounted`](Self::insert_first_uncounted)
+    /// when it said [`First::Further`]: the look-up of `key`, whose hash
+    /// is `h`, in the entries after the one where its probe starts, up to
+    /// a free one. Never [`First::Further`].
+    #[inline(always)]
+    pub fn insert_further_uncounted<const N: usize>(&self, key: &[u64; N], h: u32) -> First {
+        if N != self.g.layout.key_words as usize {
+            self.count_drop(h);
+            return First::Absent;
+        }
+        self.find_further(key, h, self.start(h), Find::InsertUncounted)
+    }
+
+    /// The rest of [`insert_first_uncounted`](Self::insert_first_uncounted)
+    /// or [`insert_further_uncounted`](Self::insert_further_uncounted)
+    /// when either said [`First::Probe`]: the probe loop, which inserts
+    /// `key`, whose hash is `h`, or waits for it to be published.
+    #[inline]
+    pub fn insert_rest_uncounted<const N: usize>(&self, key: &[u64; N], h: u32) -> Option<u32> {
+        if N != self.g.layout.key_words as usize {
+            self.count_drop(h);
+            return None;
+        }
+        self.probe(key, h, self.start(h), Find::InsertUncounted, |_| {})
+    }
+
     /// [`insert_uncounted`](Self::insert_uncounted) of a key of any
     /// [`MapKey`] type, whose [`MapKey::WORDS`] is 0 or this map's.
     #[inline]
@@ -791,10 +877,14 @@ impl<'a> TracingMap<'a> {
     pub fn cpu_sums(&self, idx: u32, cpu: u32) -> Option<CpuSums<'a>> {
         let l = &self.g.layout;
         let cpu = if cpu < l.n_cpus { cpu } else { 0 };
-        // Does not overflow: idx < 2^32, cpu < 2^13, strides < 2^24.
-        let first = (idx as usize)
-            .wrapping_mul(self.g.sum_stride)
-            .wrapping_add(cpu as usize * l.cpu_stride as usize);
+        // Nothing overflows, nor truncates: cpu < n_cpus <= CPUS_MAX <
+        // 2^16, sum_stride < 2^16 (see `Geometry::new()`), so each product
+        // is below 2^48. Said with the types, that leaves one bounds
+        // check.
+        let first = u64::from(idx)
+            .wrapping_mul(u64::from(self.g.sum_stride as u16))
+            .wrapping_add(u64::from(cpu as u16).wrapping_mul(u64::from(l.cpu_stride)));
+        let first = first as usize;
         let sums: &'a [AtomicU64] = self.sums;
         sums.get(first..first.wrapping_add(l.n_sums as usize))
             .map(CpuSums)
@@ -839,16 +929,18 @@ impl<'a> TracingMap<'a> {
     /// Counts a drop of the key whose hash is `h`.
     #[inline]
     fn count_drop(&self, h: u32) {
-        self.count(DROPS + (h as usize % DROP_LINES) * LINE_WORDS);
+        // Not the lowest bit: it is always 1.
+        self.count(DROPS + ((h >> 1) as usize % DROP_LINES) * LINE_WORDS);
     }
 
     /// Finds (or inserts) the element of `key`. The entries up to the
     /// first free one are looked at here, inline: an event whose key is
     /// in the map finds it there, and so does a drop from a full map. The
     /// first entry is looked at before the loop, since most events find
-    /// their key there ([`find_from`](Self::find_from) looks at it again).
-    /// The rest (claiming a free entry, waiting for one being published)
-    /// is [`probe`](Self::probe), from the start again.
+    /// their key there ([`find_first`](Self::find_first), then
+    /// [`find_further`](Self::find_further)). The rest (claiming a free
+    /// entry, waiting for one being published) is [`probe`](Self::probe),
+    /// from the start again.
     #[inline]
     fn find<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
         self.find_idx(key, how, init).and_then(|i| self.elt(i))
@@ -859,74 +951,120 @@ impl<'a> TracingMap<'a> {
     /// without making the rest of an [`Elt`].
     #[inline]
     fn find_idx<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<u32> {
-        let words = self.key_words::<K>();
-        let h = key.hash(words);
-        let mask = self.g.map_size.wrapping_sub(1);
-        // start_shift < 32 (bits is at least 1).
-        let start = h.wrapping_shr(self.g.start_shift) as usize & mask;
-        let Some(first) = self.entries.get(start) else {
-            return self.probe(key, h, start, how, init);
+        let h = key.hash(self.key_words::<K>());
+        let start = self.start(h);
+        let first = match self.find_first(key, h, how) {
+            First::Further => self.find_further(key, h, start, how),
+            first => first,
+        };
+        match first {
+            First::Found(i) => Some(i),
+            First::Absent => None,
+            First::Further | First::Probe => self.probe(key, h, start, how, init),
+        }
+    }
+
+    /// The entry where the probe of a key whose hash is `h` starts: the
+    /// hash's top `bits + 1` bits, below `map_size`.
+    #[inline(always)]
+    fn start(&self, h: u32) -> usize {
+        // start_shift < 32 (bits is at most 17).
+        h.wrapping_shr(self.g.start_shift) as usize
+    }
+
+    /// The look-up of `key`, whose hash is `h`, at the entry where its
+    /// probe starts (counting the hit if `how` says so).
+    ///
+    /// An entry with the hash that publishes no element (pending or dead)
+    /// gives an index past the elements, whose key [`holds`](Self::holds)
+    /// rejects: one test for both on the common path.
+    #[inline(always)]
+    fn find_first<K: MapKey>(&self, key: K, h: u32, how: Find) -> First {
+        let Some(entry) = self.entries.get(self.start(h)) else {
+            return First::Further;
         };
         // Acquire: as in `probe()`.
-        let e = first.load(Ordering::Acquire);
+        let e = entry.load(Ordering::Acquire);
+        if e as u32 != h {
+            return match e {
+                0 => self.at_free(h, how),
+                _ => First::Further,
+            };
+        }
         let n = (e >> 32) as u32;
-        if e as u32 == h && n != PENDING && n != DEAD && self.holds(n.wrapping_sub(1), key, words) {
+        if self.holds(n.wrapping_sub(1), key, self.key_words::<K>()) {
             if how == Find::Insert {
                 self.count(HITS);
             }
-            return Some(n.wrapping_sub(1));
+            return First::Found(n.wrapping_sub(1));
         }
-        self.find_from(key, h, start, how, init)
+        match n {
+            // Being inserted, maybe with this key: `probe()` waits for it.
+            PENDING => First::Probe,
+            _ => First::Further,
+        }
     }
 
-    /// The loop of [`find_idx`](Self::find_idx), from entry `start`.
+    /// What a look-up of a key whose hash is `h` does at a free entry: a
+    /// key is never behind one (with no element left nothing is inserted,
+    /// and a lookup is done), so it is [`First::Absent`] unless an insert
+    /// can insert.
     #[inline(always)]
-    fn find_from<K: MapKey>(
-        &self,
-        key: K,
-        h: u32,
-        start: usize,
-        how: Find,
-        init: impl FnOnce(&Elt<'a>),
-    ) -> Option<u32> {
-        let words = self.key_words::<K>();
-        let mask = self.g.map_size.wrapping_sub(1);
-        let mut idx = start;
-        for _ in 0..self.g.map_size {
-            // Acquire: as in `probe()`.
-            let Some(e) = self.entries.get(idx).map(|e| e.load(Ordering::Acquire)) else {
-                break;
-            };
-            if e == 0 {
-                // A key is never behind a free entry: with no element
-                // left nothing is inserted, and a lookup is done.
-                if how == Find::Lookup {
-                    return None;
-                }
-                if self.header[NEXT_ELT].load(Ordering::Relaxed) >= self.g.max_elts as u64 {
-                    self.count_drop(h);
-                    return None;
-                }
-                break;
-            }
-            if e as u32 == h {
-                match (e >> 32) as u32 {
-                    // Being inserted: `probe()` waits for it.
-                    PENDING => break,
-                    DEAD => {}
-                    n => {
-                        if self.holds(n.wrapping_sub(1), key, words) {
-                            if how == Find::Insert {
-                                self.count(HITS);
-                            }
-                            return Some(n.wrapping_sub(1));
-                        }
-                    }
-                }
-            }
-            idx = idx.wrapping_add(1) & mask;
+    fn at_free(&self, h: u32, how: Find) -> First {
+        if how == Find::Lookup {
+            return First::Absent;
         }
-        self.probe(key, h, start, how, init)
+        if self.header[NEXT_ELT].load(Ordering::Relaxed) >= self.g.max_elts as u64 {
+            self.count_drop(h);
+            return First::Absent;
+        }
+        First::Probe
+    }
+
+    /// The look-up of `key`, whose hash is `h`, after entry `start`,
+    /// where its probe starts and which holds another key, up to a free
+    /// entry or the first with the key's hash (counting the hit if `how`
+    /// says so). Never [`First::Further`]; what is left is
+    /// [`probe`](Self::probe)'s, from `start` again: an entry with the
+    /// hash that holds another key (two keys of one 32-bit hash), or none
+    /// yet, is rare, and left to it.
+    ///
+    /// The entries after `start`, then those before it, each walked by
+    /// a pointer to its end: fewer registers than an index that wraps
+    /// and a count, and no key compared in the loop. On the event path
+    /// ([`insert_further_uncounted`](Self::insert_further_uncounted)),
+    /// that leaves the caller's registers alone.
+    #[inline(always)]
+    fn find_further<K: MapKey>(&self, key: K, h: u32, start: usize, how: Find) -> First {
+        // One test for both slices (`start` is below `map_size`).
+        let Some((before, after)) = self.entries.split_at_checked(start) else {
+            return First::Probe;
+        };
+        let after = after.get(1..).unwrap_or(&[]);
+        let stop = |e: &AtomicU64| {
+            // Acquire: as in `probe()`.
+            let e = e.load(Ordering::Acquire);
+            (e == 0 || e as u32 == h).then_some(e)
+        };
+        let Some(e) = after
+            .iter()
+            .find_map(stop)
+            .or_else(|| before.iter().find_map(stop))
+        else {
+            return First::Probe;
+        };
+        if e == 0 {
+            return self.at_free(h, how);
+        }
+        let n = (e >> 32) as u32;
+        // A pending or dead entry's index is past the elements: no key.
+        if e as u32 != h || !self.holds(n.wrapping_sub(1), key, self.key_words::<K>()) {
+            return First::Probe;
+        }
+        if how == Find::Insert {
+            self.count(HITS);
+        }
+        First::Found(n.wrapping_sub(1))
     }
 
     /// The probe loop of [`find`](Self::find), from entry `idx` where `key`
@@ -1055,8 +1193,9 @@ impl<'a> TracingMap<'a> {
     /// is read (the rest of it is apart).
     #[inline(always)]
     fn holds(&self, idx: u32, key: impl MapKey, words: usize) -> bool {
-        // Does not overflow: idx < 2^32, the stride is small.
-        let k = (idx as usize).wrapping_mul(self.g.key_stride);
+        // Neither overflows, as both factors are below 2^32: one bounds
+        // check.
+        let k = u64::from(idx).wrapping_mul(self.g.key_stride as u32 as u64) as usize;
         self.keys
             .get(k..k.wrapping_add(words))
             .is_some_and(|slots| key.matches(slots))
@@ -1459,7 +1598,14 @@ fn raise(s: &AtomicU64, n: u64) {
 #[derive(Clone, Copy, Debug)]
 pub struct CpuSums<'a>(&'a [AtomicU64]);
 
-impl CpuSums<'_> {
+impl<'a> CpuSums<'a> {
+    /// The sums, in order, to add to atomically (see
+    /// [`Elt::update_sum_on`]).
+    #[inline(always)]
+    pub fn words(&self) -> &'a [AtomicU64] {
+        self.0
+    }
+
     /// Adds `n` to sum `i` (ignored out of range): see
     /// [`Elt::update_sum_on`].
     #[inline(always)]
@@ -1778,6 +1924,75 @@ mod tests {
         assert!(m.insert_exact_uncounted(&[7u64]).is_none());
         assert!(m.insert_exact_uncounted(&[7u64, 9, 0]).is_none());
         assert_eq!((m.len(), m.drops()), (1, 2));
+    }
+
+    /// The event path's look-up in its steps (first entry, further
+    /// entries, probe loop) inserts and finds as a model map does, on
+    /// maps small enough that keys collide, fill them and are dropped,
+    /// and with keys that share a 32-bit hash; lookups agree.
+    #[test]
+    fn stepwise_insert_is_a_map() {
+        fn steps<const N: usize>(m: &TracingMap<'_>, key: [u64; N]) -> Option<u32> {
+            let h = (&key).hash(N);
+            let first = match m.insert_first_uncounted(&key, h) {
+                First::Further => m.insert_further_uncounted(&key, h),
+                first => first,
+            };
+            match first {
+                First::Found(i) => Some(i),
+                First::Absent => None,
+                First::Further => panic!("further after further"),
+                First::Probe => m.insert_rest_uncounted(&key, h),
+            }
+        }
+        // Keys of one hash: the first two pairs found among small ones.
+        let mut by_hash = std::collections::HashMap::new();
+        let mut same = Vec::new();
+        for x in 0u64.. {
+            if let Some(y) = by_hash.insert([x, 1].hash(2), x) {
+                same.extend([[y, 1], [x, 1]]);
+                if same.len() == 4 {
+                    break;
+                }
+            }
+        }
+        for bits in [0, 1, 3, 5] {
+            let p = MapParams::new(bits, 16, 1, 0);
+            let s = storage(&p);
+            let m = TracingMap::new(p, &s).unwrap();
+            let mut model = std::collections::HashMap::new();
+            let mut drops = 0;
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            for i in 0..600 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let key = match i % 5 {
+                    0 => same[(x % 4) as usize],
+                    _ => [x % 97, x >> 62],
+                };
+                let next = model.len() as u32;
+                let want = match model.get(&key) {
+                    Some(&i) => Some(i),
+                    None if (next as usize) < m.max_elts() => {
+                        model.insert(key, next);
+                        Some(next)
+                    }
+                    None => {
+                        drops += 1;
+                        None
+                    }
+                };
+                assert_eq!(steps(&m, key), want, "bits {bits}, key {key:?}");
+                let mut bytes = [0u8; 16];
+                bytes[..8].copy_from_slice(&key[0].to_ne_bytes());
+                bytes[8..].copy_from_slice(&key[1].to_ne_bytes());
+                assert_eq!(m.lookup(&bytes).map(|e| e.index()), want);
+                let absent = [key[0] + 1000, 3].map(u64::to_ne_bytes).concat();
+                assert!(m.lookup(&absent).is_none());
+            }
+            assert_eq!((m.len(), m.drops()), (model.len(), drops));
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod stats;
 
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread;
-use map::{key_hash, MapParams, TracingMap};
+use map::{key_hash, First, MapKey, MapParams, TracingMap};
 
 /// A map over leaked loom atomics (a few words per run of the model).
 fn new_map(p: MapParams) -> TracingMap<'static> {
@@ -96,6 +96,69 @@ fn same_key_two_inserters() {
         assert!(a || b);
         assert_eq!(m.len(), 1);
         assert_eq!(m.lookup(&k).unwrap().read_sum(0), a as u64 + b as u64);
+    });
+}
+
+/// The event path's insert of the one-word `key`, in its steps (the
+/// first entry, the further ones, the probe loop), adding 1 to sum 0:
+/// whether it counted.
+fn hit_steps(m: &TracingMap<'_>, key: u64) -> bool {
+    let key = [key];
+    let h = (&key).hash(1);
+    let first = match m.insert_first_uncounted(&key, h) {
+        First::Further => m.insert_further_uncounted(&key, h),
+        first => first,
+    };
+    let idx = match first {
+        First::Found(i) => Some(i),
+        First::Absent | First::Further => None,
+        First::Probe => m.insert_rest_uncounted(&key, h),
+    };
+    match idx.and_then(|i| m.elt(i)) {
+        Some(e) => {
+            e.update_sum(0, 1);
+            true
+        }
+        None => false,
+    }
+}
+
+#[test]
+fn same_key_two_inserters_in_steps() {
+    // As `same_key_two_inserters`, by the event path: the one that does
+    // not claim the entry finds it published at its first entry, or waits
+    // for it in the probe loop. Neither counts hits; both sums add up.
+    model("same_key_two_inserters_in_steps", || {
+        let m = new_map(MapParams::new(1, 8, 1, 0));
+        let t = thread::spawn(move || hit_steps(&m, 7));
+        let a = hit_steps(&m, 7);
+        let b = t.join().unwrap();
+        assert!(a || b);
+        assert_eq!(m.drops(), 2 - a as u64 - b as u64);
+        assert_eq!(m.len(), 1);
+        let k = 7u64.to_ne_bytes();
+        assert_eq!(m.lookup(&k).unwrap().read_sum(0), a as u64 + b as u64);
+    });
+}
+
+#[test]
+fn distinct_keys_one_element_in_steps() {
+    // As `distinct_keys_one_element`, by the event path, with a third
+    // event that finds its key further along, or drops it.
+    let p = MapParams::new(1, 8, 1, 0);
+    let start = |x: u64| key_hash(&x.to_ne_bytes(), 8) >> 30;
+    let k1 = 1u64;
+    let k2 = (2..).find(|&x| start(x) == start(k1)).unwrap();
+    model("distinct_keys_one_element_in_steps", move || {
+        let m = new_map(p);
+        let t = thread::spawn(move || hit_steps(&m, k2) as u64 + hit_steps(&m, k2) as u64);
+        let a = hit_steps(&m, k1) as u64;
+        let b = t.join().unwrap();
+        // Two elements: both keys get one, unless a wait is given up.
+        assert_eq!(m.drops(), 3 - a - b);
+        let sums: u64 = m.iter().map(|e| e.read_sum(0)).sum();
+        assert_eq!(sums, a + b);
+        assert_eq!(m.len(), 2);
     });
 }
 
