@@ -14,6 +14,7 @@ use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, First, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
 use super::program::{CompactKey, Program, StrKey};
+use super::sketch::{self, MapSketches, Quantile, SketchPool, PERCENTILES, PERCENTILE_NAMES};
 use super::stats::SlotOp;
 use super::var_ref::VAR_REFS_MAX;
 use super::vars;
@@ -23,6 +24,9 @@ pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
 
 /// [`KEY_SIZE_MAX`] in words.
 const KEY_WORDS_MAX: usize = KEY_SIZE_MAX / 8;
+
+/// Most sums a histogram with statistics has, hitcount included.
+const SKETCHED_MAX: usize = 8;
 
 /// Words of saved command name per element, for `.execname` keys.
 const COMM_WORDS: usize = 2;
@@ -77,6 +81,11 @@ pub struct Histogram<'a> {
     event_copies: usize,
     /// `data.has_stats()`: some sums are statistics.
     has_stats: bool,
+    /// The sketches of the `.percentiles` values, if there are any.
+    sketches: Option<MapSketches<'a>>,
+    /// The sketch of each sum that is a `.percentiles` value
+    /// (`data.sketch_index()`, looked up once).
+    sketch_of: [u8; SKETCHED_MAX],
     /// The compiled event path, for the shapes it covers (when `shape`
     /// is not [`Shape::None`]).
     program: Program,
@@ -119,6 +128,15 @@ impl Shape {
             (false, _, _) if p.one_string() => Shape::String,
             (false, _, _) => Shape::Compact,
         }
+    }
+}
+
+/// The name of value `i` without its statistic (`lat` of `lat.p99`).
+struct Stem<'h, 'a>(&'h HistData<'a>, usize);
+
+impl fmt::Display for Stem<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.write_val_stem(f, self.1)
     }
 }
 
@@ -173,11 +191,38 @@ impl<'a> Histogram<'a> {
     /// Puts `data` and `map` together; `map` must have been built with
     /// [`map_params`] of `data` (for any number of CPUs).
     pub fn new(data: &'a HistData<'a>, map: TracingMap<'a>) -> Result<Self, MapError> {
-        if map.params().with_cpus(1) != map_params(data, 1) {
+        Self::with_sketches(data, map, None)
+    }
+
+    /// [`new`](Self::new) of a histogram that may have `.percentiles`
+    /// values: `pool` must then be a pool made with
+    /// [`HistData::sketch_params`] of `data`, and cleared and freed with
+    /// the map; it must be `None` otherwise.
+    pub fn with_sketches(
+        data: &'a HistData<'a>,
+        map: TracingMap<'a>,
+        pool: Option<SketchPool<'a>>,
+    ) -> Result<Self, MapError> {
+        if map.params().with_cpus(1) != map_params(data, 1)
+            || pool.map(|p| p.params()) != data.sketch_params()
+        {
             return Err(MapError::StorageTooSmall);
+        }
+        let sketches = match pool {
+            Some(pool) => Some(
+                MapSketches::new(pool, data.n_percentiles())
+                    .map_err(|_| MapError::StorageTooSmall)?,
+            ),
+            None => None,
+        };
+        let mut sketch_of = [0u8; SKETCHED_MAX];
+        for (i, j) in sketch_of.iter_mut().enumerate() {
+            *j = data.sketch_index(i).unwrap_or(0) as u8;
         }
         let program = data.program();
         Ok(Histogram {
+            sketches,
+            sketch_of,
             data,
             map,
             needs_comm: data.needs_comm(),
@@ -200,6 +245,11 @@ impl<'a> Histogram<'a> {
     /// The map.
     pub fn map(&self) -> &TracingMap<'a> {
         &self.map
+    }
+
+    /// The sketches of the `.percentiles` values, if it has any.
+    pub fn sketches(&self) -> Option<&MapSketches<'a>> {
+        self.sketches.as_ref()
     }
 
     /// Accounts one event record: builds its key, finds or inserts its
@@ -808,6 +858,11 @@ impl<'a> Histogram<'a> {
             match self.data.slot_op(i) {
                 SlotOp::Add => elt.update_sum_on(cpu, i, n),
                 SlotOp::Max { xor } => elt.update_max_on(cpu, i, n ^ xor),
+                SlotOp::Sketch => {
+                    if let (Some(s), Some(&j)) = (&self.sketches, self.sketch_of.get(i)) {
+                        s.record(elt.index(), j as usize, n);
+                    }
+                }
             }
         }
     }
@@ -856,6 +911,9 @@ impl<'a> Histogram<'a> {
     /// event updates it meanwhile (the trigger is paused).
     pub fn clear(&self) {
         self.map.clear();
+        if let Some(s) = &self.sketches {
+            s.clear();
+        }
     }
 
     /// The map's sort keys for this histogram.
@@ -871,6 +929,8 @@ impl<'a> Histogram<'a> {
                         let (xor, per_hit) = match stat.slot_op(signed) {
                             SlotOp::Max { xor } => (xor, false),
                             SlotOp::Add => (0, true),
+                            // The build takes no sort on it; its slot is 0.
+                            SlotOp::Sketch => (0, false),
                         };
                         map::SortField::Stat {
                             sum: i,
@@ -953,8 +1013,14 @@ impl<'a> Histogram<'a> {
                 if i != 0 {
                     out.write_char(' ')?;
                 }
+                if let Some(j) = self.data.sketch_index(i) {
+                    let sketch = self.sketches.as_ref().and_then(|s| s.sketch(idx, j));
+                    let p = sketch.map(|s| s.percentiles());
+                    self.write_percentiles(out, i, display, p.map(|p| p.p))?;
+                    continue;
+                }
                 let slot = match self.data.slot_op(i) {
-                    SlotOp::Add => elt.read_sum(i),
+                    SlotOp::Add | SlotOp::Sketch => elt.read_sum(i),
                     SlotOp::Max { .. } => elt.read_max(i),
                 };
                 let val = self.data.val_value(i, slot, || elt.read_sum(0));
@@ -986,7 +1052,55 @@ impl<'a> Histogram<'a> {
         // Every hit adds 1 to its entry's hitcount, and nothing else does:
         // their total is C's `map->hits`, which the event path does not
         // count apart (see `TracingMap::insert_uncounted()`).
-        output::write_totals(out, stats[0].total, n as u32, self.map.drops())
+        output::write_totals(out, stats[0].total, n as u32, self.map.drops())?;
+        self.write_percentiles_summary(out, entries)
+    }
+
+    /// The columns of `.percentiles` value `i` (its `display`), with the
+    /// quantiles `p` (none: 0): ` lat.p50: %10llu`, each but the first
+    /// after one more space, as C puts before each value.
+    fn write_percentiles(
+        &self,
+        out: &mut dyn Write,
+        i: usize,
+        display: output::ValDisplay,
+        p: Option<[Quantile; 4]>,
+    ) -> fmt::Result {
+        let p = p.unwrap_or([Quantile::Empty; 4]);
+        for (k, (q, label)) in p.iter().zip(PERCENTILE_NAMES).enumerate() {
+            if k != 0 {
+                out.write_char(' ')?;
+            }
+            let stem = Stem(self.data, i);
+            output::write_quantile(out, stem, label, display, *q)?;
+        }
+        Ok(())
+    }
+
+    /// rhist's line after the Totals of a trigger with `.percentiles`
+    /// values: each one's quantiles over all of `entries`, then the
+    /// pool's pages used and total, and the values it had no page for.
+    fn write_percentiles_summary(&self, out: &mut dyn Write, entries: &[u32]) -> fmt::Result {
+        let Some(s) = &self.sketches else {
+            return Ok(());
+        };
+        out.write_str("    Percentiles:")?;
+        for (i, _, display) in self.data.printed_vals() {
+            let Some(j) = self.data.sketch_index(i) else {
+                continue;
+            };
+            let mut p = [Quantile::Empty; 4];
+            let union = s.union(j, entries.iter().copied());
+            sketch::quantiles(&union, &PERCENTILES, &mut p);
+            out.write_char(' ')?;
+            self.write_percentiles(out, i, display, Some(p))?;
+        }
+        let pool = s.pool().stats();
+        writeln!(
+            out,
+            "  pages: {}/{}  unplaced: {}",
+            pool.pages_used, pool.pages, pool.unplaced
+        )
     }
 
     /// C's `map->hits`, the hits since the last clear: every hit adds 1

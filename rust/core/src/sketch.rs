@@ -276,6 +276,8 @@ pub const PAGES_PER_SKETCH: usize = 4;
 pub const PPM: u32 = 1_000_000;
 /// The quantiles a `.percentiles` value prints, in parts per million.
 pub const PERCENTILES: [u32; 4] = [500_000, 900_000, 990_000, 999_000];
+/// What [`PERCENTILES`] print as: `lat.p50` and so on.
+pub const PERCENTILE_NAMES: [&str; 4] = ["p50", "p90", "p99", "p999"];
 /// How many times a read tries to see the counts unchanged between two
 /// collections (see *Reading while updates race*).
 pub const READ_TRIES: usize = 4;
@@ -424,6 +426,13 @@ impl PoolParams {
     pub fn storage_bytes(&self) -> Result<usize, SketchError> {
         Ok(self.storage_words()? * 8)
     }
+
+    /// How many bytes of raw memory [`SketchPool::new_uninit`] needs,
+    /// including up to 63 it skips to start on a 64-byte boundary.
+    pub fn uninit_bytes(&self) -> Result<usize, SketchError> {
+        self.check()?;
+        Ok(self.words() * 8 + LINE_WORDS * 8 - 1)
+    }
 }
 
 /// What a pool has given out, for a trigger's totals.
@@ -489,6 +498,20 @@ impl<'a> SketchPool<'a> {
             sketches,
             pages,
         })
+    }
+
+    /// Builds a pool over raw memory, say from `vmalloc()`, which must
+    /// hold at least [`PoolParams::uninit_bytes`] bytes; it is aligned and
+    /// zeroed here. The pool borrows the memory for `'a`.
+    #[cfg(not(all(loom, test)))]
+    pub fn new_uninit(
+        params: PoolParams,
+        storage: &'a mut [core::mem::MaybeUninit<u8>],
+    ) -> Result<Self, SketchError> {
+        params.check()?;
+        let words = super::map::zeroed_words(storage, params.words())
+            .ok_or(SketchError::StorageTooSmall)?;
+        Self::new(params, words)
     }
 
     /// The parameters the pool was built with.
