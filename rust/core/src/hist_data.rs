@@ -860,7 +860,7 @@ impl<'a> HistData<'a> {
         self.stats.get(..self.n_vals).unwrap_or(&[])
     }
 
-    /// The number of `.percentiles` values: sketches per entry
+    /// The number of `.quantiles` values: sketches per entry
     /// ([`super::sketch::MapSketches`]).
     pub fn n_percentiles(&self) -> usize {
         self.val_stats()
@@ -870,7 +870,7 @@ impl<'a> HistData<'a> {
     }
 
     /// The sketch of value `i` among its entry's, if it is a
-    /// `.percentiles` value: how many such values come before it.
+    /// `.quantiles` value: how many such values come before it.
     pub fn sketch_index(&self, i: usize) -> Option<usize> {
         let stats = self.val_stats();
         if stats.get(i).copied().flatten() != Some(Statistic::Percentiles) {
@@ -885,7 +885,7 @@ impl<'a> HistData<'a> {
     }
 
     /// The pool of sketches the map of this trigger gets, if it has
-    /// `.percentiles` values ([`super::sketch::PoolParams::for_map`]).
+    /// `.quantiles` values ([`super::sketch::PoolParams::for_map`]).
     pub fn sketch_params(&self) -> Option<PoolParams> {
         let n = self.n_percentiles();
         let max_elts = 1usize << self.map_bits();
@@ -1339,7 +1339,7 @@ impl<'a> HistData<'a> {
             })
     }
 
-    /// rhist's lines for the sketch `j` of a `.percentiles` value: what
+    /// rhist's lines for the sketch `j` of a `.quantiles` value: what
     /// an entry's sketch takes, and the pool the map's share.
     fn debug_sketch(&self, out: &mut dyn Write, j: usize, pool: PoolParams) -> fmt::Result {
         let (index, page) = (SKETCH_WORDS * 8, PAGE_WORDS * 8);

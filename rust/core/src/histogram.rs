@@ -81,9 +81,9 @@ pub struct Histogram<'a> {
     event_copies: usize,
     /// `data.has_stats()`: some sums are statistics.
     has_stats: bool,
-    /// The sketches of the `.percentiles` values, if there are any.
+    /// The sketches of the `.quantiles` values, if there are any.
     sketches: Option<MapSketches<'a>>,
-    /// The sketch of each sum that is a `.percentiles` value
+    /// The sketch of each sum that is a `.quantiles` value
     /// (`data.sketch_index()`, looked up once).
     sketch_of: [u8; SKETCHED_MAX],
     /// The compiled event path, for the shapes it covers (when `shape`
@@ -247,7 +247,7 @@ impl<'a> Histogram<'a> {
         &self.map
     }
 
-    /// The sketches of the `.percentiles` values, if it has any.
+    /// The sketches of the `.quantiles` values, if it has any.
     pub fn sketches(&self) -> Option<&MapSketches<'a>> {
         self.sketches.as_ref()
     }
@@ -1056,7 +1056,7 @@ impl<'a> Histogram<'a> {
         self.write_percentiles_summary(out, entries)
     }
 
-    /// The columns of `.percentiles` value `i` (its `display`), with the
+    /// The columns of `.quantiles` value `i` (its `display`), with the
     /// quantiles `p` (none: 0): ` lat.p50: %10llu`, each but the first
     /// after one more space, as C puts before each value.
     fn write_percentiles(
