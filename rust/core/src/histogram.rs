@@ -83,6 +83,9 @@ pub struct Histogram<'a> {
     has_stats: bool,
     /// The sketches of the `.quantiles` values, if there are any.
     sketches: Option<MapSketches<'a>>,
+    /// How an event updates each sum of a histogram with statistics
+    /// (`data.slot_op()`, looked up once).
+    ops: [SlotOp; SKETCHED_MAX],
     /// The sketch of each sum that is a `.quantiles` value
     /// (`data.sketch_index()`, looked up once).
     sketch_of: [u8; SKETCHED_MAX],
@@ -215,6 +218,10 @@ impl<'a> Histogram<'a> {
             ),
             None => None,
         };
+        let mut ops = [SlotOp::Add; SKETCHED_MAX];
+        for (i, op) in ops.iter_mut().enumerate().take(data.n_sums()) {
+            *op = data.slot_op(i);
+        }
         let mut sketch_of = [0u8; SKETCHED_MAX];
         for (i, j) in sketch_of.iter_mut().enumerate() {
             *j = data.sketch_index(i).unwrap_or(0) as u8;
@@ -222,6 +229,7 @@ impl<'a> Histogram<'a> {
         let program = data.program();
         Ok(Histogram {
             sketches,
+            ops,
             sketch_of,
             data,
             map,
@@ -855,7 +863,7 @@ impl<'a> Histogram<'a> {
         let cpu = ctx.cpu();
         for i in 0..self.data.n_sums() {
             let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
-            match self.data.slot_op(i) {
+            match self.ops.get(i).copied().unwrap_or(SlotOp::Add) {
                 SlotOp::Add => elt.update_sum_on(cpu, i, n),
                 SlotOp::Max { xor } => elt.update_max_on(cpu, i, n ^ xor),
                 SlotOp::Sketch => {
