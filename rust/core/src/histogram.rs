@@ -68,7 +68,26 @@ pub struct Snapshot<'k> {
 }
 
 /// A histogram over memory the caller owns.
+///
+/// `repr(C)` with [`Hot`] first: what the event path's compiled code
+/// reads keeps the layout and offsets it has without the fields of
+/// rhist's extensions, which come after it.
+#[repr(C)]
 pub struct Histogram<'a> {
+    /// The fields every trigger's event path reads (by `Deref`).
+    hot: Hot<'a>,
+    /// The sketches of the `.quantiles` values, if there are any.
+    sketches: Option<MapSketches<'a>>,
+    /// How an event updates each sum of a histogram with statistics
+    /// (`data.slot_op()`, looked up once).
+    ops: [SlotOp; SKETCHED_MAX],
+    /// The sketch of each sum that is a `.quantiles` value
+    /// (`data.sketch_index()`, looked up once).
+    sketch_of: [u8; SKETCHED_MAX],
+}
+
+/// The fields of a [`Histogram`] that every trigger's event path reads.
+pub struct Hot<'a> {
     data: &'a HistData<'a>,
     map: TracingMap<'a>,
     /// `data.needs_comm()`, looked up once rather than on every event.
@@ -81,19 +100,20 @@ pub struct Histogram<'a> {
     event_copies: usize,
     /// `data.has_stats()`: some sums are statistics.
     has_stats: bool,
-    /// The sketches of the `.quantiles` values, if there are any.
-    sketches: Option<MapSketches<'a>>,
-    /// How an event updates each sum of a histogram with statistics
-    /// (`data.slot_op()`, looked up once).
-    ops: [SlotOp; SKETCHED_MAX],
-    /// The sketch of each sum that is a `.quantiles` value
-    /// (`data.sketch_index()`, looked up once).
-    sketch_of: [u8; SKETCHED_MAX],
     /// The compiled event path, for the shapes it covers (when `shape`
     /// is not [`Shape::None`]).
     program: Program,
     /// The code that runs the program.
     shape: Shape,
+}
+
+impl<'a> core::ops::Deref for Histogram<'a> {
+    type Target = Hot<'a>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Hot<'a> {
+        &self.hot
+    }
 }
 
 /// The code that runs a histogram's compiled program, by the program's
@@ -228,17 +248,19 @@ impl<'a> Histogram<'a> {
         }
         let program = data.program();
         Ok(Histogram {
+            hot: Hot {
+                data,
+                map,
+                needs_comm: data.needs_comm(),
+                has_copies: data.n_event_var_copies() > 0,
+                event_copies: data.n_event_var_copies(),
+                has_stats: data.has_stats(),
+                shape: program.as_ref().map_or(Shape::None, Shape::of),
+                program: program.unwrap_or(Program::NONE),
+            },
             sketches,
             ops,
             sketch_of,
-            data,
-            map,
-            needs_comm: data.needs_comm(),
-            has_copies: data.n_event_var_copies() > 0,
-            event_copies: data.n_event_var_copies(),
-            has_stats: data.has_stats(),
-            shape: program.as_ref().map_or(Shape::None, Shape::of),
-            program: program.unwrap_or(Program::NONE),
         })
     }
 
@@ -598,7 +620,7 @@ impl<'a> Histogram<'a> {
     /// The histogram with its events sent down the general path.
     #[cfg(test)]
     fn interpreted(mut self) -> Self {
-        self.shape = Shape::None;
+        self.hot.shape = Shape::None;
         self
     }
 
