@@ -1069,3 +1069,32 @@ fn debug_shows_the_sketches() {
         "{out}"
     );
 }
+
+/// Two `.quantiles` values, each its own sketch, and nohitcount: the
+/// columns in the order given, and one summary line for both.
+#[test]
+fn two_quantiles_values_and_nohitcount() {
+    let hd = build("keys=a:vals=b.quantiles,a.quantiles:nohitcount");
+    let (m, p) = pct_storage(&hd, 1);
+    let hist = pct_hist(&hd, 1, &m, &p);
+    for b in [10u32, 20, 30] {
+        hist.update(&record(5, b, 0), &Ctx { cpu: 0 });
+    }
+    let out = print(&hist);
+    assert_eq!(
+        entries(&out),
+        [
+            "{ a:          5 }  b.p50:         20  b.p90:         30  b.p99:         30  \
+          b.p999:         30  a.p50:          5  a.p90:          5  a.p99:          5  \
+          a.p999:          5"
+        ]
+    );
+    assert!(
+        out.ends_with(
+            "    Percentiles:  b.p50:         20  b.p90:         30  b.p99:         30  \
+             b.p999:         30  a.p50:          5  a.p90:          5  a.p99:          5  \
+             a.p999:          5  pages: 2/16384  unplaced: 0\n"
+        ),
+        "{out}"
+    );
+}
