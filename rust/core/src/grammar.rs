@@ -893,33 +893,7 @@ impl<'a> TriggerSpec<'a> {
 
     /// The values, split as `create_val_fields()` does.
     pub fn vals(&self) -> ValFields<'a> {
-        let mut vals = ValFields {
-            fields: BoundedVec::new(),
-            too_many: false,
-            need_nohc: false,
-        };
-        if let Some(text) = self.vals {
-            let mut rest = Some(text);
-            let mut hitcounts = 0;
-            let mut tokens = 0;
-            while tokens < TRACING_MAP_VALS_MAX && vals.fields.len() < VALS_MAX {
-                let Some(r) = rest else { break };
-                let (field, next) = strsep(r, ',');
-                rest = next;
-                tokens += 1;
-                if field == "hitcount" {
-                    hitcounts += 1;
-                    if hitcounts == 1 {
-                        continue;
-                    }
-                }
-                // Can't fail: the loop stops at VALS_MAX fields.
-                let _ = vals.fields.push(field);
-            }
-            vals.too_many = rest.is_some_and(|r| r != "hitcount");
-        }
-        vals.need_nohc = self.no_hitcount && vals.fields.is_empty();
-        vals
+        self.split_vals(TRACING_MAP_VALS_MAX, VALS_MAX)
     }
 
     /// Whether a value of `vals=` ends with a statistic (`.min`, `.max`,
@@ -931,11 +905,17 @@ impl<'a> TriggerSpec<'a> {
     }
 
     /// The values as rhist takes them in a trigger with statistics
-    /// ([`super::stats`]): as [`Self::vals`] does, the first `hitcount`
-    /// skipped, but up to [`VAL_FIELDS_EXT_MAX`] fields (the build allows
-    /// [`VALS_MAX`] of them to be sums), and the pieces left over, but
-    /// for a last `hitcount`, too many.
+    /// ([`super::stats`]): as [`Self::vals`] does, but up to
+    /// [`VAL_FIELDS_EXT_MAX`] fields (the build allows [`VALS_MAX`] of
+    /// them to be sums), with no limit on the pieces read.
     pub fn vals_with_stats(&self) -> ValFields<'a> {
+        self.split_vals(usize::MAX, VAL_FIELDS_EXT_MAX)
+    }
+
+    /// `vals=` split at commas, the first `hitcount` skipped, reading at
+    /// most `tokens_max` pieces and keeping at most `fields_max` fields;
+    /// the pieces left over, but for a last `hitcount`, are too many.
+    fn split_vals(&self, tokens_max: usize, fields_max: usize) -> ValFields<'a> {
         let mut vals = ValFields {
             fields: BoundedVec::new(),
             too_many: false,
@@ -944,17 +924,20 @@ impl<'a> TriggerSpec<'a> {
         if let Some(text) = self.vals {
             let mut rest = Some(text);
             let mut hitcounts = 0;
-            while vals.fields.len() < VAL_FIELDS_EXT_MAX {
+            let mut tokens = 0;
+            while tokens < tokens_max && vals.fields.len() < fields_max {
                 let Some(r) = rest else { break };
                 let (field, next) = strsep(r, ',');
                 rest = next;
+                tokens += 1;
                 if field == "hitcount" {
                     hitcounts += 1;
                     if hitcounts == 1 {
                         continue;
                     }
                 }
-                // Can't fail: the loop stops when it is full.
+                // Can't fail: the loop stops at `fields_max` fields, within
+                // the vector's capacity.
                 let _ = vals.fields.push(field);
             }
             vals.too_many = rest.is_some_and(|r| r != "hitcount");
