@@ -591,24 +591,9 @@ impl Write for Count {
     }
 }
 
-/// A [`Write`] that checks that what is written is `expected`.
-struct Matches<'s> {
-    rest: &'s str,
-    ok: bool,
-}
-
-impl Write for Matches<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        match self.rest.strip_prefix(s) {
-            Some(rest) if self.ok => self.rest = rest,
-            _ => self.ok = false,
-        }
-        Ok(())
-    }
-}
-
-/// A [`Write`] that checks that what is written starts `rest`, and
-/// leaves what follows it there.
+/// A [`Write`] that checks that what is written is a prefix of `rest`,
+/// and leaves what follows it there: the whole of it was written when
+/// `ok` and `rest` is empty.
 struct Prefix<'s> {
     rest: &'s str,
     ok: bool,
@@ -1774,7 +1759,7 @@ impl<'a> HistData<'a> {
 
     /// Whether `hist_field_name()` of `id` is `name`.
     fn name_is(&self, id: u8, name: &str) -> bool {
-        let mut m = Matches {
+        let mut m = Prefix {
             rest: name,
             ok: true,
         };
