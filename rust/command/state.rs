@@ -24,6 +24,7 @@ use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
 use crate::hist::hist_data::{ActionSink, BuildOptions, HistData};
 use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
 use crate::hist::map::TracingMap;
+use crate::hist::sketch::SketchPool;
 use crate::hist::var_ref::VAR_REFS_MAX;
 use crate::instance::InstanceRef;
 use crate::snapshot::SnapshotCond;
@@ -59,7 +60,8 @@ pub(super) struct Resolved {
 ///
 /// # Invariants
 ///
-/// `hist` borrows `resolved.data` and `_map_memory`: heap memory that is
+/// `hist` borrows `resolved.data` and `_map_memory` (the map's memory,
+/// and its sketches' if it has `.quantiles` values): heap memory that is
 /// never changed through its owner after `hist` is built and is freed
 /// only after `hist` is dropped (declaration order). As in [`Resolved`],
 /// the `'static` never leaves the value.
@@ -145,6 +147,11 @@ impl From<hist::map::MapError> for BuildError {
     fn from(e: hist::map::MapError) -> Self {
         BuildError::Kernel(Error::from_errno(-e.errno()))
     }
+}
+
+/// A sketch pool's error as the kernel's (`EINVAL`, or `ENOMEM`).
+fn sketch_error(e: hist::sketch::SketchError) -> BuildError {
+    BuildError::Kernel(Error::from_errno(-e.errno()))
 }
 
 impl Trigger {
@@ -423,23 +430,36 @@ impl Hist {
     ) -> Result<Arc<Self>, BuildError> {
         let params = histogram::map_params(resolved.data(), crate::event::nr_cpu_ids());
         let bytes = params.storage_bytes()?;
+        // The sketches of `.quantiles` values, in the same memory, after
+        // the map's: made, cleared and freed with it.
+        let pool = resolved.data().sketch_params();
+        let pool_bytes = match pool {
+            Some(p) => p.uninit_bytes().map_err(sketch_error)?,
+            None => 0,
+        };
+        let total = bytes.checked_add(pool_bytes).ok_or(code::ENOMEM)?;
         // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
         // maps of up to a few MB up to a power of two of pages.
         let mut map_memory = VVec::<u8>::new();
-        map_memory.reserve(bytes, GFP_KERNEL)?;
+        map_memory.reserve(total, GFP_KERNEL)?;
         // SAFETY: the spare capacity is never touched through the vector
-        // again; its buffer is moved into the result with the map and
-        // freed after it (invariants of `Self`).
+        // again; its buffer is moved into the result with the map and the
+        // sketches and freed after them (invariants of `Self`).
         let memory = unsafe {
             let spare = map_memory.spare_capacity_mut();
             core::slice::from_raw_parts_mut(spare.as_mut_ptr(), spare.len())
         };
-        let map = TracingMap::new_uninit(params, memory)?;
+        let (map_part, pool_part) = memory.split_at_mut(bytes.min(memory.len()));
+        let map = TracingMap::new_uninit(params, map_part)?;
+        let sketches = match pool {
+            Some(p) => Some(SketchPool::new_uninit(p, pool_part).map_err(sketch_error)?),
+            None => None,
+        };
         // SAFETY: the box's contents are moved into the result with the
         // histogram and freed after it (invariants of `Self`).
         let data: &'static HistData<'static> =
             unsafe { &*ptr::from_ref::<HistData<'static>>(&resolved.data) };
-        let hist = Histogram::new(data, map)?;
+        let hist = Histogram::with_sketches(data, map, sketches)?;
         Ok(Arc::new(
             Hist {
                 hist,

@@ -12,7 +12,9 @@
 //! or inserts its entry (hash, probe, compare), 4 also adds the sums, 5
 //! (the default) is the whole `Histogram::update()` (whose code the
 //! compiler lays out differently: its total is not the sum of the
-//! stages).
+//! stages); 6 runs `Histogram::update_general()`, the general path,
+//! whatever the trigger's program. A trigger with `.quantiles` values
+//! gets its sketches' pool.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +24,7 @@ use rhist_core::hist::hist_data::HistData;
 use rhist_core::hist::histogram::{map_params, Histogram};
 use rhist_core::hist::map::{First, MapKey, TracingMap};
 use rhist_core::hist::program::Program;
+use rhist_core::hist::sketch::SketchPool;
 use rhist_core::hist::trigger;
 
 #[path = "../benches/common/mod.rs"]
@@ -58,6 +61,12 @@ const EVENT: EventDesc<'static> = EventDesc {
 #[inline(never)]
 fn one_event(hist: &Histogram<'_>, rec: &[u8]) {
     hist.update(rec, &Task);
+}
+
+/// One event by the general path, out of line too.
+#[inline(never)]
+fn one_event_general(hist: &Histogram<'_>, rec: &[u8]) {
+    hist.update_general(rec, &Task);
 }
 
 /// The first `stage` stages of one event of a compiled trigger whose key
@@ -121,7 +130,13 @@ fn main() {
     let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
         .map(|_| AtomicU64::new(0))
         .collect();
-    let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
+    let pool_params = data.sketch_params();
+    let pool_storage: Vec<AtomicU64> = (0..pool_params.map_or(0, |p| p.storage_words().unwrap()))
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    let pool = pool_params.map(|p| SketchPool::new(p, &pool_storage).unwrap());
+    let map = TracingMap::new(params, &storage).unwrap();
+    let hist = Histogram::with_sketches(&data, map, pool).unwrap();
     let mut recs = vec![[0u8; REC]; 4096];
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     for r in recs.iter_mut() {
@@ -141,6 +156,10 @@ fn main() {
     let program = hist.program().filter(|_| stage < 5);
     for i in 0..n {
         let rec = black_box(&recs[i & 4095]);
+        if stage == 6 {
+            one_event_general(&hist, rec);
+            continue;
+        }
         match program {
             None => one_event(&hist, rec),
             Some(p) if p.words() => match p.n_keys() {

@@ -100,6 +100,7 @@ use super::grammar::{
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
 use super::program::{order_base_2, KeyLoad, KeyStr, Load, Num, Program, StrFrom};
 use super::record::{address, read_stack, rec_num, rec_u32, rec_u64, strncpy_from};
+use super::sketch::{MapSketches, PoolParams, PAGE_WORDS, SKETCH_WORDS};
 use super::stats::{SlotOp, Statistic};
 use super::var_ref::{Found, RefInfo, RefTable, VarLookup, VarTarget, OWN_SLOT, VAR_REFS_MAX};
 use super::vars::{self, VarCopy};
@@ -844,6 +845,47 @@ impl<'a> HistData<'a> {
         self.stats.get(..self.n_vals).unwrap_or(&[])
     }
 
+    /// The number of `.quantiles` values: sketches per entry
+    /// ([`super::sketch::MapSketches`]).
+    pub fn n_percentiles(&self) -> usize {
+        self.val_stats()
+            .iter()
+            .filter(|&&s| s == Some(Statistic::Percentiles))
+            .count()
+    }
+
+    /// The sketch of value `i` among its entry's, if it is a
+    /// `.quantiles` value: how many such values come before it.
+    pub fn sketch_index(&self, i: usize) -> Option<usize> {
+        let stats = self.val_stats();
+        if stats.get(i).copied().flatten() != Some(Statistic::Percentiles) {
+            return None;
+        }
+        let before = stats.get(..i).unwrap_or(&[]).iter();
+        Some(
+            before
+                .filter(|&&s| s == Some(Statistic::Percentiles))
+                .count(),
+        )
+    }
+
+    /// The pool of sketches the map of this trigger gets, if it has
+    /// `.quantiles` values ([`super::sketch::PoolParams::for_map`]).
+    pub fn sketch_params(&self) -> Option<PoolParams> {
+        let n = self.n_percentiles();
+        let max_elts = 1usize << self.map_bits();
+        (n > 0).then(|| MapSketches::params(max_elts, n))
+    }
+
+    /// The name of value `i` without its statistic: what a `.percentiles`
+    /// value's columns are named after (`lat` of `lat.p99`).
+    pub fn write_val_stem(&self, out: &mut dyn Write, i: usize) -> fmt::Result {
+        match self.val_ids().get(i).filter(|_| i > 0) {
+            Some(&id) => self.write_name(out, id),
+            None => out.write_str("hitcount"),
+        }
+    }
+
     /// Whether value `i` is signed (C's `is_signed`), which its statistic
     /// compares and prints it as.
     pub fn val_signed(&self, i: usize) -> bool {
@@ -1282,6 +1324,23 @@ impl<'a> HistData<'a> {
             })
     }
 
+    /// rhist's lines for the sketch `j` of a `.quantiles` value: what
+    /// an entry's sketch takes, and the pool the map's share.
+    fn debug_sketch(&self, out: &mut dyn Write, j: usize, pool: PoolParams) -> fmt::Result {
+        let (index, page) = (SKETCH_WORDS * 8, PAGE_WORDS * 8);
+        writeln!(out, "      sketch: {j} of {}", self.n_percentiles())?;
+        writeln!(
+            out,
+            "      sketch memory per entry: {index} bytes of index, and {page} bytes per page it takes"
+        )?;
+        let bytes = pool.storage_bytes().unwrap_or(0);
+        writeln!(
+            out,
+            "      sketch pool: {} sketches, {} pages, {bytes} bytes",
+            pool.n_sketches, pool.n_pages
+        )
+    }
+
     /// [`ValName`] of value `i`.
     fn write_val_name(&self, out: &mut dyn Write, i: usize) -> fmt::Result {
         let Some(&id) = self.val_ids().get(i).filter(|_| i > 0) else {
@@ -1482,6 +1541,9 @@ impl<'a> HistData<'a> {
             // rhist's own line, for its own modifiers.
             if let Some(stat) = self.val_stat(i) {
                 writeln!(out, "      statistic: {}", stat.name())?;
+            }
+            if let (Some(j), Some(pool)) = (self.sketch_index(i), self.sketch_params()) {
+                self.debug_sketch(out, j, pool)?;
             }
         }
         out.write_str("\n  key fields:\n")?;

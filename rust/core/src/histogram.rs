@@ -14,6 +14,7 @@ use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, First, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
 use super::program::{CompactKey, Program, StrKey};
+use super::sketch::{self, MapSketches, Quantile, SketchPool, PERCENTILES, PERCENTILE_NAMES};
 use super::stats::SlotOp;
 use super::var_ref::VAR_REFS_MAX;
 use super::vars;
@@ -23,6 +24,9 @@ pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
 
 /// [`KEY_SIZE_MAX`] in words.
 const KEY_WORDS_MAX: usize = KEY_SIZE_MAX / 8;
+
+/// Most sums a histogram with statistics has, hitcount included.
+const SKETCHED_MAX: usize = 8;
 
 /// Words of saved command name per element, for `.execname` keys.
 const COMM_WORDS: usize = 2;
@@ -64,7 +68,26 @@ pub struct Snapshot<'k> {
 }
 
 /// A histogram over memory the caller owns.
+///
+/// `repr(C)` with [`Hot`] first: what the event path's compiled code
+/// reads keeps the layout and offsets it has without the fields of
+/// rhist's extensions, which come after it.
+#[repr(C)]
 pub struct Histogram<'a> {
+    /// The fields every trigger's event path reads (by `Deref`).
+    hot: Hot<'a>,
+    /// The sketches of the `.quantiles` values, if there are any.
+    sketches: Option<MapSketches<'a>>,
+    /// How an event updates each sum of a histogram with statistics
+    /// (`data.slot_op()`, looked up once).
+    ops: [SlotOp; SKETCHED_MAX],
+    /// The sketch of each sum that is a `.quantiles` value
+    /// (`data.sketch_index()`, looked up once).
+    sketch_of: [u8; SKETCHED_MAX],
+}
+
+/// The fields of a [`Histogram`] that every trigger's event path reads.
+pub struct Hot<'a> {
     data: &'a HistData<'a>,
     map: TracingMap<'a>,
     /// `data.needs_comm()`, looked up once rather than on every event.
@@ -82,6 +105,15 @@ pub struct Histogram<'a> {
     program: Program,
     /// The code that runs the program.
     shape: Shape,
+}
+
+impl<'a> core::ops::Deref for Histogram<'a> {
+    type Target = Hot<'a>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Hot<'a> {
+        &self.hot
+    }
 }
 
 /// The code that runs a histogram's compiled program, by the program's
@@ -119,6 +151,15 @@ impl Shape {
             (false, _, _) if p.one_string() => Shape::String,
             (false, _, _) => Shape::Compact,
         }
+    }
+}
+
+/// The name of value `i` without its statistic (`lat` of `lat.p99`).
+struct Stem<'h, 'a>(&'h HistData<'a>, usize);
+
+impl fmt::Display for Stem<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.write_val_stem(f, self.1)
     }
 }
 
@@ -173,19 +214,53 @@ impl<'a> Histogram<'a> {
     /// Puts `data` and `map` together; `map` must have been built with
     /// [`map_params`] of `data` (for any number of CPUs).
     pub fn new(data: &'a HistData<'a>, map: TracingMap<'a>) -> Result<Self, MapError> {
-        if map.params().with_cpus(1) != map_params(data, 1) {
+        Self::with_sketches(data, map, None)
+    }
+
+    /// [`new`](Self::new) of a histogram that may have `.percentiles`
+    /// values: `pool` must then be a pool made with
+    /// [`HistData::sketch_params`] of `data`, and cleared and freed with
+    /// the map; it must be `None` otherwise.
+    pub fn with_sketches(
+        data: &'a HistData<'a>,
+        map: TracingMap<'a>,
+        pool: Option<SketchPool<'a>>,
+    ) -> Result<Self, MapError> {
+        if map.params().with_cpus(1) != map_params(data, 1)
+            || pool.map(|p| p.params()) != data.sketch_params()
+        {
             return Err(MapError::StorageTooSmall);
+        }
+        let sketches = match pool {
+            Some(pool) => Some(
+                MapSketches::new(pool, data.n_percentiles())
+                    .map_err(|_| MapError::StorageTooSmall)?,
+            ),
+            None => None,
+        };
+        let mut ops = [SlotOp::Add; SKETCHED_MAX];
+        for (i, op) in ops.iter_mut().enumerate().take(data.n_sums()) {
+            *op = data.slot_op(i);
+        }
+        let mut sketch_of = [0u8; SKETCHED_MAX];
+        for (i, j) in sketch_of.iter_mut().enumerate() {
+            *j = data.sketch_index(i).unwrap_or(0) as u8;
         }
         let program = data.program();
         Ok(Histogram {
-            data,
-            map,
-            needs_comm: data.needs_comm(),
-            has_copies: data.n_event_var_copies() > 0,
-            event_copies: data.n_event_var_copies(),
-            has_stats: data.has_stats(),
-            shape: program.as_ref().map_or(Shape::None, Shape::of),
-            program: program.unwrap_or(Program::NONE),
+            hot: Hot {
+                data,
+                map,
+                needs_comm: data.needs_comm(),
+                has_copies: data.n_event_var_copies() > 0,
+                event_copies: data.n_event_var_copies(),
+                has_stats: data.has_stats(),
+                shape: program.as_ref().map_or(Shape::None, Shape::of),
+                program: program.unwrap_or(Program::NONE),
+            },
+            sketches,
+            ops,
+            sketch_of,
         })
     }
 
@@ -200,6 +275,11 @@ impl<'a> Histogram<'a> {
     /// The map.
     pub fn map(&self) -> &TracingMap<'a> {
         &self.map
+    }
+
+    /// The sketches of the `.quantiles` values, if it has any.
+    pub fn sketches(&self) -> Option<&MapSketches<'a>> {
+        self.sketches.as_ref()
     }
 
     /// Accounts one event record: builds its key, finds or inserts its
@@ -540,7 +620,7 @@ impl<'a> Histogram<'a> {
     /// The histogram with its events sent down the general path.
     #[cfg(test)]
     fn interpreted(mut self) -> Self {
-        self.shape = Shape::None;
+        self.hot.shape = Shape::None;
         self
     }
 
@@ -805,9 +885,14 @@ impl<'a> Histogram<'a> {
         let cpu = ctx.cpu();
         for i in 0..self.data.n_sums() {
             let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
-            match self.data.slot_op(i) {
+            match self.ops.get(i).copied().unwrap_or(SlotOp::Add) {
                 SlotOp::Add => elt.update_sum_on(cpu, i, n),
                 SlotOp::Max { xor } => elt.update_max_on(cpu, i, n ^ xor),
+                SlotOp::Sketch => {
+                    if let (Some(s), Some(&j)) = (&self.sketches, self.sketch_of.get(i)) {
+                        s.record(elt.index(), j as usize, n);
+                    }
+                }
             }
         }
     }
@@ -856,6 +941,9 @@ impl<'a> Histogram<'a> {
     /// event updates it meanwhile (the trigger is paused).
     pub fn clear(&self) {
         self.map.clear();
+        if let Some(s) = &self.sketches {
+            s.clear();
+        }
     }
 
     /// The map's sort keys for this histogram.
@@ -871,6 +959,8 @@ impl<'a> Histogram<'a> {
                         let (xor, per_hit) = match stat.slot_op(signed) {
                             SlotOp::Max { xor } => (xor, false),
                             SlotOp::Add => (0, true),
+                            // The build takes no sort on it; its slot is 0.
+                            SlotOp::Sketch => (0, false),
                         };
                         map::SortField::Stat {
                             sum: i,
@@ -953,8 +1043,14 @@ impl<'a> Histogram<'a> {
                 if i != 0 {
                     out.write_char(' ')?;
                 }
+                if let Some(j) = self.data.sketch_index(i) {
+                    let sketch = self.sketches.as_ref().and_then(|s| s.sketch(idx, j));
+                    let p = sketch.map(|s| s.percentiles());
+                    self.write_percentiles(out, i, display, p.map(|p| p.p))?;
+                    continue;
+                }
                 let slot = match self.data.slot_op(i) {
-                    SlotOp::Add => elt.read_sum(i),
+                    SlotOp::Add | SlotOp::Sketch => elt.read_sum(i),
                     SlotOp::Max { .. } => elt.read_max(i),
                 };
                 let val = self.data.val_value(i, slot, || elt.read_sum(0));
@@ -986,7 +1082,55 @@ impl<'a> Histogram<'a> {
         // Every hit adds 1 to its entry's hitcount, and nothing else does:
         // their total is C's `map->hits`, which the event path does not
         // count apart (see `TracingMap::insert_uncounted()`).
-        output::write_totals(out, stats[0].total, n as u32, self.map.drops())
+        output::write_totals(out, stats[0].total, n as u32, self.map.drops())?;
+        self.write_percentiles_summary(out, entries)
+    }
+
+    /// The columns of `.quantiles` value `i` (its `display`), with the
+    /// quantiles `p` (none: 0): ` lat.p50: %10llu`, each but the first
+    /// after one more space, as C puts before each value.
+    fn write_percentiles(
+        &self,
+        out: &mut dyn Write,
+        i: usize,
+        display: output::ValDisplay,
+        p: Option<[Quantile; 4]>,
+    ) -> fmt::Result {
+        let p = p.unwrap_or([Quantile::Empty; 4]);
+        for (k, (q, label)) in p.iter().zip(PERCENTILE_NAMES).enumerate() {
+            if k != 0 {
+                out.write_char(' ')?;
+            }
+            let stem = Stem(self.data, i);
+            output::write_quantile(out, stem, label, display, *q)?;
+        }
+        Ok(())
+    }
+
+    /// rhist's line after the Totals of a trigger with `.percentiles`
+    /// values: each one's quantiles over all of `entries`, then the
+    /// pool's pages used and total, and the values it had no page for.
+    fn write_percentiles_summary(&self, out: &mut dyn Write, entries: &[u32]) -> fmt::Result {
+        let Some(s) = &self.sketches else {
+            return Ok(());
+        };
+        out.write_str("    Percentiles:")?;
+        for (i, _, display) in self.data.printed_vals() {
+            let Some(j) = self.data.sketch_index(i) else {
+                continue;
+            };
+            let mut p = [Quantile::Empty; 4];
+            let union = s.union(j, entries.iter().copied());
+            sketch::quantiles(&union, &PERCENTILES, &mut p);
+            out.write_char(' ')?;
+            self.write_percentiles(out, i, display, Some(p))?;
+        }
+        let pool = s.pool().stats();
+        writeln!(
+            out,
+            "  pages: {}/{}  unplaced: {}",
+            pool.pages_used, pool.pages, pool.unplaced
+        )
     }
 
     /// C's `map->hits`, the hits since the last clear: every hit adds 1

@@ -649,6 +649,28 @@ fn key_word(key: &[u8], i: usize) -> u64 {
     }
 }
 
+/// `words` zeroed atomic words over raw memory (say from `vmalloc()`),
+/// from its first 64-byte boundary: `None` if `storage` is too small for
+/// that (it needs `words * 8 + 63` bytes at most). The words borrow the
+/// memory for `'a`.
+#[cfg(not(all(loom, test)))]
+pub fn zeroed_words(
+    storage: &mut [core::mem::MaybeUninit<u8>],
+    words: usize,
+) -> Option<&[AtomicU64]> {
+    let skip = (storage.as_ptr() as usize).wrapping_neg() % (LINE_WORDS * 8);
+    let bytes = storage.get_mut(skip..skip.checked_add(words.checked_mul(8)?)?)?;
+    for b in bytes.iter_mut() {
+        b.write(0);
+    }
+    // SAFETY: `bytes` starts on a 64-byte boundary, which satisfies the
+    // alignment of `AtomicU64` (at most 8), and holds `words * 8` bytes,
+    // all initialised above to 0, a valid `AtomicU64`, whose size is 8.
+    // The exclusive borrow of the bytes for `'a` is consumed here, so the
+    // atomics are the only access to that memory for `'a`.
+    Some(unsafe { core::slice::from_raw_parts(bytes.as_mut_ptr().cast::<AtomicU64>(), words) })
+}
+
 impl<'a> TracingMap<'a> {
     /// Builds a map over `storage`, which must hold at least
     /// [`MapParams::storage_words`] words; all of them are zeroed here.
@@ -678,20 +700,7 @@ impl<'a> TracingMap<'a> {
         storage: &'a mut [core::mem::MaybeUninit<u8>],
     ) -> Result<Self, MapError> {
         let g = Geometry::new(&params)?;
-        let skip = (storage.as_ptr() as usize).wrapping_neg() % (LINE_WORDS * 8);
-        let bytes = storage
-            .get_mut(skip..skip + g.words * 8)
-            .ok_or(MapError::StorageTooSmall)?;
-        for b in bytes.iter_mut() {
-            b.write(0);
-        }
-        // SAFETY: `bytes` starts on a 64-byte boundary, which satisfies the
-        // alignment of `AtomicU64` (at most 8), and holds `g.words * 8`
-        // bytes, all initialised above to 0, a valid `AtomicU64`, whose size
-        // is 8.  The exclusive borrow of the bytes for `'a` is consumed here,
-        // so the atomics are the only access to that memory for `'a`.
-        let words =
-            unsafe { core::slice::from_raw_parts(bytes.as_mut_ptr().cast::<AtomicU64>(), g.words) };
+        let words = zeroed_words(storage, g.words).ok_or(MapError::StorageTooSmall)?;
         Self::attach(params, words)
     }
 

@@ -7,6 +7,8 @@
 
 use core::fmt::{self, Write};
 
+use super::sketch::Quantile;
+
 /// How a key is shown: C's key display flags, at most one of which applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyDisplay {
@@ -384,6 +386,49 @@ pub fn write_header(
     out.write_str("# event histogram\n#\n# trigger info: ")?;
     info(out)?;
     out.write_str("#\n\n")
+}
+
+/// Writes one quantile of a `.percentiles` value as [`write_val`] writes
+/// a value (` lat.p99: %10llu`, `%10llx` for `.hex`), `stem` being the
+/// value's name (`lat`) and `label` the quantile's (`p99`). A quantile
+/// the sketch knows only as a range (its pool ran dry) is written
+/// `[low,high]`, both included, right-aligned in the same ten columns: a
+/// text no tool reads as a number (`[` is not a digit). One with no
+/// values (a sketch read before its first record) is 0.
+pub fn write_quantile(
+    out: &mut dyn Write,
+    stem: impl fmt::Display,
+    label: &str,
+    display: ValDisplay,
+    q: Quantile,
+) -> fmt::Result {
+    let name = format_args!("{stem}.{label}");
+    let (low, high) = match q {
+        Quantile::Empty => return write_val(out, name, display, 0, ValStat::default()),
+        Quantile::Value(v) => return write_val(out, name, display, v, ValStat::default()),
+        Quantile::Within { low, high } => (low, high),
+    };
+    let hex = display == ValDisplay::Hex;
+    let width = digits(low, hex) + digits(high, hex) + 3;
+    write!(out, " {name}: ")?;
+    for _ in width..10 {
+        out.write_char(' ')?;
+    }
+    match hex {
+        true => write!(out, "[{low:x},{high:x}]"),
+        false => write!(out, "[{low},{high}]"),
+    }
+}
+
+/// The digits of `v` in decimal, or in hex.
+fn digits(mut v: u64, hex: bool) -> usize {
+    let base = if hex { 16 } else { 10 };
+    let mut n = 1;
+    while v >= base {
+        v /= base;
+        n += 1;
+    }
+    n
 }
 
 /// Writes the Totals block that ends each histogram.

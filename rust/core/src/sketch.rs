@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A streaming quantile sketch per histogram entry: the data structure
-//! behind the coming `vals=lat.percentiles` (issue 29), which prints
-//! `lat.p50: N  lat.p90: N  lat.p99: N  lat.p999: N` per entry.
+//! behind `vals=lat.quantiles` (issue 29; not `.percentiles`, which hist
+//! takes as `.percent`), which prints
+//! `lat.p50: N  lat.p90: N  lat.p99: N  lat.p999: N` per entry
+//! ([`super::stats`], [`super::histogram::Histogram::with_sketches`]).
 //!
 //! # What it does
 //!
@@ -102,7 +104,7 @@
 //! with `n_pages` at most 65,534 (a slot is 16 bits). By default a map
 //! gets 4 pages per sketch ([`PoolParams::for_map`]):
 //! `n_pages = min(4 n_sketches, 65,534)`. For the default `size=2048`
-//! with one `.percentiles` value that is `64 + 262,144 + 4,194,304`
+//! with one `.quantiles` value that is `64 + 262,144 + 4,194,304`
 //! bytes, 4.25 MiB, against 59 MiB for a flat array of the 3,776 buckets
 //! per entry (30,208 bytes each).
 //!
@@ -200,10 +202,10 @@
 //! `sketches.record(idx, j, v)`; printing reads `sketches.sketch(idx,
 //! j)` per entry and [`MapSketches::union`] over all of them for the
 //! totals; clearing the map clears the pool. Nothing in the map changes.
-//! The shell allocates the pool's words next to the map's, as a
-//! `VVec<AtomicU64>` of [`PoolParams::storage_words`] zeros (no `unsafe`:
-//! the pool takes atomics, not raw memory), and keeps it as long as the
-//! map's memory.
+//! The shell allocates the pool's bytes in the map's `vmalloc()`, after
+//! the map's ([`PoolParams::uninit_bytes`], [`SketchPool::new_uninit`],
+//! which views them as atomics as the map does, through
+//! `map::zeroed_words()`), and frees them with it.
 //!
 //! # What it costs
 //!
@@ -221,7 +223,7 @@
 //! * [`MapSketches::record`], from the element's index: 41.
 //!
 //! The rest of an event's path in a compiled trigger is some 140
-//! instructions (`stages.sh`): a `.percentiles` value adds about a
+//! instructions (`stages.sh`): a `.quantiles` value adds about a
 //! quarter to it, a sum some 3%. In time, the locked add weighs most in
 //! both (some 20 cycles of latency; the sketch's arithmetic before it
 //! touches no memory but the index word): on the host (a loaded two-core
@@ -274,8 +276,10 @@ pub const SKETCHES_MAX: usize = 1 << 22;
 pub const PAGES_PER_SKETCH: usize = 4;
 /// Parts per million: `q` of [`Sketch::quantile`] for the maximum.
 pub const PPM: u32 = 1_000_000;
-/// The quantiles a `.percentiles` value prints, in parts per million.
+/// The quantiles a `.quantiles` value prints, in parts per million.
 pub const PERCENTILES: [u32; 4] = [500_000, 900_000, 990_000, 999_000];
+/// What [`PERCENTILES`] print as: `lat.p50` and so on.
+pub const PERCENTILE_NAMES: [&str; 4] = ["p50", "p90", "p99", "p999"];
 /// How many times a read tries to see the counts unchanged between two
 /// collections (see *Reading while updates race*).
 pub const READ_TRIES: usize = 4;
@@ -424,6 +428,13 @@ impl PoolParams {
     pub fn storage_bytes(&self) -> Result<usize, SketchError> {
         Ok(self.storage_words()? * 8)
     }
+
+    /// How many bytes of raw memory [`SketchPool::new_uninit`] needs,
+    /// including up to 63 it skips to start on a 64-byte boundary.
+    pub fn uninit_bytes(&self) -> Result<usize, SketchError> {
+        self.check()?;
+        Ok(self.words() * 8 + LINE_WORDS * 8 - 1)
+    }
 }
 
 /// What a pool has given out, for a trigger's totals.
@@ -489,6 +500,20 @@ impl<'a> SketchPool<'a> {
             sketches,
             pages,
         })
+    }
+
+    /// Builds a pool over raw memory, say from `vmalloc()`, which must
+    /// hold at least [`PoolParams::uninit_bytes`] bytes; it is aligned and
+    /// zeroed here. The pool borrows the memory for `'a`.
+    #[cfg(not(all(loom, test)))]
+    pub fn new_uninit(
+        params: PoolParams,
+        storage: &'a mut [core::mem::MaybeUninit<u8>],
+    ) -> Result<Self, SketchError> {
+        params.check()?;
+        let words = super::map::zeroed_words(storage, params.words())
+            .ok_or(SketchError::StorageTooSmall)?;
+        Self::new(params, words)
     }
 
     /// The parameters the pool was built with.
@@ -895,7 +920,7 @@ pub enum Quantile {
     },
 }
 
-/// What a `.percentiles` value prints for an entry.
+/// What a `.quantiles` value prints for an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Percentiles {
     /// Values recorded, placed or not (those the quantiles are of).
@@ -1020,7 +1045,7 @@ pub fn quantiles(src: &impl Counts, qs: &[u32], out: &mut [Quantile]) -> (u64, u
     (c.placed().wrapping_add(c.unplaced), c.unplaced)
 }
 
-/// The sketches of a map's `.percentiles` values: `n_values` per element,
+/// The sketches of a map's `.quantiles` values: `n_values` per element,
 /// in one pool, found by the element's index. What the hist code holds
 /// next to its `TracingMap` (see *Hosting sketches in a map*).
 #[derive(Clone, Copy, Debug)]
@@ -1031,7 +1056,7 @@ pub struct MapSketches<'a> {
 
 impl<'a> MapSketches<'a> {
     /// The pool a map of `max_elts` elements with `n_values`
-    /// `.percentiles` values gets: see [`PoolParams::for_map`].
+    /// `.quantiles` values gets: see [`PoolParams::for_map`].
     pub const fn params(max_elts: usize, n_values: usize) -> PoolParams {
         PoolParams::for_map(max_elts, n_values)
     }

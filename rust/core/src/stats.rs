@@ -30,6 +30,12 @@
 //!   new entry needs no initial value before it is published, and its
 //!   first event's update is exact whatever other CPUs do meanwhile.
 //!
+//! `.quantiles` (the percentiles) is the odd one: its slot stays 0, and its value goes
+//! to a sketch of the entry ([`super::sketch`]), one per `.percentiles`
+//! value and entry, in a pool made with the map. It takes unsigned
+//! values only: a text with `.quantiles` of a signed value does not
+//! build (and gets hist's error, as any text that fails both ways).
+//!
 //! Signed means the value's hist field is (`is_signed`): a signed event
 //! field, an expression whose first operand is one, a reference to a
 //! signed variable. The value is then the field sign-extended to 64 bits,
@@ -45,6 +51,12 @@ pub enum Statistic {
     /// `.avg`: the sum of the values over the hitcount, rounded toward
     /// zero.
     Avg,
+    /// `.quantiles`: the percentiles p50, p90, p99 and p999 of the
+    /// entry's values, from its sketch ([`super::sketch`]); its slot is
+    /// left at 0 (it is kept so that a value's index stays its slot's).
+    /// Not `.percentiles`, which hist takes: C reads any modifier that
+    /// starts with `percent` as `.percent`.
+    Percentiles,
 }
 
 impl Statistic {
@@ -54,6 +66,7 @@ impl Statistic {
             Statistic::Min => "min",
             Statistic::Max => "max",
             Statistic::Avg => "avg",
+            Statistic::Percentiles => "quantiles",
         }
     }
 
@@ -66,6 +79,7 @@ impl Statistic {
             "min" => Statistic::Min,
             "max" => Statistic::Max,
             "avg" => Statistic::Avg,
+            "quantiles" => Statistic::Percentiles,
             _ => return None,
         };
         (!stem.is_empty()).then_some((stem, stat))
@@ -77,6 +91,7 @@ impl Statistic {
         const SIGN: u64 = 1 << 63;
         match (self, signed) {
             (Statistic::Avg, _) => SlotOp::Add,
+            (Statistic::Percentiles, _) => SlotOp::Sketch,
             (Statistic::Max, false) => SlotOp::Max { xor: 0 },
             (Statistic::Max, true) => SlotOp::Max { xor: SIGN },
             (Statistic::Min, false) => SlotOp::Max { xor: !0 },
@@ -91,6 +106,7 @@ impl Statistic {
         match self.slot_op(signed) {
             SlotOp::Max { xor } => slot ^ xor,
             SlotOp::Add => per_hit(slot, hits, signed),
+            SlotOp::Sketch => slot,
         }
     }
 }
@@ -105,6 +121,9 @@ pub enum SlotOp {
         /// What the value is encoded with.
         xor: u64,
     },
+    /// Leaves the slot and records the value in the entry's sketch
+    /// (`.quantiles`).
+    Sketch,
 }
 
 /// `sum / hits` as the kernel divides a `u64` (`div64_u64()`) or, for a

@@ -174,11 +174,12 @@ string_bucket() {
 	[ -n "$key" ]
 }
 
-# stat_text TEXT: whether TEXT has a statistic (.min, .max or .avg) that
-# may end a value: rhist's extension, which hist rejects.
+# stat_text TEXT: whether TEXT has a statistic (.min, .max, .avg or
+# .quantiles) that may end a value: rhist's extension, which hist rejects.
 stat_text() {
 	case "$1" in
 	*.min | *.min[,:\ ]* | *.max | *.max[,:\ ]* | *.avg | *.avg[,:\ ]*) return 0 ;;
+	*.quantiles | *.quantiles[,:\ ]*) return 0 ;;
 	esac
 	return 1
 }

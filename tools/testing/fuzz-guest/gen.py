@@ -11,7 +11,7 @@ header line "# fuzz-guest seed=S n=N" and N distinct texts, one a line,
 as written after "hist:". The same seed gives the same texts.
 
 The last N/20 texts use rhist's extension, value statistics (.min, .max,
-.avg on values, which hist rejects): a corpus text given values with
+.avg, .quantiles on values, which hist rejects): a corpus text given values with
 statistics, maybe a sort on one, then mutated as the others are, the
 statistics among the tokens. The other texts are those the generator gave
 before it made these (the same N - N/20 first ones for a seed).
@@ -48,7 +48,7 @@ PUNCT = [":", ",", "=", ".", " ", "  ", "if", " if ", '"key1"', '"a*"',
          "global", "local", "mono", "fz1"]
 TOKENS = FIELDS + BAD_FIELDS + MODIFIERS + ATTRS + OPS + NUMBERS + PUNCT
 # rhist's extension: statistics of values, and what they may be of.
-STATS = [".min", ".max", ".avg"]
+STATS = [".min", ".max", ".avg", ".quantiles"]
 STAT_VALUES = ["a", "b", "c", "ip", "cpu", "common_cpu", "common_pid",
                "common_timestamp", "common_timestamp.usecs", "b.hex",
                "c.hex", "b-c", "b*2", "a/3", "-(c)", "b+c-a", "hitcount",

@@ -269,6 +269,10 @@ impl<'a> Builder<'_, '_, 'a> {
                 if f.flags & not_a_number != 0 || copy {
                     return Err(not_supported());
                 }
+                // A sketch counts unsigned values (see `stats`).
+                if stat == Statistic::Percentiles && f.signed {
+                    return Err(not_supported());
+                }
                 (id, Some(stat))
             }
         };
@@ -402,6 +406,10 @@ impl<'a> Builder<'_, '_, 'a> {
                 Some((j, order))
             });
             if let Some((j, order)) = stat {
+                // A sketch has no one number to sort on (see `stats`).
+                if self.hd.val_stat(j) == Some(Statistic::Percentiles) {
+                    return Err(not_supported());
+                }
                 let descending = match order {
                     "" | "ascending" => false,
                     "descending" => true,

@@ -714,3 +714,387 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got, want);
     }
 }
+
+// ---------------------------------------------------------------------
+// `.quantiles`: a sketch per entry ([`super::super::sketch`]).
+
+use super::super::sketch::{bucket_high, bucket_of, nearest_rank, PoolParams, SketchPool};
+
+fn zeros(n: usize) -> Vec<AtomicU64> {
+    (0..n).map(|_| AtomicU64::new(0)).collect()
+}
+
+/// The map's and the pool's storage for a histogram of `data` on `cpus`
+/// CPUs.
+fn pct_storage(data: &HistData<'_>, cpus: usize) -> (Vec<AtomicU64>, Vec<AtomicU64>) {
+    let map = zeros(map_params(data, cpus).storage_words().unwrap());
+    let pool = zeros(
+        data.sketch_params()
+            .map_or(0, |p| p.storage_words().unwrap()),
+    );
+    (map, pool)
+}
+
+/// A histogram of `data` over `map` and `pool` ([`pct_storage`]).
+fn pct_hist<'a>(
+    data: &'a HistData<'a>,
+    cpus: usize,
+    map: &'a [AtomicU64],
+    pool: &'a [AtomicU64],
+) -> Histogram<'a> {
+    let sketches = data
+        .sketch_params()
+        .map(|p| SketchPool::new(p, pool).unwrap());
+    let map = TracingMap::new(map_params(data, cpus), map).unwrap();
+    Histogram::with_sketches(data, map, sketches).unwrap()
+}
+
+/// The lines of `out` from the Totals on.
+fn totals(out: &str) -> &str {
+    &out[out.find("Totals:").unwrap()..]
+}
+
+#[test]
+fn percentiles_build_as_a_statistic() {
+    assert_eq!(
+        Statistic::split("lat.quantiles"),
+        Some(("lat", Statistic::Percentiles))
+    );
+    assert_eq!(Statistic::split("lat.percentiles"), None);
+    // hist takes `.percentiles`: as `.percent`, which it stays.
+    let hd = build("keys=a:vals=b.percentiles");
+    assert!(!hd.has_stats());
+    assert_eq!(hd.sketch_params(), None);
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,b.percent:sort=hitcount:size=2048"
+    );
+    let hd = build("keys=a:vals=b.quantiles");
+    assert!(hd.has_stats());
+    assert_eq!(hd.n_percentiles(), 1);
+    assert_eq!((hd.sketch_index(0), hd.sketch_index(1)), (None, Some(0)));
+    assert_eq!(hd.sketch_params(), Some(PoolParams::new(2048, 8192)));
+    // No compiled program: the general path records.
+    assert!(hd.program().is_none());
+    let hd = build("keys=a:vals=b.max,a.quantiles,b,b.quantiles:size=128");
+    assert_eq!(hd.n_percentiles(), 2);
+    assert_eq!(hd.sketch_index(2), Some(0));
+    assert_eq!(hd.sketch_index(4), Some(1));
+    assert_eq!(hd.sketch_params(), Some(PoolParams::new(256, 1024)));
+    // hist's own texts have none.
+    assert_eq!(build("keys=a:vals=b").sketch_params(), None);
+    assert_eq!(build("keys=a:vals=b.max").sketch_params(), None);
+    // A pool is needed, of the trigger's shape, and only then.
+    let hd = build("keys=a:vals=b.quantiles");
+    let st = zeros(map_params(&hd, 1).storage_words().unwrap());
+    let map = TracingMap::new(map_params(&hd, 1), &st).unwrap();
+    assert!(Histogram::new(&hd, map).is_err());
+    let small = PoolParams::new(2048, 10);
+    let ps = zeros(small.storage_words().unwrap());
+    let map = TracingMap::new(map_params(&hd, 1), &st).unwrap();
+    let pool = SketchPool::new(small, &ps).unwrap();
+    assert!(Histogram::with_sketches(&hd, map, Some(pool)).is_err());
+}
+
+#[test]
+fn percentiles_print_per_entry_and_in_the_totals() {
+    let hd = build("keys=a:vals=b.quantiles,b.max");
+    let (m, p) = pct_storage(&hd, 2);
+    let hist = pct_hist(&hd, 2, &m, &p);
+    for v in 1..=100u32 {
+        hist.update(&record(1, v, 0), &Ctx { cpu: v % 2 });
+    }
+    hist.update(&record(2, 1_000_000, 0), &Ctx { cpu: 0 });
+    let out = print(&hist);
+    assert_eq!(
+        entries(&out),
+        [
+            "{ a:          2 } hitcount:          1  b.p50:    1003520  b.p90:    1003520  \
+             b.p99:    1003520  b.p999:    1003520  b.max:    1000000",
+            "{ a:          1 } hitcount:        100  b.p50:         50  b.p90:         90  \
+             b.p99:         99  b.p999:        100  b.max:        100",
+        ]
+    );
+    // Totals as hist writes them, then the percentiles of all 101 values
+    // and the pool: 2 pages for 1..=100, 1 for 1,000,000.
+    assert_eq!(
+        totals(&out),
+        "Totals:\n    Hits: 101\n    Entries: 2\n    Dropped: 0\n    Percentiles:  \
+         b.p50:         51  b.p90:         91  b.p99:        100  b.p999:    1003520  \
+         pages: 3/8192  unplaced: 0\n"
+    );
+    // hist's triggers keep hist's Totals.
+    let out = run_on(&build("keys=a:vals=b.max"), 1, &[(0, record(1, 2, 3))]);
+    assert!(totals(&out).ends_with("Dropped: 0\n"), "{out}");
+}
+
+#[test]
+fn percentiles_are_within_one_percent() {
+    let hd = build("keys=a:vals=b.quantiles");
+    let (m, p) = pct_storage(&hd, 3);
+    let hist = pct_hist(&hd, 3, &m, &p);
+    let mut values: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..20_000u32 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let a = x % 7;
+        // Latencies of 1 µs to some 4 s, spread over the powers of two.
+        let b = (x >> 8) as u32 >> ((x >> 40) % 20);
+        values.entry(a).or_default().push(u64::from(b));
+        hist.update(&record(a, b, 0), &Ctx { cpu: i % 3 });
+    }
+    let out = print(&hist);
+    let exact = |v: &mut Vec<u64>, q: u32| {
+        v.sort_unstable();
+        v[nearest_rank(q, v.len() as u64) as usize - 1]
+    };
+    let within = |got: u64, want: u64| got.abs_diff(want) <= want / 100;
+    let parse = |line: &str, name: &str| -> u64 {
+        let at = line.find(name).unwrap() + name.len();
+        line[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    for line in entries(&out) {
+        let a = parse(line, "a:");
+        let v = values.get_mut(&a).unwrap();
+        for (q, name) in [500_000, 900_000, 990_000, 999_000]
+            .into_iter()
+            .zip(["b.p50:", "b.p90:", "b.p99:", "b.p999:"])
+        {
+            let (got, want) = (parse(line, name), exact(v, q));
+            assert!(within(got, want), "{line}: {name} {got} vs {want}");
+        }
+    }
+    let mut all: Vec<u64> = values.values().flatten().copied().collect();
+    let summary = totals(&out).lines().nth(4).unwrap();
+    for (q, name) in [500_000, 900_000, 990_000, 999_000]
+        .into_iter()
+        .zip(["b.p50:", "b.p90:", "b.p99:", "b.p999:"])
+    {
+        let (got, want) = (parse(summary, name), exact(&mut all, q));
+        assert!(within(got, want), "{summary}: {name} {got} vs {want}");
+    }
+}
+
+/// A pool that ran dry: the quantiles the unplaced values may hide print
+/// as a range, `[low,high]`, and the summary counts them.
+#[test]
+fn a_dry_pool_prints_ranges() {
+    // size=128: 128 entries, 512 pages.
+    let hd = build("keys=a:vals=b.quantiles:size=128");
+    let (m, p) = pct_storage(&hd, 1);
+    let hist = pct_hist(&hd, 1, &m, &p);
+    let cpu = Ctx { cpu: 0 };
+    for _ in 0..100 {
+        hist.update(&record(0, 10, 0), &cpu);
+    }
+    hist.update(&record(0, 1000, 0), &cpu);
+    // Entries of the powers of two 1 to 2^31 (27 pages each: 1 to 32
+    // share one) take the 510 pages left: 18 entries, then 24 pages of
+    // the 19th, whose last 3 values and all 32 of the 13 next go
+    // unplaced.
+    for a in 1..=32 {
+        for s in 0..32 {
+            hist.update(&record(a, 1 << s, 0), &cpu);
+        }
+    }
+    let stats = hist.sketches().unwrap().pool().stats();
+    assert_eq!((stats.pages_used, stats.pages), (512, 512));
+    // 1,000,000's group has no page in entry 0: unplaced.
+    hist.update(&record(0, 1_000_000, 0), &cpu);
+    let out = print(&hist);
+    let line = entries(&out)
+        .into_iter()
+        .find(|l| l.starts_with("{ a:          0 }"))
+        .unwrap();
+    // 102 values, one unplaced: p50 and p90 are known; p99 (rank 101)
+    // lies between the placed ranks 100 (10) and 101 (1000's bucket);
+    // p999 (rank 102) above rank 101: anything from there up.
+    assert_eq!(bucket_high(bucket_of(1000)), 1007);
+    assert_eq!(
+        line,
+        "{ a:          0 } hitcount:        102  b.p50:         10  b.p90:         10  \
+         b.p99:  [10,1007]  b.p999: [1000,18446744073709551615]"
+    );
+    let summary = totals(&out).lines().nth(4).unwrap();
+    assert!(
+        summary.starts_with("    Percentiles:  b.p50: "),
+        "{summary}"
+    );
+    let unplaced = 3 + 13 * 32 + 1;
+    assert!(
+        summary.ends_with(&format!("  pages: 512/512  unplaced: {unplaced}")),
+        "{summary}"
+    );
+    // Counts stay exact: hitcount is every event's.
+    assert!(out.contains("    Hits: 1126\n"), "{out}");
+    // An entry none of whose values found a page knows nothing.
+    let last = entries(&out)
+        .into_iter()
+        .find(|l| l.starts_with("{ a:         32 }"))
+        .unwrap();
+    assert!(last.ends_with("b.p999: [0,18446744073709551615]"), "{last}");
+}
+
+#[test]
+fn percentiles_in_hex() {
+    let hd = build("keys=a:vals=b.hex.quantiles");
+    let (m, p) = pct_storage(&hd, 1);
+    let hist = pct_hist(&hd, 1, &m, &p);
+    hist.update(&record(1, 100, 0), &Ctx { cpu: 0 });
+    assert_eq!(
+        entries(&print(&hist)),
+        [
+            "{ a:          1 } hitcount:          1  b.p50:         64  b.p90:         64  \
+          b.p99:         64  b.p999:         64"
+        ]
+    );
+}
+
+#[test]
+fn clear_empties_the_sketches() {
+    let hd = build("keys=a:vals=b.quantiles");
+    let (m, p) = pct_storage(&hd, 1);
+    let hist = pct_hist(&hd, 1, &m, &p);
+    for v in [1u32, 1000, 1_000_000] {
+        hist.update(&record(1, v, 0), &Ctx { cpu: 0 });
+    }
+    assert_eq!(hist.sketches().unwrap().pool().stats().pages_used, 3);
+    hist.clear();
+    assert_eq!(hist.sketches().unwrap().pool().stats().pages_used, 0);
+    hist.update(&record(1, 7, 0), &Ctx { cpu: 0 });
+    let out = print(&hist);
+    assert_eq!(
+        entries(&out),
+        [
+            "{ a:          1 } hitcount:          1  b.p50:          7  b.p90:          7  \
+          b.p99:          7  b.p999:          7"
+        ]
+    );
+    assert!(out.ends_with("  pages: 1/8192  unplaced: 0\n"), "{out}");
+    // Nothing at all: 0s.
+    hist.clear();
+    let out = print(&hist);
+    assert!(
+        out.ends_with(
+            "    Percentiles:  b.p50:          0  b.p90:          0  b.p99:          0  \
+             b.p999:          0  pages: 0/8192  unplaced: 0\n"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn percentiles_in_the_info_line_and_matching() {
+    for text in [
+        "keys=a:vals=b.quantiles",
+        "keys=a:vals=b.quantiles,b.max,b:sort=b.max.descending",
+        "keys=a:vals=b-a.quantiles,common_timestamp.usecs.quantiles:size=256",
+        "keys=a:vals=b.hex.quantiles:nohitcount if b > 3",
+        "name=lat:keys=a:vals=b.quantiles",
+    ] {
+        let hd = build(text);
+        let line = info(&hd);
+        assert!(line.contains(".quantiles"), "{line}");
+        let again = String::from(line.strip_prefix(trigger::PREFIX).unwrap());
+        let again: &'static str = std::boxed::Box::leak(again.into_boxed_str());
+        let hd2 = build(again);
+        assert_eq!(info(&hd2), line, "{text}");
+        assert!(hd.matches(&hd2), "{text}");
+    }
+    assert_eq!(
+        info(&build("keys=a:vals=b.quantiles")),
+        "rhist:keys=a:vals=hitcount,b.quantiles:sort=hitcount:size=2048"
+    );
+    // Named triggers share a histogram (and its sketches) only with the
+    // same values.
+    let named = build("name=lat:keys=a:vals=b.quantiles");
+    assert!(!named.matches(&build("name=lat:keys=a:vals=b.max")));
+    assert!(!named.matches(&build("name=lat:keys=a:vals=b")));
+}
+
+#[test]
+fn percentiles_errors_are_hists() {
+    let bad_modifier = |text: &str, at: &str| {
+        let pos = "rhist:".len() + text.find(at).unwrap();
+        HistError::new(HistErrorKind::BadFieldModifier, pos)
+    };
+    for (text, at) in [
+        // A signed value: a sketch counts unsigned ones.
+        ("keys=a:vals=c.quantiles", "quantiles"),
+        ("keys=a:vals=common_pid.quantiles", "quantiles"),
+        // Not a number.
+        ("keys=a:vals=s.quantiles", "quantiles"),
+        // No sort on a sketch, nor on one of its quantiles.
+        ("keys=a:vals=b.quantiles:sort=b.quantiles", "quantiles"),
+        ("keys=a:vals=b.quantiles:sort=b.p99", "quantiles"),
+        ("keys=a:vals=b.quantiles:sort=b", "quantiles"),
+        // A misspelt one.
+        ("keys=a:vals=b.quantile", "quantile"),
+        // Seven values.
+        (
+            "keys=a:vals=b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min",
+            "min",
+        ),
+    ] {
+        let e = err(text);
+        assert_eq!(e, bad_modifier(text, at), "{text}");
+        assert_eq!(e.errno(), errno::EINVAL);
+    }
+    // Six, of which two sketches, build.
+    let hd = build("keys=a:vals=b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles");
+    assert_eq!(hd.n_percentiles(), 2);
+}
+
+#[test]
+fn debug_shows_the_sketches() {
+    let mut out = String::new();
+    build("keys=a:vals=b.quantiles")
+        .write_debug(&mut out, &"ptr")
+        .unwrap();
+    let pool = PoolParams::new(2048, 8192).storage_bytes().unwrap();
+    assert_eq!(pool, 64 + 2048 * 128 + 8192 * 512 + 56);
+    assert!(
+        out.contains(&format!(
+            "      statistic: quantiles\n      sketch: 0 of 1\n      \
+             sketch memory per entry: 128 bytes of index, and 512 bytes per page it takes\n      \
+             sketch pool: 2048 sketches, 8192 pages, {pool} bytes\n"
+        )),
+        "{out}"
+    );
+}
+
+/// Two `.quantiles` values, each its own sketch, and nohitcount: the
+/// columns in the order given, and one summary line for both.
+#[test]
+fn two_quantiles_values_and_nohitcount() {
+    let hd = build("keys=a:vals=b.quantiles,a.quantiles:nohitcount");
+    let (m, p) = pct_storage(&hd, 1);
+    let hist = pct_hist(&hd, 1, &m, &p);
+    for b in [10u32, 20, 30] {
+        hist.update(&record(5, b, 0), &Ctx { cpu: 0 });
+    }
+    let out = print(&hist);
+    assert_eq!(
+        entries(&out),
+        [
+            "{ a:          5 }  b.p50:         20  b.p90:         30  b.p99:         30  \
+          b.p999:         30  a.p50:          5  a.p90:          5  a.p99:          5  \
+          a.p999:          5"
+        ]
+    );
+    assert!(
+        out.ends_with(
+            "    Percentiles:  b.p50:         20  b.p90:         30  b.p99:         30  \
+             b.p999:         30  a.p50:          5  a.p90:          5  a.p99:          5  \
+             a.p999:          5  pages: 2/16384  unplaced: 0\n"
+        ),
+        "{out}"
+    );
+}

@@ -45,6 +45,7 @@ use rhist_core::hist::hist_data::{ActionSink, BuildOptions, HistData, SynthField
 use rhist_core::hist::histogram::{self, Histogram, TaskContext};
 use rhist_core::hist::map::TracingMap;
 use rhist_core::hist::output::NoSymbols;
+use rhist_core::hist::sketch::SketchPool;
 use rhist_core::hist::trigger;
 
 use FieldStorage::{Comm, Cpu, DynString, Other, PtrString, RelString, Stacktrace, StaticString};
@@ -339,6 +340,20 @@ fn records(mut rest: &[u8]) -> Vec<&[u8]> {
     recs
 }
 
+/// The storage of the sketches of `data`'s `.quantiles` values, if any.
+fn sketch_storage(data: &HistData<'_>) -> Vec<AtomicU64> {
+    let words = data
+        .sketch_params()
+        .map_or(0, |p| p.storage_words().expect("a map's pool"));
+    (0..words).map(|_| AtomicU64::new(0)).collect()
+}
+
+/// The sketches' pool of `data` over `storage` ([`sketch_storage`]).
+fn sketch_pool<'a>(data: &HistData<'_>, storage: &'a [AtomicU64]) -> Option<SketchPool<'a>> {
+    data.sketch_params()
+        .map(|p| SketchPool::new(p, storage).expect("pool over storage_words() words"))
+}
+
 /// Builds a histogram for `data`, feeds it the records and prints it.
 /// The records come from CPUs 0 to 6 (`cpu`, below), the map keeps sums
 /// for three: the others add to CPU 0's.
@@ -350,7 +365,9 @@ fn run_histogram(data: HistData<'_>, recs: &[&[u8]], selector: u8) {
     let storage: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
     let map = TracingMap::new(params, &storage).expect("map over storage_words() words");
     let max_elts = map.max_elts();
-    let hist = Histogram::new(&data, map).expect("map built with map_params()");
+    let pool_storage = sketch_storage(&data);
+    let pool = sketch_pool(&data, &pool_storage);
+    let hist = Histogram::with_sketches(&data, map, pool).expect("map built with map_params()");
 
     let ns = selector & 0x08 != 0;
     let spray = selector & 0x10 != 0;
@@ -503,7 +520,9 @@ fn run_actions(spec: &TriggerSpec<'_>, event: &EventDesc<'_>, recs: &[&[u8]]) {
     }
     let storage: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
     let map = TracingMap::new(params, &storage).expect("map over storage_words() words");
-    let hist = Histogram::new(&data, map).expect("map built with map_params()");
+    let pool_storage = sketch_storage(&data);
+    let pool = sketch_pool(&data, &pool_storage);
+    let hist = Histogram::with_sketches(&data, map, pool).expect("map built with map_params()");
     for (i, rec) in recs.iter().enumerate() {
         let ctx = Ctx {
             cpu: 0,
