@@ -201,12 +201,15 @@ without_vals() {
 	plain="$plain$filt"
 }
 
-# entries FILE: FILE's lines but the comments, each cut after its
+# entries FILE: FILE's lines but the comments and rhist's Totals line of
+# percentiles (which hist has no counterpart of), each cut after its
 # hitcount (after its keys with nohitcount), sorted: the keys and counts.
 entries() {
 	case "$2" in
-	*nohitcount* | *NOHC*) sed -e '/^#/d' -e 's/^\(.*}\) .*/\1/' "$1" | sort ;;
-	*) sed -e '/^#/d' -e 's/\(hitcount: *[0-9]*\).*/\1/' "$1" | sort ;;
+	*nohitcount* | *NOHC*) sed -e '/^#/d' -e '/^    Percentiles:/d' \
+		-e 's/^\(.*}\) .*/\1/' "$1" | sort ;;
+	*) sed -e '/^#/d' -e '/^    Percentiles:/d' \
+		-e 's/\(hitcount: *[0-9]*\).*/\1/' "$1" | sort ;;
 	esac
 }
 
