@@ -49,6 +49,14 @@ triggers_1|keys=a:vals=b|keys=64
 triggers_2|keys=a:vals=b;keys=a:vals=c|keys=64
 triggers_4|keys=a:vals=b;keys=a:vals=c;keys=a:vals=b,c;keys=a:vals=c,b|keys=64
 "}
+# rhist's extensions, which hist rejects: run as none, noop and rhist only.
+# Each is triggers_1's text with its value b given a statistic, so that
+# report.py sets the statistic's added cost (over keys_a) beside a plain
+# sum's (triggers_1 over keys_a).
+EXT_SCENARIOS=${EXT_SCENARIOS-"
+ext_max_b|keys=a:vals=b.max|keys=64
+ext_quantiles_b|keys=a:vals=b.quantiles|keys=64
+"}
 
 # Runs "echo PREFIX<trigger> >> trigger" for each trigger of TEXT.
 each_trigger() { # prefix text
@@ -125,7 +133,7 @@ if [ ! -e /proc/sys/kernel/unprivileged_bpf_disabled ]; then
 fi
 NCPU=$(grep -c '^processor' /proc/cpuinfo)
 
-echo "$SCENARIOS" | while IFS='|' read -r name text args; do
+printf '%s\n%s\n' "$SCENARIOS" "$EXT_SCENARIOS" | while IFS='|' read -r name text args; do
 	[ -n "$name" ] || continue
 	# Instruction counts miss what atomics and cache lines cost: the
 	# scenarios on every CPU stay on the wall clock.
@@ -133,6 +141,7 @@ echo "$SCENARIOS" | while IFS='|' read -r name text args; do
 	bpf_of "$text" "$args"
 	modes="none noop hist rhist"
 	[ -z "$bpf_prog" ] || modes="$modes $BPF_MODES"
+	case $name in ext_*) modes="none noop rhist" ;; esac
 	bpf_fired=$COUNT
 	case "$args" in *cpu=all*) bpf_fired=$((COUNT * NCPU)) ;; esac
 	r=1

@@ -10,7 +10,9 @@ cost over the floor and their ratio; then, over none, C's, rhist's and the
 eBPF peer's (bpf-hash: a tracepoint program updating a
 BPF_MAP_TYPE_HASH; bpf-percpu: a BPF_MAP_TYPE_PERCPU_HASH), and rhist's
 ratio to each. A bpf program does not go through the trigger framework:
-its figures, and rhist's beside them, count the whole cost over none."""
+its figures, and rhist's beside them, count the whole cost over none.
+The ext_* scenarios (rhist's extensions, no hist mode) get a table of
+their own: the value's cost over keys_a against a plain sum's."""
 import json
 import statistics
 import subprocess
@@ -55,6 +57,31 @@ def over_none(med):
             out["ratio_" + k] = out["r_none"] / out[k] if out[k] > 0 else float("nan")
         else:
             out[k] = out["ratio_" + k] = None
+    return out
+
+
+def extensions(results, unit):
+    """rhist's extensions (ext_* scenarios, which hist rejects): what each
+    adds over keys_a, against what a plain sum adds (triggers_1 over
+    keys_a), from rhist's medians over the floor. Returns the rows."""
+    def r_add(scen):
+        med = {m: statistics.median(v) for m, v in results[scen].items()}
+        return med["rhist"] - med.get("noop", 0.0)
+    exts = [s for s in results if s.startswith("ext_")]
+    if not exts or not {"keys_a", "triggers_1"} <= results.keys():
+        return []
+    base, sum_cost = r_add("keys_a"), r_add("triggers_1") - r_add("keys_a")
+    print(f"# rhist's extensions, {unit}: each value's cost over keys_a "
+          f"({base:.1f}) against a plain sum's (triggers_1: {sum_cost:.1f})")
+    print(f"{'scenario':<18} {'rhist added':>12} {'value cost':>11} {'/ sum':>7}")
+    out = []
+    for scen in exts:
+        cost = r_add(scen) - base
+        ratio = cost / sum_cost if sum_cost > 0 else float("nan")
+        print(f"{scen:<18} {r_add(scen):12.1f} {cost:11.1f} {ratio:7.2f}")
+        out.append({"scenario": scen, "unit": unit, "rhist_added": r_add(scen),
+                    "value_cost": cost, "sum_cost": sum_cost, "ratio_to_sum": ratio})
+    print()
     return out
 
 
@@ -114,6 +141,8 @@ if icount:
     print(f"{'scenario':<18} {'floor':>8} {'C added':>9} {'rhist added':>12} {'ratio':>7}   "
           f"{'C':>7} {'rhist':>7} {'bpf-hash':>8} {'bpf-percpu':>10} {'r/bh':>6} {'r/bp':>6}   spread")
     for scen, modes in icount.items():
+        if "hist" not in modes:
+            continue
         c_add, r_add, ratio = added(modes)
         floor = statistics.median(modes.get("noop", [0.0]))
         o = over_none({m: statistics.median(v) for m, v in modes.items()})
@@ -124,6 +153,7 @@ if icount:
               f"{o['c_none']:7.1f} {o['r_none']:7.1f} {fmt(o['bpf_hash'], 8)} {fmt(o['bpf_percpu'], 10)} "
               f"{fmt(o['ratio_bpf_hash'], 6, 2)} {fmt(o['ratio_bpf_percpu'], 6, 2)}   {spread}")
     print()
+ext_rows = extensions(icount, "instructions per event") if icount else []
 # The wall clock, in each boot: medians over its rounds, then the median
 # over the boots of each figure (the ratio: of the boots' ratios).
 boots = [path] + [path_results(b) for b in boot_raws]
@@ -133,6 +163,8 @@ print(f"{'scenario':<18} {'none':>8} {'floor':>8} {'C added':>9} {'rhist added':
       f"{'ratio':>7}   {'C':>7} {'rhist':>7} {'bpf-hash':>8} {'bpf-percpu':>10} {'r/bh':>6} {'r/bp':>6}   "
       f"(ns/event, medians of rounds, then of {len(boots)} boots; each boot's ratio r/C)")
 for scen in path:
+    if "hist" not in path[scen]:
+        continue
     per_boot = []
     for b in boots:
         modes = b.get(scen)
@@ -173,8 +205,9 @@ for scen in path:
                     "ratio_bpf_percpu_icount": o["ratio_bpf_percpu"]})
     rows.append(row)
 
-real_rows = []
 print()
+ext_rows += extensions(path, "ns per event (this boot)")
+real_rows = []
 for name, unit, scale in ((raw, "ms (wall clock)", 1e6),
                           (icount_raw, "million instructions", 1e6)):
     row = real_row(real_results(name), unit, scale) if name else None
@@ -208,7 +241,8 @@ if "hist" in read:
 
 with open(prefix + ".json", "w") as out:
     json.dump({"description": description, "event_path": rows, "memory": mem_rows,
-               "read": read_row, "real_workload": real_rows}, out, indent=2)
+               "read": read_row, "real_workload": real_rows,
+               "extensions": ext_rows}, out, indent=2)
 with open(prefix + ".csv", "w") as out:
     # The bpf columns come last, so that the older columns keep their places.
     bpf_cols = ("c_over_none_ns", "rhist_over_none_ns", "bpf_hash_over_none_ns", "bpf_percpu_over_none_ns",
