@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rhist-exporter scraped by a real Prometheus (Debian's prometheus
+# package): the guest (guest.sh) serves rhist's histogram of rhist_sample
+# on its port 9464, forwarded by QEMU's user network to a free port of
+# the host's 127.0.0.1, which a Prometheus started here scrapes every
+# second. Through Prometheus's HTTP API:
+#   prometheus-count: each key's hitcount_total equals what the guest's
+#                     rhist file shows for it;
+#   prometheus-rate:  rate(rhist_hits_total[10s]) is within 20% of the
+#                     events the guest fired over those 10 s of the host's
+#                     clock (its "FIRED n" lines, timed as they arrive);
+#   prometheus-clean: the guest's kernel reported nothing.
+# Prints "ok NAME" or "FAIL NAME: why" per test; exits 1 if one failed.
+#
+# Usage: prometheus.sh [WORKDIR]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+. "$top/tools/testing/vm/lib.sh"
+work=${1:-$(mktemp -d)}
+mkdir -p "$work/signal" "$work/prom"
+
+command -v prometheus > /dev/null || {
+	echo "==> installing prometheus (the exporter's test)"
+	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+		prometheus > /dev/null
+}
+"$top/tools/rhist-exporter/build.sh" "$work/overlay" || { echo "FAIL exporter-build"; exit 1; }
+
+# Three free ports of 127.0.0.1: the guest's exporter, the guest's
+# "done" signal, Prometheus.
+read -r p_exp p_sig p_prom < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(3)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')
+
+pids=()
+cleanup() { kill "${pids[@]}" 2> /dev/null; wait 2> /dev/null; }
+trap cleanup EXIT
+
+python3 -m http.server "$p_sig" --bind 127.0.0.1 --directory "$work/signal" \
+	> "$work/signal.log" 2>&1 &
+pids+=($!)
+
+# The guest reaches the signal server as 10.0.2.2 (QEMU's host address).
+echo "$p_sig" > "$work/signal-port"
+RHIST_HOSTFWD="tcp:127.0.0.1:$p_exp-:9464" \
+	"$top/tools/testing/vm/run.sh" --timeout 600 --file "$work/overlay/usr/bin/rhist-exporter" \
+	--file "$work/signal-port" "$here/guest.sh" 2>&1 | while IFS= read -r line; do
+		printf '%s %s\n' "$(date +%s.%N)" "$line"
+	done > "$work/console" &
+vm=$!
+pids+=($vm)
+
+# wait_for PATTERN SECONDS: until the guest's console has PATTERN.
+wait_for() {
+	local t=0
+	until grep -q "$1" "$work/console"; do
+		sleep 1
+		t=$((t + 1))
+		if [ $t -ge "$2" ] || ! kill -0 $vm 2> /dev/null; then
+			return 1
+		fi
+	done
+}
+
+failed=0
+fail() { echo "FAIL $1: $2"; failed=1; }
+if ! wait_for 'EXPORTER-READY' 300; then
+	fail prometheus-count "the guest's exporter did not start"
+	cut -d' ' -f2- "$work/console" | tail -30
+	exit 1
+fi
+
+cat > "$work/prometheus.yml" << EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: rhist
+    static_configs:
+      - targets: ['127.0.0.1:$p_exp']
+EOF
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom" \
+	--web.listen-address="127.0.0.1:$p_prom" > "$work/prometheus.log" 2>&1 &
+pids+=($!)
+
+# query EXPR: the value of the instant query's single result ("" if none).
+query() {
+	curl -s --get "http://127.0.0.1:$p_prom/api/v1/query" --data-urlencode "query=$1" |
+		python3 -c '
+import json, sys
+r = json.load(sys.stdin).get("data", {}).get("result", [])
+print(r[0]["value"][1] if len(r) == 1 else "")' 2> /dev/null
+}
+
+# prometheus-count: every key of the rhist file, as Prometheus has it.
+wait_for COUNTS-END 120 || fail prometheus-count "the guest printed no counts"
+metric=rhist_rhist_test_rhist_sample_hitcount_total
+ok=1 n=0
+while read -r a count; do
+	n=$((n + 1))
+	got=
+	for _ in $(seq 30); do
+		got=$(query "max_over_time(${metric}{a=\"$a\"}[1h]) >= $count")
+		[ -z "$got" ] || break
+		sleep 1
+	done
+	# The count is the first phase's; the second adds to it.
+	first=$(query "min_over_time(${metric}{a=\"$a\"}[1h])")
+	echo "    key a=$a: rhist $count, Prometheus first $first, latest $got"
+	[ -n "$got" ] || { ok=0; continue; }
+done < <(sed -n '/COUNTS-START/,/COUNTS-END/p' "$work/console" |
+	sed -n 's/.*{ a: *\([0-9]*\) } hitcount: *\([0-9]*\).*/\1 \2/p')
+[ $n -gt 0 ] && [ $ok = 1 ] && echo "ok prometheus-count ($n keys)" ||
+	fail prometheus-count "a key's count never reached Prometheus"
+
+# prometheus-rate: 10 s of bursts after 15 s of them.
+sleep 15
+now=$(date +%s.%N)
+rate=$(query "rate(rhist_hits_total{histogram=\"rhist_rhist_test_rhist_sample\"}[10s])")
+fired=$(awk -v t="$now" '$2 == "FIRED" { if ($1 <= t - 10) a = $3; if ($1 <= t) b = $3 }
+	END { print (b - a) / 10 }' "$work/console")
+echo "    rate: Prometheus $rate/s, fired $fired/s (host clock)"
+python3 -c "import sys; r, f = float('${rate:-nan}'), float('$fired'); sys.exit(not (f > 0 and abs(r - f) <= 0.2 * f))" &&
+	echo "ok prometheus-rate" || fail prometheus-rate "rate $rate against $fired fired"
+
+touch "$work/signal/done"
+wait $vm
+rc=$(sed -n 's/.* RHIST-EXIT: \([0-9]*\)$/\1/p' "$work/console" | tail -1)
+problems=$(cut -d' ' -f2- "$work/console" | grep -E "$RHIST_PROBLEM_RE" | grep -v '^RHIST-EXIT' || true)
+if [ "$rc" = 0 ] && [ -z "$problems" ]; then
+	echo "ok prometheus-clean"
+else
+	fail prometheus-clean "guest exit ${rc:-none}: $problems"
+	cut -d' ' -f2- "$work/console" | tail -30
+fi
+exit $failed
