@@ -21,12 +21,9 @@ top=$(cd "$here/../../.." && pwd)
 work=${1:-$(mktemp -d)}
 mkdir -p "$work/signal" "$work/prom"
 
-command -v prometheus > /dev/null || {
-	echo "==> installing prometheus (the exporter's test)"
-	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
-		prometheus > /dev/null
-}
+# Debian's prometheus and curl: tools/testing/vm/setup.sh installs them.
+command -v prometheus > /dev/null && command -v curl > /dev/null ||
+	{ echo "FAIL prometheus-count: no prometheus or curl (tools/testing/vm/setup.sh)"; exit 1; }
 "$top/tools/rhist-exporter/build.sh" "$work/overlay" || { echo "FAIL exporter-build"; exit 1; }
 
 # Three free ports of 127.0.0.1: the guest's exporter, the guest's
