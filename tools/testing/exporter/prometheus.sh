@@ -24,7 +24,12 @@ mkdir -p "$work/signal" "$work/prom"
 # Debian's prometheus and curl: tools/testing/vm/setup.sh installs them.
 command -v prometheus > /dev/null && command -v curl > /dev/null ||
 	{ echo "FAIL prometheus-count: no prometheus or curl (tools/testing/vm/setup.sh)"; exit 1; }
-"$top/tools/rhist-exporter/build.sh" "$work/overlay" || { echo "FAIL exporter-build"; exit 1; }
+# The net flavour's kernel (the test configuration and a virtio-net
+# card) and its modules, then the exporter.
+"$top/tools/testing/vm/kernel.sh" net && "$top/tools/testing/vm/modules.sh" net ||
+	{ echo "FAIL prometheus-count: the net kernel or its modules did not build"; exit 1; }
+"$top/tools/rhist-exporter/build.sh" "$work/overlay" ||
+	{ echo "FAIL prometheus-count: rhist-exporter did not build"; exit 1; }
 
 # Three free ports of 127.0.0.1: the guest's exporter, the guest's
 # "done" signal, Prometheus.
@@ -45,7 +50,7 @@ pids+=($!)
 # The guest reaches the signal server as 10.0.2.2 (QEMU's host address).
 echo "$p_sig" > "$work/signal-port"
 RHIST_HOSTFWD="tcp:127.0.0.1:$p_exp-:9464" \
-	"$top/tools/testing/vm/run.sh" --timeout 600 --file "$work/overlay/usr/bin/rhist-exporter" \
+	"$top/tools/testing/vm/run.sh" --flavour net --timeout 600 --file "$work/overlay/usr/bin/rhist-exporter" \
 	--file "$work/signal-port" "$here/guest.sh" 2>&1 | while IFS= read -r line; do
 		printf '%s %s\n' "$(date +%s.%N)" "$line"
 	done > "$work/console" &
