@@ -176,8 +176,6 @@ fn histogram_is_covariant<'s>(h: &'s Histogram<'static>) -> &'s Histogram<'s> {
 pub trait TaskContext: EventContext {
     /// The current task's pid (`current->pid`).
     fn pid(&self) -> i32;
-    /// The current task's command name (`current->comm`).
-    fn comm(&self) -> [u8; 16];
 }
 
 /// The task name hist keeps with a new entry (its `save_comm()`): the
@@ -1267,14 +1265,15 @@ mod tests {
         fn stacktrace(&self, out: &mut [u64]) {
             out.fill(0);
         }
+
+        fn comm(&self) -> [u8; 16] {
+            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
     }
 
     impl TaskContext for Ctx {
         fn pid(&self) -> i32 {
             self.pid
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
         }
     }
 
@@ -1380,14 +1379,15 @@ mod tests {
         fn stacktrace(&self, out: &mut [u64]) {
             self.0.stacktrace(out)
         }
+
+        fn comm(&self) -> [u8; 16] {
+            self.0.comm()
+        }
     }
 
     impl TaskContext for OnCpu<'_> {
         fn pid(&self) -> i32 {
             self.0.pid()
-        }
-        fn comm(&self) -> [u8; 16] {
-            self.0.comm()
         }
     }
 
@@ -1625,14 +1625,15 @@ mod tests {
             out.fill(0);
             out[..2].copy_from_slice(&[0xffff_ffff_8100_0010, 0xffff_ffff_8100_0020]);
         }
+
+        fn comm(&self) -> [u8; 16] {
+            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
     }
 
     impl TaskContext for Deep {
         fn pid(&self) -> i32 {
             7
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
         }
     }
 
@@ -1976,14 +1977,15 @@ mod action_tests {
         fn stacktrace(&self, out: &mut [u64]) {
             out.fill(0);
         }
+
+        fn comm(&self) -> [u8; 16] {
+            *b"sh\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
     }
 
     impl TaskContext for Ctx {
         fn pid(&self) -> i32 {
             7
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"sh\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
         }
     }
 

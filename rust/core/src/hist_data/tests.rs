@@ -154,6 +154,9 @@ impl EventContext for Ctx {
             *o = s;
         }
     }
+    fn comm(&self) -> [u8; 16] {
+        *b"tester\0\0\0\0\0\0\0\0\0\0"
+    }
 }
 
 const CTX: Ctx = Ctx {
