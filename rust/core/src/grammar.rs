@@ -1660,6 +1660,9 @@ pub enum SpecialField {
     CommonStacktrace,
     /// `common_cpu`
     CommonCpu,
+    /// `common_comm`: rhist's extension (as in Linux 6.16), the current
+    /// task's command name.
+    CommonComm,
     /// `hitcount`
     Hitcount,
 }
@@ -1670,6 +1673,7 @@ impl SpecialField {
             "common_timestamp" => SpecialField::CommonTimestamp,
             "common_stacktrace" => SpecialField::CommonStacktrace,
             "common_cpu" => SpecialField::CommonCpu,
+            "common_comm" => SpecialField::CommonComm,
             "hitcount" => SpecialField::Hitcount,
             _ => return None,
         })
@@ -1681,6 +1685,7 @@ impl SpecialField {
             SpecialField::CommonTimestamp => "common_timestamp",
             SpecialField::CommonStacktrace => "common_stacktrace",
             SpecialField::CommonCpu => "common_cpu",
+            SpecialField::CommonComm => "common_comm",
             SpecialField::Hitcount => "hitcount",
         }
     }

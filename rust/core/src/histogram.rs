@@ -1180,7 +1180,8 @@ impl<'a> Histogram<'a> {
                     break;
                 };
                 let val = elt.read_var(i);
-                if self.data.var_copy(i) != Some(vars::VarCopy::String) {
+                let copy = self.data.var_copy(i);
+                if !matches!(copy, Some(vars::VarCopy::String | vars::VarCopy::Comm)) {
                     write!(out, "  {name}: {val:10}")?;
                     continue;
                 }
@@ -1719,6 +1720,35 @@ mod tests {
             "{ common_pid: bash            [        42] } hitcount:          1\n\
              \nTotals:\n    Hits: 1\n    Entries: 1\n    Dropped: 0\n"
         );
+    }
+
+    /// `common_comm` keys hold the task's name, on the general path;
+    /// a `common_comm` variable copies it into the entry.
+    #[test]
+    fn common_comm_keys_and_variables() {
+        let records = [record(1, 10, 0), record(2, 5, 0), record(1, 7, 0)];
+        assert_eq!(
+            run("keys=common_comm:vals=b", &records),
+            std::format!(
+                "{{ common_comm: {:<50} }} hitcount:          3  b:         22\n\
+                 \nTotals:\n    Hits: 3\n    Entries: 1\n    Dropped: 0\n",
+                "bash"
+            )
+        );
+        with_hist("keys=a:c=common_comm", |hist| {
+            assert!(!hist.needs_comm);
+            hist.update(&record(1, 10, 0), &Ctx { pid: 42 });
+            let elt = hist.map().lookup(&1u64.to_ne_bytes()).unwrap();
+            let words: Vec<u64> = elt
+                .private_words()
+                .iter()
+                .map(|w| w.load(Ordering::Relaxed))
+                .collect();
+            assert_eq!(words.len(), vars::STR_VAR_WORDS);
+            assert_eq!(words[0].to_ne_bytes(), *b"bash\0\0\0\0");
+            assert!(words[1..].iter().all(|&w| w == 0));
+            assert_eq!(elt.read_var(0), 0);
+        });
     }
 
     #[test]

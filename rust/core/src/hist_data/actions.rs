@@ -1177,6 +1177,44 @@ mod tests {
         ));
     }
 
+    /// A `common_comm` variable (rhist's extension, 6.16's) is a `char[]`
+    /// copy: it fills a dynamic string field, not a `char[16]` (as 6.16
+    /// and an `.execname` variable).
+    #[test]
+    fn common_comm_variables_fill_dynamic_strings() {
+        let text = "keys=pid:ts0=common_timestamp.usecs,waker=common_comm";
+        let w = Waking(HistData::build(&parse_trigger(text).unwrap(), &waking()).unwrap());
+        let target = w.0.var_target("waker", 0x100, "sched", "sched_waking");
+        let target = target.unwrap();
+        assert_eq!(
+            (target.type_name, target.size, target.copy),
+            ("char[]", 256, true)
+        );
+        let create = |text: &'static str| {
+            let spec = parse_trigger(text).unwrap();
+            let event = switch();
+            let exists = |s: &str, e: &str| s == "sched" && e == "sched_waking";
+            let options = BuildOptions {
+                vars: Some(&w),
+                synths: Some(&Synths),
+                event_exists: Some(&exists),
+                ..Default::default()
+            };
+            let mut hd = HistData::empty(&spec);
+            HistData::build_into_with(&mut hd, &spec, &event, options)?;
+            hd.create_actions(&event, options)?;
+            Ok::<_, HistError>(hd)
+        };
+        let hd = create("keys=next_pid:w=$waker:onmatch(sched.sched_waking).dyn($w)").unwrap();
+        assert_eq!(hd.n_actions(), 1);
+        // A field variable of this event's common_comm.
+        create("keys=next_pid:onmatch(sched.sched_waking).dyn(common_comm)").unwrap();
+        let t = "keys=next_pid:w=$waker:lat=common_timestamp.usecs-$ts0:\
+                 onmatch(sched.sched_waking).wakeup_latency($lat,next_pid,$w)";
+        let e = create(t).map(|_| ()).unwrap_err();
+        assert_eq!(e.kind(), Some(HistErrorKind::SynthTypeMismatch));
+    }
+
     /// The errors of create_actions(), with C's carets.
     #[test]
     fn action_errors() {

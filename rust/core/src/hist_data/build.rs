@@ -214,6 +214,10 @@ impl<'a> Builder<'_, '_, 'a> {
         if f.flags & forbidden != 0 {
             return Err(self.error(HistErrorKind::BadFieldModifier, text));
         }
+        // A sum of the name's address (6.16's) means nothing.
+        if f.flags & FL_COMM != 0 {
+            return Err(self.error(HistErrorKind::InvalidStrOperand, text));
+        }
         Ok(id)
     }
 
@@ -904,6 +908,7 @@ impl<'a> Builder<'_, '_, 'a> {
             }
             Some(SpecialField::CommonStacktrace) => flags |= FL_STACKTRACE,
             Some(SpecialField::CommonCpu) => flags |= FL_CPU,
+            Some(SpecialField::CommonComm) => flags |= FL_COMM | FL_STRING,
             Some(SpecialField::Hitcount) => flags |= FL_HITCOUNT,
             None => match find_event_field(self.event, spec.name()) {
                 Some(f) if f.size != 0 => field = Some(f),
@@ -914,8 +919,19 @@ impl<'a> Builder<'_, '_, 'a> {
                 }
                 // "stacktrace"/"STACKTRACE" mean common_stacktrace.
                 Some(f) if f.storage == FieldStorage::Stacktrace => flags |= FL_STACKTRACE,
+                // "comm"/"COMM" mean common_comm, as in 6.16 (6.12 has
+                // no such field; the generic field stays, for its name).
+                Some(f) if f.storage == FieldStorage::Comm => {
+                    flags |= FL_COMM | FL_STRING;
+                    field = Some(f);
+                }
                 _ => return Err(self.error(HistErrorKind::FieldNotFound, spec.name())),
             },
+        }
+        // 6.16 takes the name's address for a number here, and then
+        // reads a string at that number: refused.
+        if flags & FL_COMM != 0 && flags & (FL_LOG2 | FL_BUCKET) != 0 {
+            return Err(self.error(HistErrorKind::BadFieldModifier, spec.text()));
         }
         if modifier == Some(FieldModifier::Stacktrace)
             && !matches!(field, Some(f) if f.storage == FieldStorage::Stacktrace)
@@ -974,6 +990,10 @@ impl<'a> Builder<'_, '_, 'a> {
             f.fetch = Fetch::Cpu;
             f.size = 4;
             f.ty = TypeName::UnsignedInt;
+        } else if flags & FL_COMM != 0 {
+            f.fetch = Fetch::Comm;
+            f.size = MAX_FILTER_STR_VAL;
+            f.ty = TypeName::CharArray;
         } else if let Some(field) = field {
             if is_string_field(field) && field.storage != FieldStorage::PtrString {
                 f.flags |= FL_STRING;
