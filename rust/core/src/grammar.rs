@@ -656,6 +656,12 @@ impl<'a> TriggerSpec<'a> {
         self.param
     }
 
+    /// Whether the trigger part may name `common_comm`, `comm` or `COMM`
+    /// (rhist's extension, read only when hist's build fails).
+    pub fn may_have_comm(&self) -> bool {
+        self.param.contains("comm") || self.param.contains("COMM")
+    }
+
     /// C's `filter` string, `if ...` stripped, as `event_trigger_set_filter()`
     /// gets it.
     pub fn filter(&self) -> Option<&'a str> {

@@ -35,7 +35,9 @@
 //! and the generic `comm` or `COMM` of an event without its own, is the
 //! current task's command name ([`EventContext::comm`]), a string of
 //! `MAX_FILTER_STR_VAL` bytes of type `char[]`, for keys and variables.
-//! hist 6.12 rejects both texts (`FIELD_NOT_FOUND`).
+//! hist 6.12 rejects both (`FIELD_NOT_FOUND`): as for statistics, a text
+//! is built as hist builds it first, and with `common_comm` only when
+//! that fails; if that fails too, the error is hist's.
 //!
 //! # Expressions
 //!
@@ -684,6 +686,9 @@ pub struct HistData<'a> {
     /// The hist field each sort key names (`None`: hitcount).
     sort_fields: [Option<u8>; TRACING_MAP_SORT_KEYS_MAX],
     n_sort_keys: usize,
+    /// `common_comm` and the generic `comm` are fields (rhist's
+    /// extension): hist's build of the text failed.
+    comm: bool,
     enable_timestamps: bool,
     ts_in_usecs: bool,
     /// C's `var_refs[]`, and the histograms they name.
@@ -767,6 +772,7 @@ impl HistData<'static> {
         sort_keys: [HITCOUNT_SORT; TRACING_MAP_SORT_KEYS_MAX],
         sort_fields: [None; TRACING_MAP_SORT_KEYS_MAX],
         n_sort_keys: 1,
+        comm: false,
         enable_timestamps: false,
         ts_in_usecs: false,
         refs: RefTable::EMPTY,

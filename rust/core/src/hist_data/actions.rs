@@ -169,6 +169,29 @@ impl<'a> HistData<'a> {
         event: &EventDesc<'a>,
         options: BuildOptions<'_>,
     ) -> Result<(), HistError> {
+        match self.create_actions_as(event, options) {
+            // As the build: with common_comm only if hist's way fails;
+            // the entries logged stay hist's, and so does the error.
+            Err(e) if !self.comm && self.spec.may_have_comm() => {
+                self.comm = true;
+                let quiet = BuildOptions {
+                    log: None,
+                    ..options
+                };
+                let made = self.create_actions_as(event, quiet);
+                self.comm = made.is_ok();
+                made.map_err(|_| e)
+            }
+            made => made,
+        }
+    }
+
+    /// [`create_actions`](Self::create_actions), once.
+    fn create_actions_as(
+        &mut self,
+        event: &EventDesc<'a>,
+        options: BuildOptions<'_>,
+    ) -> Result<(), HistError> {
         let spec = self.spec;
         let (n_nodes, n_refs) = (self.n_nodes, self.refs.len());
         let mut b = Builder::new(self, event, options)?;

@@ -12,8 +12,9 @@ use super::*;
 /// text hist builds is built as hist builds it, and the first error is
 /// hist's. Only when that fails and a value ends with a statistic
 /// (`.min`, `.max`, `.avg`, which hist rejects: rhist's extension, see
-/// [`super::super::stats`]) is the text built again, afresh, with
-/// statistics; if that fails too, the error is still hist's.
+/// [`super::super::stats`]), or the text may name `common_comm` (also
+/// rhist's), is the text built again, afresh, with statistics and
+/// `common_comm`; if that fails too, the error is still hist's.
 pub(super) fn build<'a>(
     hd: &mut HistData<'a>,
     spec: &TriggerSpec<'a>,
@@ -21,10 +22,11 @@ pub(super) fn build<'a>(
     options: BuildOptions<'_>,
 ) -> Result<(), HistError> {
     match build_as(hd, spec, event, options, false) {
-        Err(e) if spec.may_have_stats() => {
+        Err(e) if spec.may_have_stats() || spec.may_have_comm() => {
             *hd = HistData::BLANK;
             hd.spec = *spec;
-            build_as(hd, spec, event, options, true).map_err(|_| e)
+            hd.comm = spec.may_have_comm();
+            build_as(hd, spec, event, options, spec.may_have_stats()).map_err(|_| e)
         }
         built => built,
     }
@@ -908,7 +910,10 @@ impl<'a> Builder<'_, '_, 'a> {
             }
             Some(SpecialField::CommonStacktrace) => flags |= FL_STACKTRACE,
             Some(SpecialField::CommonCpu) => flags |= FL_CPU,
-            Some(SpecialField::CommonComm) => flags |= FL_COMM | FL_STRING,
+            Some(SpecialField::CommonComm) if self.hd.comm => flags |= FL_COMM | FL_STRING,
+            Some(SpecialField::CommonComm) => {
+                return Err(self.error(HistErrorKind::FieldNotFound, spec.name()))
+            }
             Some(SpecialField::Hitcount) => flags |= FL_HITCOUNT,
             None => match find_event_field(self.event, spec.name()) {
                 Some(f) if f.size != 0 => field = Some(f),
@@ -921,7 +926,7 @@ impl<'a> Builder<'_, '_, 'a> {
                 Some(f) if f.storage == FieldStorage::Stacktrace => flags |= FL_STACKTRACE,
                 // "comm"/"COMM" mean common_comm, as in 6.16 (6.12 has
                 // no such field; the generic field stays, for its name).
-                Some(f) if f.storage == FieldStorage::Comm => {
+                Some(f) if f.storage == FieldStorage::Comm && self.hd.comm => {
                     flags |= FL_COMM | FL_STRING;
                     field = Some(f);
                 }
