@@ -169,21 +169,28 @@ impl<'a> HistData<'a> {
         event: &EventDesc<'a>,
         options: BuildOptions<'_>,
     ) -> Result<(), HistError> {
-        match self.create_actions_as(event, options) {
-            // As the build: with common_comm only if hist's way fails;
-            // the entries logged stay hist's, and so does the error.
-            Err(e) if !self.comm && self.spec.may_have_comm() => {
-                self.comm = true;
-                let quiet = BuildOptions {
-                    log: None,
-                    ..options
-                };
-                let made = self.create_actions_as(event, quiet);
-                self.comm = made.is_ok();
-                made.map_err(|_| e)
+        // A common_comm parameter is this event's (as in 6.16), tried
+        // first: hist's way would look for it on the matching event, in
+        // a hidden histogram, which fails in hist. If that fails, hist's
+        // way, for hist's error and entries.
+        let comm_param = self.spec.actions().any(|h| {
+            h.and_then(|h| h.action())
+                .is_ok_and(|a| a.params().iter().any(|p| p.trim() == "common_comm"))
+        });
+        if comm_param && !self.comm {
+            self.comm = true;
+            let quiet = BuildOptions {
+                log: None,
+                field_var_hist: None,
+                enable_snapshot: None,
+                ..options
+            };
+            if self.create_actions_as(event, quiet).is_ok() {
+                return Ok(());
             }
-            made => made,
+            self.comm = false;
         }
+        self.create_actions_as(event, options)
     }
 
     /// [`create_actions`](Self::create_actions), once.
@@ -195,6 +202,9 @@ impl<'a> HistData<'a> {
         let spec = self.spec;
         let (n_nodes, n_refs) = (self.n_nodes, self.refs.len());
         let mut b = Builder::new(self, event, options)?;
+        // A generic comm parameter stays hist's: a field of the matching
+        // event when that has one (6.16 takes the task's name instead).
+        b.generic_comm = false;
         let made = (|| {
             for handler in spec.actions() {
                 let handler = handler?;
@@ -1232,6 +1242,16 @@ mod tests {
         assert_eq!(hd.n_actions(), 1);
         // A field variable of this event's common_comm.
         create("keys=next_pid:onmatch(sched.sched_waking).dyn(common_comm)").unwrap();
+        // A generic comm parameter stays hist's: the matching event's
+        // comm, through a hidden histogram (none here), not the task's
+        // name, which 6.16 takes.
+        for t in [
+            "keys=next_pid:onmatch(sched.sched_waking).dyn(comm)",
+            "keys=common_comm:onmatch(sched.sched_waking).dyn(comm)",
+        ] {
+            let e = create(t).map(|_| ()).unwrap_err();
+            assert_eq!(e, not_supported(), "{t}");
+        }
         let t = "keys=next_pid:w=$waker:lat=common_timestamp.usecs-$ts0:\
                  onmatch(sched.sched_waking).wakeup_latency($lat,next_pid,$w)";
         let e = create(t).map(|_| ()).unwrap_err();

@@ -97,6 +97,8 @@ pub(super) struct Builder<'h, 'e, 'a> {
     unsupported: bool,
     /// Values may have statistics ([`build`]).
     stats: bool,
+    /// With [`HistData::comm`], the generic `comm` is `common_comm`.
+    pub(super) generic_comm: bool,
 }
 
 /// The flags `parse_expr()` is called with for a field of kind `ctx`.
@@ -132,6 +134,7 @@ impl<'h, 'e, 'a> Builder<'h, 'e, 'a> {
             deferred: None,
             unsupported: false,
             stats: false,
+            generic_comm: true,
         })
     }
 }
@@ -926,7 +929,7 @@ impl<'a> Builder<'_, '_, 'a> {
                 Some(f) if f.storage == FieldStorage::Stacktrace => flags |= FL_STACKTRACE,
                 // "comm"/"COMM" mean common_comm, as in 6.16 (6.12 has
                 // no such field; the generic field stays, for its name).
-                Some(f) if f.storage == FieldStorage::Comm && self.hd.comm => {
+                Some(f) if f.storage == FieldStorage::Comm && self.hd.comm && self.generic_comm => {
                     flags |= FL_COMM | FL_STRING;
                     field = Some(f);
                 }
