@@ -34,7 +34,8 @@
 //! rhist's extension, Linux 6.16's `HIST_FIELD_FL_COMM`: `common_comm`,
 //! and the generic `comm` or `COMM` of an event without its own, is the
 //! current task's command name ([`EventContext::comm`]), a string of
-//! `MAX_FILTER_STR_VAL` bytes of type `char[]`, for keys and variables.
+//! type `char[16]` (6.16's is a `char[]` of `MAX_FILTER_STR_VAL` bytes),
+//! for keys and variables.
 //! hist 6.12 rejects both (`FIELD_NOT_FOUND`): as for statistics, a text
 //! is built as hist builds it first, and with `common_comm` only when
 //! that fails; if that fails too, the error is hist's.
@@ -197,6 +198,8 @@ const FL_PERCENT: u32 = 1 << 19;
 const FL_GRAPH: u32 = 1 << 20;
 /// Linux 6.16's `HIST_FIELD_FL_COMM`: `common_comm`.
 const FL_COMM: u32 = 1 << 21;
+/// `TASK_COMM_LEN`: the size of `common_comm`.
+const TASK_COMM_LEN: u32 = 16;
 
 /// The identity [`HistPtr`] is given for this trigger's own histogram.
 const OWN_HIST: u64 = u64::MAX;
@@ -450,6 +453,8 @@ enum TypeName {
     UnsignedInt,
     /// `char[]`: an `.execname` variable (C's `update_var_execname()`).
     CharArray,
+    /// `char[16]`: `common_comm` (`TASK_COMM_LEN`).
+    Comm,
     /// The referenced variable's, kept with reference `idx`.
     Ref(u8),
 }
@@ -1872,6 +1877,7 @@ impl<'a> HistData<'a> {
                 TypeName::UnsignedLongArray => return "unsigned long[]",
                 TypeName::UnsignedInt => return "unsigned int",
                 TypeName::CharArray => return "char[]",
+                TypeName::Comm => return "char[16]",
                 TypeName::Ref(idx) => {
                     return self
                         .refs

@@ -999,9 +999,11 @@ impl<'a> Builder<'_, '_, 'a> {
             f.size = 4;
             f.ty = TypeName::UnsignedInt;
         } else if flags & FL_COMM != 0 {
+            // 6.16's is a char[] of MAX_FILTER_STR_VAL bytes: this one
+            // fills a char[16] field and keys on 16 bytes.
             f.fetch = Fetch::Comm;
-            f.size = MAX_FILTER_STR_VAL;
-            f.ty = TypeName::CharArray;
+            f.size = TASK_COMM_LEN;
+            f.ty = TypeName::Comm;
         } else if let Some(field) = field {
             if is_string_field(field) && field.storage != FieldStorage::PtrString {
                 f.flags |= FL_STRING;
