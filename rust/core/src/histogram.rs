@@ -176,8 +176,6 @@ fn histogram_is_covariant<'s>(h: &'s Histogram<'static>) -> &'s Histogram<'s> {
 pub trait TaskContext: EventContext {
     /// The current task's pid (`current->pid`).
     fn pid(&self) -> i32;
-    /// The current task's command name (`current->comm`).
-    fn comm(&self) -> [u8; 16];
 }
 
 /// The task name hist keeps with a new entry (its `save_comm()`): the
@@ -1182,7 +1180,8 @@ impl<'a> Histogram<'a> {
                     break;
                 };
                 let val = elt.read_var(i);
-                if self.data.var_copy(i) != Some(vars::VarCopy::String) {
+                let copy = self.data.var_copy(i);
+                if !matches!(copy, Some(vars::VarCopy::String | vars::VarCopy::Comm)) {
                     write!(out, "  {name}: {val:10}")?;
                     continue;
                 }
@@ -1267,14 +1266,15 @@ mod tests {
         fn stacktrace(&self, out: &mut [u64]) {
             out.fill(0);
         }
+
+        fn comm(&self) -> [u8; 16] {
+            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
     }
 
     impl TaskContext for Ctx {
         fn pid(&self) -> i32 {
             self.pid
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
         }
     }
 
@@ -1380,14 +1380,15 @@ mod tests {
         fn stacktrace(&self, out: &mut [u64]) {
             self.0.stacktrace(out)
         }
+
+        fn comm(&self) -> [u8; 16] {
+            self.0.comm()
+        }
     }
 
     impl TaskContext for OnCpu<'_> {
         fn pid(&self) -> i32 {
             self.0.pid()
-        }
-        fn comm(&self) -> [u8; 16] {
-            self.0.comm()
         }
     }
 
@@ -1625,14 +1626,15 @@ mod tests {
             out.fill(0);
             out[..2].copy_from_slice(&[0xffff_ffff_8100_0010, 0xffff_ffff_8100_0020]);
         }
+
+        fn comm(&self) -> [u8; 16] {
+            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
     }
 
     impl TaskContext for Deep {
         fn pid(&self) -> i32 {
             7
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
         }
     }
 
@@ -1718,6 +1720,35 @@ mod tests {
             "{ common_pid: bash            [        42] } hitcount:          1\n\
              \nTotals:\n    Hits: 1\n    Entries: 1\n    Dropped: 0\n"
         );
+    }
+
+    /// `common_comm` keys hold the task's name, on the general path;
+    /// a `common_comm` variable copies it into the entry.
+    #[test]
+    fn common_comm_keys_and_variables() {
+        let records = [record(1, 10, 0), record(2, 5, 0), record(1, 7, 0)];
+        assert_eq!(
+            run("keys=common_comm:vals=b", &records),
+            std::format!(
+                "{{ common_comm: {:<50} }} hitcount:          3  b:         22\n\
+                 \nTotals:\n    Hits: 3\n    Entries: 1\n    Dropped: 0\n",
+                "bash"
+            )
+        );
+        with_hist("keys=a:c=common_comm", |hist| {
+            assert!(!hist.needs_comm);
+            hist.update(&record(1, 10, 0), &Ctx { pid: 42 });
+            let elt = hist.map().lookup(&1u64.to_ne_bytes()).unwrap();
+            let words: Vec<u64> = elt
+                .private_words()
+                .iter()
+                .map(|w| w.load(Ordering::Relaxed))
+                .collect();
+            assert_eq!(words.len(), vars::STR_VAR_WORDS);
+            assert_eq!(words[0].to_ne_bytes(), *b"bash\0\0\0\0");
+            assert!(words[1..].iter().all(|&w| w == 0));
+            assert_eq!(elt.read_var(0), 0);
+        });
     }
 
     #[test]
@@ -1976,14 +2007,15 @@ mod action_tests {
         fn stacktrace(&self, out: &mut [u64]) {
             out.fill(0);
         }
+
+        fn comm(&self) -> [u8; 16] {
+            *b"sh\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
     }
 
     impl TaskContext for Ctx {
         fn pid(&self) -> i32 {
             7
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"sh\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
         }
     }
 
