@@ -103,7 +103,7 @@ for p in patches/*.patch; do
 		--ignore UNKNOWN_COMMIT_ID "$RHIST_TOP/$p"
 done
 for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_{events.[ch],race.c} \
-	tools/testing/clients/hist_client.c tools/testing/bench/bpf/rhist_bpf{,.bpf}.c; do
+	tools/testing/clients/{hist_client,json_check}.c tools/testing/bench/bpf/rhist_bpf{,.bpf}.c; do
 	one "checkpatch-$(basename "$f")" checkpatch --no-tree -f "$RHIST_TOP/$f"
 done
 suite_end lint
