@@ -615,7 +615,7 @@ impl JsonCursor {
         self.order
             .extend_with(hist.map().max_elts(), 0, GFP_KERNEL)?;
         self.n = hist.sort_entries(&mut self.order);
-        self.stats = hist.column_stats(&self.order[..self.n]);
+        self.stats = hist.column_stats(self.order.get(..self.n).unwrap_or(&[]));
         (self.step, self.trig_no, self.data, self.at) = (Step::Head, no, data, 0);
         Ok(())
     }
@@ -687,33 +687,47 @@ impl JsonCursor {
     /// [`holds`](Self::holds) must be true, under the same hold of the
     /// lock.
     unsafe fn show(&self, held: EventMutexHeld<'_>, out: &mut SeqWriter) -> Result {
+        // The writes do not fail: the seq_file records an overflow.
         let trigger = match self.step {
-            Step::DocStart => return Ok(json::write_doc_start(out).unwrap_or(())),
-            Step::DocEnd => return Ok(json::write_doc_end(out).unwrap_or(())),
+            Step::DocStart => {
+                let _ = json::write_doc_start(out);
+                return Ok(());
+            }
+            Step::DocEnd => {
+                let _ = json::write_doc_end(out);
+                return Ok(());
+            }
             Step::Done => return Ok(()),
             Step::Failed(e) => return Err(e),
             // SAFETY: `data` is a live rhist trigger (`holds()`).
             Step::Head | Step::Entry | Step::Tail => unsafe { command::state(held, self.data) },
         };
         let hist = trigger.hist();
-        let entries = &self.order[..self.n];
-        // The writer does not fail: the seq_file records an overflow.
-        let _ = match self.step {
+        let entries = self.order.get(..self.n).unwrap_or(&[]);
+        match self.step {
             Step::Head => {
                 // SAFETY: as above.
                 let info = unsafe { command::info_parts(held, self.data) };
-                hist.write_json_head(out, self.trig_no, &info, &self.stats)
+                let _ = hist.write_json_head(out, self.trig_no, &info, &self.stats);
             }
             Step::Entry => {
-                let mut first = self.at == 0;
-                hist.write_json_entry(out, entries[self.at], &mut first, &KernelSymbols)
+                if let Some(&idx) = entries.get(self.at) {
+                    let mut first = self.at == 0;
+                    let _ = hist.write_json_entry(out, idx, &mut first, &KernelSymbols);
+                }
             }
             _ => {
                 let mut key = [0u8; KEY_SIZE_MAX];
                 let snapshot = trigger.last_snapshot(&mut key);
-                hist.write_json_tail(out, entries, &self.stats, &KernelSymbols, snapshot.as_ref())
+                let _ = hist.write_json_tail(
+                    out,
+                    entries,
+                    &self.stats,
+                    &KernelSymbols,
+                    snapshot.as_ref(),
+                );
             }
-        };
+        }
         Ok(())
     }
 }
