@@ -716,3 +716,57 @@ fn histograms_are_separated() {
     let doc = parse(&s);
     assert_eq!(doc["histograms"].as_array().unwrap().len(), 2);
 }
+
+/// The pieces, written one by one as the shell's records write them
+/// (each entry on its own, two histograms), make the document
+/// `write_json()` makes at once.
+#[test]
+fn pieces_make_the_document() {
+    let spec = trigger::parse("keys=a:vals=b.percent").unwrap();
+    let data = HistData::build(&spec, &EVENT).unwrap();
+    let st: Vec<AtomicU64> = (0..map_params(&data, 1).storage_words().unwrap())
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    let hist = Histogram::new(&data, TracingMap::new(map_params(&data, 1), &st).unwrap()).unwrap();
+    for i in 0..20u64 {
+        let ev = Ev {
+            a: i % 7,
+            b: i as u32,
+            ..EV
+        };
+        hist.update_with_refs(&ev.record(), &ev, &[], &NoSink);
+    }
+    let info: [&[u8]; 4] = [b"rhist:keys=a", b" if ", b"a < \"7\"", b" [active]"];
+    let mut order = std::vec![0u32; hist.map().max_elts()];
+    let mut whole = String::new();
+    write_doc_start(&mut whole).unwrap();
+    for n in 0..2 {
+        hist.write_json(&mut whole, n, &info, &Symbols, &mut order, None)
+            .unwrap();
+    }
+    write_doc_end(&mut whole).unwrap();
+
+    let mut pieces = String::new();
+    write_doc_start(&mut pieces).unwrap();
+    for n in 0..2 {
+        let len = hist.sort_entries(&mut order);
+        let stats = hist.column_stats(&order[..len]);
+        hist.write_json_head(&mut pieces, n, &info, &stats).unwrap();
+        for (at, &idx) in order[..len].iter().enumerate() {
+            let mut first = at == 0;
+            hist.write_json_entry(&mut pieces, idx, &mut first, &Symbols)
+                .unwrap();
+        }
+        hist.write_json_tail(&mut pieces, &order[..len], &stats, &Symbols, None)
+            .unwrap();
+    }
+    write_doc_end(&mut pieces).unwrap();
+    assert_eq!(pieces, whole);
+    let doc = parse(&whole);
+    assert_eq!(
+        text_str(&doc["histograms"][1]["trigger"]),
+        "rhist:keys=a if a < \"7\" [active]"
+    );
+    assert_eq!(doc["histograms"][0]["entries"].as_array().unwrap().len(), 7);
+    assert_eq!(doc["histograms"][0]["values"][1]["total"], 190);
+}
