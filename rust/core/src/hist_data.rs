@@ -1321,6 +1321,16 @@ impl<'a> HistData<'a> {
         })
     }
 
+    /// C's `type` string of key `k` (as `hist_debug` shows it).
+    pub fn key_type(&self, k: usize) -> &str {
+        self.key_ids().get(k).map_or("", |&id| self.type_name(id))
+    }
+
+    /// C's `type` string of value (sum) `i`, hitcount's `u64`.
+    pub fn val_type(&self, i: usize) -> &str {
+        self.val_ids().get(i).map_or("", |&id| self.type_name(id))
+    }
+
     /// The values to print after the keys: (sum index, name, display), hitcount first unless nohitcount.
     ///
     /// As in `hist_trigger_entry_print()`, C puts one more space before

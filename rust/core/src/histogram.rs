@@ -766,7 +766,7 @@ impl<'a> Histogram<'a> {
     }
 
     /// The command name `elt` saved when it was made, for `.execname`.
-    fn entry_comm(&self, elt: &map::Elt<'_>) -> [u8; 16] {
+    pub(crate) fn entry_comm(&self, elt: &map::Elt<'_>) -> [u8; 16] {
         let mut comm = [0u8; 16];
         if self.needs_comm {
             for (chunk, word) in comm.chunks_exact_mut(8).zip(elt.private_words()) {
@@ -991,6 +991,30 @@ impl<'a> Histogram<'a> {
         (keys, n)
     }
 
+    /// Fills `order` with the indices of the entries, sorted as C sorts
+    /// them for the `hist` file, and returns how many there are. `order`
+    /// must hold at least `max_elts` indices.
+    pub fn sort_entries(&self, order: &mut [u32]) -> usize {
+        let (keys, n_keys) = self.sort_keys();
+        self.map.sort_entries(&keys[..n_keys], order)
+    }
+
+    /// Each sum's total and maximum over `entries`, which `.percent` and
+    /// `.graph` scale by (the hitcount's total is the Totals' hits).
+    pub fn column_stats(&self, entries: &[u32]) -> [ValStat; map::SUMS_MAX] {
+        let mut stats = [ValStat::default(); map::SUMS_MAX];
+        for (i, stat) in stats.iter_mut().enumerate().take(self.data.n_sums()) {
+            for &idx in entries {
+                if let Some(elt) = self.map.elt(idx) {
+                    let v = elt.read_sum(i);
+                    stat.total = stat.total.wrapping_add(v);
+                    stat.max = stat.max.max(v);
+                }
+            }
+        }
+        stats
+    }
+
     /// Writes the histogram's entries and Totals (everything after the
     /// header), sorted as C sorts them. `order` must hold at least
     /// `max_elts` indices; it is scratch space.
@@ -1013,20 +1037,9 @@ impl<'a> Histogram<'a> {
         order: &mut [u32],
         snapshot: Option<&Snapshot<'_>>,
     ) -> fmt::Result {
-        let (keys, n_keys) = self.sort_keys();
-        let n = self.map.sort_entries(&keys[..n_keys], order);
+        let n = self.sort_entries(order);
         let entries = &order[..n];
-
-        let mut stats = [ValStat::default(); map::SUMS_MAX];
-        for (i, stat) in stats.iter_mut().enumerate().take(self.data.n_sums()) {
-            for &idx in entries {
-                if let Some(elt) = self.map.elt(idx) {
-                    let v = elt.read_sum(i);
-                    stat.total = stat.total.wrapping_add(v);
-                    stat.max = stat.max.max(v);
-                }
-            }
-        }
+        let stats = self.column_stats(entries);
 
         let mut key_buf = [0u8; KEY_SIZE_MAX];
         for &idx in entries {
@@ -1200,7 +1213,12 @@ impl<'a> Histogram<'a> {
     }
 
     /// The string in copy slot `slot` of `elt`, read into `buf`.
-    fn read_copy<'b>(&self, elt: &map::Elt<'_>, slot: u64, buf: &'b mut [u8]) -> &'b [u8] {
+    pub(crate) fn read_copy<'b>(
+        &self,
+        elt: &map::Elt<'_>,
+        slot: u64,
+        buf: &'b mut [u8],
+    ) -> &'b [u8] {
         let at = comm_words(self.needs_comm)
             + usize::try_from(slot)
                 .unwrap_or(usize::MAX)

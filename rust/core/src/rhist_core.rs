@@ -79,6 +79,7 @@ pub mod event;
 pub mod grammar;
 pub mod hist_data;
 pub mod histogram;
+pub mod json;
 pub mod map;
 pub mod output;
 pub mod program;
