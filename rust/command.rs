@@ -538,8 +538,25 @@ pub(crate) unsafe fn write_info(
     out: &mut SeqWriter,
     data: *mut bindings::event_trigger_data,
 ) {
+    // SAFETY: the caller's contract.
+    for part in unsafe { info_parts(held, data) } {
+        out.bytes(part);
+    }
+    out.bytes(b"\n");
+}
+
+/// The pieces of the trigger info line (without its newline): the info,
+/// ` if ` and the filter (or nothing), and ` [active]` or ` [paused]`.
+///
+/// # Safety
+///
+/// `data` must be a live rhist trigger.
+pub(crate) unsafe fn info_parts<'a>(
+    held: EventMutexHeld<'a>,
+    data: *mut bindings::event_trigger_data,
+) -> [&'a [u8]; 4] {
     // SAFETY: `data` is a live rhist trigger, whose filter string and
-    // state the lock held keeps as they are.
+    // state the lock held for `'a` keeps as they are.
     let (state, filter, paused) = unsafe {
         (
             state(held, data),
@@ -547,16 +564,12 @@ pub(crate) unsafe fn write_info(
             (*data).paused,
         )
     };
-    out.bytes(state.info());
-    if let Some(filter) = filter {
-        out.bytes(b" if ");
-        out.bytes(filter);
-    }
-    out.bytes(if paused {
-        b" [paused]\n"
-    } else {
-        b" [active]\n"
-    });
+    let (sep, filter) = match filter {
+        Some(filter) => (&b" if "[..], filter),
+        None => (&b""[..], &b""[..]),
+    };
+    let status: &[u8] = if paused { b" [paused]" } else { b" [active]" };
+    [state.info(), sep, filter, status]
 }
 
 #[cfg(CONFIG_KUNIT)]

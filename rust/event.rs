@@ -160,6 +160,13 @@ impl EventContext for ProbeContext {
         let len = shown.len().min(out.len());
         out[..len].copy_from_slice(&shown[..len]);
     }
+
+    fn comm(&self) -> [u8; 16] {
+        let mut comm = [0u8; 16];
+        // SAFETY: `comm` has room for the 16 bytes copied.
+        unsafe { shim::rhist_current_comm(comm.as_mut_ptr().cast()) };
+        comm
+    }
 }
 
 /// Frames saved before picking what hist shows: hist's 16, and room for
@@ -224,13 +231,6 @@ impl TaskContext for ProbeContext {
     fn pid(&self) -> i32 {
         // SAFETY: reads a field of `current`, which is always valid.
         unsafe { shim::rhist_current_pid() }
-    }
-
-    fn comm(&self) -> [u8; 16] {
-        let mut comm = [0u8; 16];
-        // SAFETY: `comm` has room for the 16 bytes copied.
-        unsafe { shim::rhist_current_comm(comm.as_mut_ptr().cast()) };
-        comm
     }
 }
 

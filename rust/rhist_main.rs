@@ -61,12 +61,13 @@ impl kernel::Module for Rhist {
         let command = command::Registration::new()?;
         let files = files::Registration::new(module)?;
         pr_info!(
-            "loaded: trigger commands '{}', '{}' and '{}', files '{}' and '{}'\n",
+            "loaded: trigger commands '{}', '{}' and '{}', files '{}', '{}' and '{}'\n",
             NAMES.command.to_str().unwrap_or("?"),
             NAMES.enable.to_str().unwrap_or("?"),
             NAMES.disable.to_str().unwrap_or("?"),
             NAMES.command.to_str().unwrap_or("?"),
             NAMES.debug_file.to_str().unwrap_or("?"),
+            NAMES.json_file.to_str().unwrap_or("?"),
         );
         Ok(Rhist {
             _files: files,

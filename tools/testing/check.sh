@@ -105,7 +105,7 @@ for p in patches/*.patch; do
 		--ignore UNKNOWN_COMMIT_ID "$RHIST_TOP/$p"
 done
 for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_{events.[ch],race.c} \
-	tools/testing/clients/hist_client.c tools/testing/bench/bpf/rhist_bpf{,.bpf}.c; do
+	tools/testing/clients/{hist_client,json_check}.c tools/testing/bench/bpf/rhist_bpf{,.bpf}.c; do
 	one "checkpatch-$(basename "$f")" checkpatch --no-tree -f "$RHIST_TOP/$f"
 done
 suite_end lint
@@ -284,7 +284,7 @@ suite_start fault
 if [ "$built" = 0 ]; then
 	vm tools/testing/fault/fault.sh 900 > "$logs/fault.log" 2>&1
 	paths=$(sed -n 's/^fault: paths //p' "$logs/fault.log" | tail -1)
-	for p in ${paths:-create named share share_filter ref synth handlers hidden enable remove clear read_rhist read_debug instance_trigger rmdir truncate unload}; do
+	for p in ${paths:-create named share share_filter ref synth handlers hidden enable remove clear read_rhist read_debug read_json instance_trigger rmdir truncate unload}; do
 		one "fault-$p" fault_line "$logs/fault.log" "$p"
 	done
 	grep '^fault: total ' "$logs/fault.log" | tail -1 | sed 's/^/    /'

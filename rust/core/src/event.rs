@@ -158,6 +158,9 @@ pub trait EventContext {
     fn clock_in_ns(&self) -> bool;
     /// Fills `out` with the current stack (zero-terminated if shorter).
     fn stacktrace(&self, out: &mut [u64]);
+    /// The current task's command name (`current->comm`), for
+    /// `common_comm`.
+    fn comm(&self) -> [u8; 16];
 }
 
 #[cfg(test)]

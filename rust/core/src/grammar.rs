@@ -656,6 +656,12 @@ impl<'a> TriggerSpec<'a> {
         self.param
     }
 
+    /// Whether the trigger part may name `common_comm`, `comm` or `COMM`
+    /// (rhist's extension, read only when hist's build fails).
+    pub fn may_have_comm(&self) -> bool {
+        self.param.contains("comm") || self.param.contains("COMM")
+    }
+
     /// C's `filter` string, `if ...` stripped, as `event_trigger_set_filter()`
     /// gets it.
     pub fn filter(&self) -> Option<&'a str> {
@@ -1660,6 +1666,9 @@ pub enum SpecialField {
     CommonStacktrace,
     /// `common_cpu`
     CommonCpu,
+    /// `common_comm`: rhist's extension (as in Linux 6.16), the current
+    /// task's command name.
+    CommonComm,
     /// `hitcount`
     Hitcount,
 }
@@ -1670,6 +1679,7 @@ impl SpecialField {
             "common_timestamp" => SpecialField::CommonTimestamp,
             "common_stacktrace" => SpecialField::CommonStacktrace,
             "common_cpu" => SpecialField::CommonCpu,
+            "common_comm" => SpecialField::CommonComm,
             "hitcount" => SpecialField::Hitcount,
             _ => return None,
         })
@@ -1681,6 +1691,7 @@ impl SpecialField {
             SpecialField::CommonTimestamp => "common_timestamp",
             SpecialField::CommonStacktrace => "common_stacktrace",
             SpecialField::CommonCpu => "common_cpu",
+            SpecialField::CommonComm => "common_comm",
             SpecialField::Hitcount => "hitcount",
         }
     }

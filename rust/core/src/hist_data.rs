@@ -29,6 +29,17 @@
 //! name; `cpu` is named `cpu` in the hist file and `common_cpu` in the
 //! trigger info).
 //!
+//! # `common_comm`
+//!
+//! rhist's extension, Linux 6.16's `HIST_FIELD_FL_COMM`: `common_comm`,
+//! and the generic `comm` or `COMM` of an event without its own, is the
+//! current task's command name ([`EventContext::comm`]), a string of
+//! type `char[16]` (6.16's is a `char[]` of `MAX_FILTER_STR_VAL` bytes),
+//! for keys and variables.
+//! hist 6.12 rejects both (`FIELD_NOT_FOUND`): as for statistics, a text
+//! is built as hist builds it first, and with `common_comm` only when
+//! that fails; if that fails too, the error is hist's.
+//!
 //! # Expressions
 //!
 //! `parse_expr()`, `parse_unary()` and `parse_atom()` are followed node by
@@ -81,9 +92,8 @@
 //! For these [`HistData::build`] returns the error C gives before it gets
 //! to them if there is one, otherwise [`not_supported`]:
 //!
-//! * the generic `comm` field of an event without its own, a string
-//!   behind a pointer (`FILTER_COMM`): after everything else (rhist.rst,
-//!   "Differences from hist");
+//! * a `FILTER_COMM` field with a size (none in the kernel), a string
+//!   behind a pointer: after everything else;
 //! * a trigger needing more than `NODES_MAX` hist fields (C has no such
 //!   limit; only possible with many variables of long expressions): when
 //!   the arena is full.
@@ -186,6 +196,10 @@ const FL_BUCKET: u32 = 1 << 17;
 const FL_CONST: u32 = 1 << 18;
 const FL_PERCENT: u32 = 1 << 19;
 const FL_GRAPH: u32 = 1 << 20;
+/// Linux 6.16's `HIST_FIELD_FL_COMM`: `common_comm`.
+const FL_COMM: u32 = 1 << 21;
+/// `TASK_COMM_LEN`: the size of `common_comm`.
+const TASK_COMM_LEN: u32 = 16;
 
 /// The identity [`HistPtr`] is given for this trigger's own histogram.
 const OWN_HIST: u64 = u64::MAX;
@@ -305,6 +319,9 @@ enum Fetch {
     Timestamp,
     /// `hist_field_cpu()`.
     Cpu,
+    /// 6.16's `hist_field_comm()`: the current task's command name, read
+    /// by the key and the variable copy, never as a number.
+    Comm,
     /// `hist_field_string()`: a `char[N]` in the record.
     String { at: u32 },
     /// `hist_field_dynstring()`: a `__data_loc` string.
@@ -436,6 +453,8 @@ enum TypeName {
     UnsignedInt,
     /// `char[]`: an `.execname` variable (C's `update_var_execname()`).
     CharArray,
+    /// `char[16]`: `common_comm` (`TASK_COMM_LEN`).
+    Comm,
     /// The referenced variable's, kept with reference `idx`.
     Ref(u8),
 }
@@ -672,6 +691,9 @@ pub struct HistData<'a> {
     /// The hist field each sort key names (`None`: hitcount).
     sort_fields: [Option<u8>; TRACING_MAP_SORT_KEYS_MAX],
     n_sort_keys: usize,
+    /// `common_comm` and the generic `comm` are fields (rhist's
+    /// extension): hist's build of the text failed.
+    comm: bool,
     enable_timestamps: bool,
     ts_in_usecs: bool,
     /// C's `var_refs[]`, and the histograms they name.
@@ -755,6 +777,7 @@ impl HistData<'static> {
         sort_keys: [HITCOUNT_SORT; TRACING_MAP_SORT_KEYS_MAX],
         sort_fields: [None; TRACING_MAP_SORT_KEYS_MAX],
         n_sort_keys: 1,
+        comm: false,
         enable_timestamps: false,
         ts_in_usecs: false,
         refs: RefTable::EMPTY,
@@ -1044,6 +1067,8 @@ impl<'a> HistData<'a> {
             None
         } else if f.flags & FL_EXECNAME != 0 {
             Some(VarCopy::Execname)
+        } else if f.flags & FL_COMM != 0 {
+            Some(VarCopy::Comm)
         } else if f.flags & FL_STRING != 0 {
             Some(VarCopy::String)
         } else if f.flags & FL_STACKTRACE != 0 {
@@ -1129,6 +1154,11 @@ impl<'a> HistData<'a> {
                 for (chunk, e) in slot.chunks_mut(8).zip(entries.iter()) {
                     put(chunk, &e.to_ne_bytes());
                 }
+            } else if f.fetch == Fetch::Comm {
+                // add_to_key() of 6.16: strlen(), at most the slot less one.
+                let comm = ctx.comm();
+                let n = slot.len().saturating_sub(1);
+                strncpy_from(slot, &comm, 0, n);
             } else if f.flags & FL_STRING != 0 {
                 let Some(key_str) = key_str(f) else { continue };
                 let (src, size) = key_str.locate(rec);
@@ -1289,6 +1319,16 @@ impl<'a> HistData<'a> {
                 bytes: key.get(start..end).unwrap_or(&[]),
             }
         })
+    }
+
+    /// C's `type` string of key `k` (as `hist_debug` shows it).
+    pub fn key_type(&self, k: usize) -> &str {
+        self.key_ids().get(k).map_or("", |&id| self.type_name(id))
+    }
+
+    /// C's `type` string of value (sum) `i`, hitcount's `u64`.
+    pub fn val_type(&self, i: usize) -> &str {
+        self.val_ids().get(i).map_or("", |&id| self.type_name(id))
     }
 
     /// The values to print after the keys: (sum index, name, display), hitcount first unless nohitcount.
@@ -1657,6 +1697,9 @@ impl<'a> HistData<'a> {
                 }
             }
             Fetch::Cpu => u64::from(ctx.cpu()),
+            // Not a number (C's is the address of current->comm): keys
+            // and copies read the name itself.
+            Fetch::Comm => 0,
             Fetch::Num { at, size, signed } => rec_num(rec, at, size, signed),
             op @ (Fetch::UMinus
             | Fetch::Minus
@@ -1707,6 +1750,8 @@ impl<'a> HistData<'a> {
             }
         } else if f.flags & FL_CPU != 0 {
             "common_cpu"
+        } else if f.flags & FL_COMM != 0 {
+            "common_comm"
         } else if f.flags & FL_VAR_REF != 0 {
             // `system.event.$name` as written, or the variable's name.
             match self.ref_of(&f) {
@@ -1799,6 +1844,8 @@ impl<'a> HistData<'a> {
         }
         if f.flags & FL_CPU != 0 {
             out.write_str("common_cpu")?;
+        } else if f.flags & FL_COMM != 0 {
+            out.write_str("common_comm")?;
         } else if f.flags & FL_CONST != 0 {
             write!(out, "{}", f.constant())?;
         } else {
@@ -1840,6 +1887,7 @@ impl<'a> HistData<'a> {
                 TypeName::UnsignedLongArray => return "unsigned long[]",
                 TypeName::UnsignedInt => return "unsigned int",
                 TypeName::CharArray => return "char[]",
+                TypeName::Comm => return "char[16]",
                 TypeName::Ref(idx) => {
                     return self
                         .refs
@@ -1943,6 +1991,8 @@ impl<'a> HistData<'a> {
         };
         let (cmp, size) = match f.field {
             _ if f.flags & FL_STACKTRACE != 0 => (KeyCmp::None, f.size),
+            // 6.16 compares none: rhist sorts the names.
+            _ if f.flags & FL_COMM != 0 => (KeyCmp::String, f.size),
             None => num(f.size, f.signed),
             Some(_) if f.flags & FL_CPU != 0 => num(f.size, f.signed),
             Some(field) if is_string_field(field) => (KeyCmp::String, f.size),

@@ -176,8 +176,6 @@ fn histogram_is_covariant<'s>(h: &'s Histogram<'static>) -> &'s Histogram<'s> {
 pub trait TaskContext: EventContext {
     /// The current task's pid (`current->pid`).
     fn pid(&self) -> i32;
-    /// The current task's command name (`current->comm`).
-    fn comm(&self) -> [u8; 16];
 }
 
 /// The task name hist keeps with a new entry (its `save_comm()`): the
@@ -768,7 +766,7 @@ impl<'a> Histogram<'a> {
     }
 
     /// The command name `elt` saved when it was made, for `.execname`.
-    fn entry_comm(&self, elt: &map::Elt<'_>) -> [u8; 16] {
+    pub(crate) fn entry_comm(&self, elt: &map::Elt<'_>) -> [u8; 16] {
         let mut comm = [0u8; 16];
         if self.needs_comm {
             for (chunk, word) in comm.chunks_exact_mut(8).zip(elt.private_words()) {
@@ -993,6 +991,30 @@ impl<'a> Histogram<'a> {
         (keys, n)
     }
 
+    /// Fills `order` with the indices of the entries, sorted as C sorts
+    /// them for the `hist` file, and returns how many there are. `order`
+    /// must hold at least `max_elts` indices.
+    pub fn sort_entries(&self, order: &mut [u32]) -> usize {
+        let (keys, n_keys) = self.sort_keys();
+        self.map.sort_entries(&keys[..n_keys], order)
+    }
+
+    /// Each sum's total and maximum over `entries`, which `.percent` and
+    /// `.graph` scale by (the hitcount's total is the Totals' hits).
+    pub fn column_stats(&self, entries: &[u32]) -> [ValStat; map::SUMS_MAX] {
+        let mut stats = [ValStat::default(); map::SUMS_MAX];
+        for (i, stat) in stats.iter_mut().enumerate().take(self.data.n_sums()) {
+            for &idx in entries {
+                if let Some(elt) = self.map.elt(idx) {
+                    let v = elt.read_sum(i);
+                    stat.total = stat.total.wrapping_add(v);
+                    stat.max = stat.max.max(v);
+                }
+            }
+        }
+        stats
+    }
+
     /// Writes the histogram's entries and Totals (everything after the
     /// header), sorted as C sorts them. `order` must hold at least
     /// `max_elts` indices; it is scratch space.
@@ -1015,20 +1037,9 @@ impl<'a> Histogram<'a> {
         order: &mut [u32],
         snapshot: Option<&Snapshot<'_>>,
     ) -> fmt::Result {
-        let (keys, n_keys) = self.sort_keys();
-        let n = self.map.sort_entries(&keys[..n_keys], order);
+        let n = self.sort_entries(order);
         let entries = &order[..n];
-
-        let mut stats = [ValStat::default(); map::SUMS_MAX];
-        for (i, stat) in stats.iter_mut().enumerate().take(self.data.n_sums()) {
-            for &idx in entries {
-                if let Some(elt) = self.map.elt(idx) {
-                    let v = elt.read_sum(i);
-                    stat.total = stat.total.wrapping_add(v);
-                    stat.max = stat.max.max(v);
-                }
-            }
-        }
+        let stats = self.column_stats(entries);
 
         let mut key_buf = [0u8; KEY_SIZE_MAX];
         for &idx in entries {
@@ -1182,7 +1193,8 @@ impl<'a> Histogram<'a> {
                     break;
                 };
                 let val = elt.read_var(i);
-                if self.data.var_copy(i) != Some(vars::VarCopy::String) {
+                let copy = self.data.var_copy(i);
+                if !matches!(copy, Some(vars::VarCopy::String | vars::VarCopy::Comm)) {
                     write!(out, "  {name}: {val:10}")?;
                     continue;
                 }
@@ -1201,7 +1213,12 @@ impl<'a> Histogram<'a> {
     }
 
     /// The string in copy slot `slot` of `elt`, read into `buf`.
-    fn read_copy<'b>(&self, elt: &map::Elt<'_>, slot: u64, buf: &'b mut [u8]) -> &'b [u8] {
+    pub(crate) fn read_copy<'b>(
+        &self,
+        elt: &map::Elt<'_>,
+        slot: u64,
+        buf: &'b mut [u8],
+    ) -> &'b [u8] {
         let at = comm_words(self.needs_comm)
             + usize::try_from(slot)
                 .unwrap_or(usize::MAX)
@@ -1267,14 +1284,15 @@ mod tests {
         fn stacktrace(&self, out: &mut [u64]) {
             out.fill(0);
         }
+
+        fn comm(&self) -> [u8; 16] {
+            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
     }
 
     impl TaskContext for Ctx {
         fn pid(&self) -> i32 {
             self.pid
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
         }
     }
 
@@ -1380,14 +1398,15 @@ mod tests {
         fn stacktrace(&self, out: &mut [u64]) {
             self.0.stacktrace(out)
         }
+
+        fn comm(&self) -> [u8; 16] {
+            self.0.comm()
+        }
     }
 
     impl TaskContext for OnCpu<'_> {
         fn pid(&self) -> i32 {
             self.0.pid()
-        }
-        fn comm(&self) -> [u8; 16] {
-            self.0.comm()
         }
     }
 
@@ -1625,14 +1644,15 @@ mod tests {
             out.fill(0);
             out[..2].copy_from_slice(&[0xffff_ffff_8100_0010, 0xffff_ffff_8100_0020]);
         }
+
+        fn comm(&self) -> [u8; 16] {
+            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
     }
 
     impl TaskContext for Deep {
         fn pid(&self) -> i32 {
             7
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
         }
     }
 
@@ -1718,6 +1738,35 @@ mod tests {
             "{ common_pid: bash            [        42] } hitcount:          1\n\
              \nTotals:\n    Hits: 1\n    Entries: 1\n    Dropped: 0\n"
         );
+    }
+
+    /// `common_comm` keys hold the task's name, on the general path;
+    /// a `common_comm` variable copies it into the entry.
+    #[test]
+    fn common_comm_keys_and_variables() {
+        let records = [record(1, 10, 0), record(2, 5, 0), record(1, 7, 0)];
+        assert_eq!(
+            run("keys=common_comm:vals=b", &records),
+            std::format!(
+                "{{ common_comm: {:<50} }} hitcount:          3  b:         22\n\
+                 \nTotals:\n    Hits: 3\n    Entries: 1\n    Dropped: 0\n",
+                "bash"
+            )
+        );
+        with_hist("keys=a:c=common_comm", |hist| {
+            assert!(!hist.needs_comm);
+            hist.update(&record(1, 10, 0), &Ctx { pid: 42 });
+            let elt = hist.map().lookup(&1u64.to_ne_bytes()).unwrap();
+            let words: Vec<u64> = elt
+                .private_words()
+                .iter()
+                .map(|w| w.load(Ordering::Relaxed))
+                .collect();
+            assert_eq!(words.len(), vars::STR_VAR_WORDS);
+            assert_eq!(words[0].to_ne_bytes(), *b"bash\0\0\0\0");
+            assert!(words[1..].iter().all(|&w| w == 0));
+            assert_eq!(elt.read_var(0), 0);
+        });
     }
 
     #[test]
@@ -1976,14 +2025,15 @@ mod action_tests {
         fn stacktrace(&self, out: &mut [u64]) {
             out.fill(0);
         }
+
+        fn comm(&self) -> [u8; 16] {
+            *b"sh\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+        }
     }
 
     impl TaskContext for Ctx {
         fn pid(&self) -> i32 {
             7
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"sh\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
         }
     }
 

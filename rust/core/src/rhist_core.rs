@@ -41,10 +41,10 @@
 //!     fn timestamp(&self) -> u64 { 0 }
 //!     fn clock_in_ns(&self) -> bool { true }
 //!     fn stacktrace(&self, out: &mut [u64]) { out.fill(0) }
+//!     fn comm(&self) -> [u8; 16] { *b"cat\0\0\0\0\0\0\0\0\0\0\0\0\0" }
 //! }
 //! impl TaskContext for Task {
 //!     fn pid(&self) -> i32 { 42 }
-//!     fn comm(&self) -> [u8; 16] { *b"cat\0\0\0\0\0\0\0\0\0\0\0\0\0" }
 //! }
 //!
 //! // Parse and build: immutable from here on.
@@ -79,6 +79,7 @@ pub mod event;
 pub mod grammar;
 pub mod hist_data;
 pub mod histogram;
+pub mod json;
 pub mod map;
 pub mod output;
 pub mod program;

@@ -20,18 +20,22 @@ pub struct Names {
     pub prefix: &'static str,
     /// The per-event debug file.
     pub debug_file: &'static CStr,
+    /// The per-event file that shows the histograms as JSON (rhist's
+    /// extension).
+    pub json_file: &'static CStr,
     /// The command that continues another event's histograms.
     pub enable: &'static CStr,
     /// The command that pauses them.
     pub disable: &'static CStr,
 }
 
-/// Beside C's hist: `rhist`, `rhist_debug`, `enable_rhist` and
-/// `disable_rhist`.
+/// Beside C's hist: `rhist`, `rhist_debug`, `rhist_json`, `enable_rhist`
+/// and `disable_rhist`.
 pub const RHIST: Names = Names {
     command: c"rhist",
     prefix: "rhist:",
     debug_file: c"rhist_debug",
+    json_file: c"rhist_json",
     enable: c"enable_rhist",
     disable: c"disable_rhist",
 };
@@ -41,6 +45,7 @@ pub const HIST: Names = Names {
     command: c"hist",
     prefix: "hist:",
     debug_file: c"hist_debug",
+    json_file: c"hist_json",
     enable: c"enable_hist",
     disable: c"disable_hist",
 };
@@ -91,6 +96,7 @@ mod tests {
             let command = names.command.to_str().unwrap();
             assert_eq!(names.prefix, format!("{command}:"));
             assert_eq!(names.debug_file.to_str(), Ok(&*format!("{command}_debug")));
+            assert_eq!(names.json_file.to_str(), Ok(&*format!("{command}_json")));
             assert_eq!(names.enable.to_str(), Ok(&*format!("enable_{command}")));
             assert_eq!(names.disable.to_str(), Ok(&*format!("disable_{command}")));
         }

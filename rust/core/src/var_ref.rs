@@ -568,6 +568,9 @@ mod build_tests {
         fn stacktrace(&self, out: &mut [u64]) {
             out.fill(0);
         }
+        fn comm(&self) -> [u8; 16] {
+            [0; 16]
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Variables that keep a copy of their value in each entry: a string, a
-//! stack trace or an `.execname` (C's fields with a `var_str_idx`, whose
+//! stack trace, an `.execname` or `common_comm` (C's fields with a `var_str_idx`, whose
 //! copies are the strings of `hist_elt_data.field_var_str[]`).
 //!
 //! A number variable is a word of the entry. A string in the record is
@@ -32,6 +32,8 @@ pub enum VarCopy {
     Stack,
     /// The command name saved with the entry (`x=common_pid.execname`).
     Execname,
+    /// The current task's command name (`x=common_comm`).
+    Comm,
 }
 
 /// Writes the copy a variable keeps (`copy`) for one record into `out`,
@@ -54,6 +56,7 @@ pub fn write_copy<'r>(
             strscpy(out, src, size);
         }
         Some(VarCopy::Execname) => strscpy(out, comm, STR_VAR_LEN_MAX),
+        Some(VarCopy::Comm) => strscpy(out, &ctx.comm(), STR_VAR_LEN_MAX),
         Some(VarCopy::Stack) => {
             let mut frames = [0u64; STACKTRACE_DEPTH];
             ctx.stacktrace(&mut frames);

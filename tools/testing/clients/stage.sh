@@ -16,6 +16,9 @@
 #   /usr/bin/hist_client built from hist_client.c next to this script,
 #                        statically linked against libtracefs 1.6.4 and
 #                        libtraceevent; rebuilt only when the source changes.
+#   /usr/bin/json_check  built from json_check.c next to this script,
+#                        statically linked: a strict JSON checker (the
+#                        busybox guest has none), for the rhist_json tests.
 #
 # Needs the Debian 12 packages trace-cmd, libtracefs-dev and
 # libtraceevent-dev (and gcc, pkg-config). Idempotent: files that are
@@ -113,5 +116,13 @@ if [ ! -f "$out" ] || [ "$src" -nt "$out" ]; then
 		-e "warning: Using 'dlopen' in statically linked" "$log" >&2 ||
 		true
 	rm -f "$log"
+	mv "$out.tmp" "$out"
+fi
+
+out=$dir/usr/bin/json_check
+if [ ! -f "$out" ] || [ "$here/json_check.c" -nt "$out" ]; then
+	mkdir -p "$(dirname "$out")"
+	gcc -static -O2 -Wall -Wextra -Werror -o "$out.tmp" "$here/json_check.c" ||
+		die "building json_check failed"
 	mv "$out.tmp" "$out"
 fi

@@ -268,7 +268,7 @@ p_clear_check() {
 }
 p_clear_undo() { echo '!rhist:keys=a:vals=b' >> $EV/trigger; }
 
-# --- read rhist and rhist_debug ------------------------------------------------
+# --- read rhist, rhist_debug and rhist_json ------------------------------------
 # md5sum reads the file under faults; its line goes to a file whose page
 # exists already, so writing it allocates nothing.
 p_read_setup() {
@@ -299,6 +299,10 @@ p_read_debug_setup() { p_read_setup; }
 p_read_debug_body() { read_body $EV/rhist_debug; }
 p_read_debug_check() { read_check $EV/rhist_debug "$ref_debug"; }
 p_read_debug_undo() { :; }
+p_read_json_setup() { p_read_setup; }
+p_read_json_body() { read_body $EV/rhist_json; }
+p_read_json_check() { read_check $EV/rhist_json "$ref_json"; }
+p_read_json_undo() { :; }
 
 # --- attach a trigger in an instance ----------------------------------------
 # The instance itself is made without faults: mkdir runs no rhist code
@@ -434,7 +438,7 @@ watchdog &
 dog=$!
 total_injected=0
 failed_paths=
-PATHS='create named share share_filter ref synth handlers hidden enable remove clear read_rhist read_debug instance_trigger rmdir truncate unload'
+PATHS='create named share share_filter ref synth handlers hidden enable remove clear read_rhist read_debug read_json instance_trigger rmdir truncate unload'
 echo "fault: paths ${FAULT_PATHS:-$PATHS}"
 run() { # PATH: runs it if FAULT_PATHS (all by default) has it
 	case " ${FAULT_PATHS:-$PATHS} " in
@@ -459,8 +463,10 @@ echo 'rhist:keys=s:vals=c' >> $EV/trigger
 fire count=200 seed=7 keys=8
 ref_rhist=$(md5sum < $EV/rhist)
 ref_debug=$(md5sum < $EV/rhist_debug)
+ref_json=$(md5sum < $EV/rhist_json)
 run read_rhist
 run read_debug
+run read_json
 : > $EV/trigger
 
 run instance_trigger

@@ -13,8 +13,11 @@ as written after "hist:". The same seed gives the same texts.
 The last N/20 texts use rhist's extension, value statistics (.min, .max,
 .avg, .quantiles on values, which hist rejects): a corpus text given values with
 statistics, maybe a sort on one, then mutated as the others are, the
-statistics among the tokens. The other texts are those the generator gave
-before it made these (the same N - N/20 first ones for a seed).
+statistics among the tokens. The N/40 before them use another, common_comm
+(the task's name, and the generic comm, which hist 6.12 rejects): a corpus
+text with a field replaced by one of COMM_FIELDS, then mutated. The other
+texts are those the generator gave before it made these (the same
+N - N/20 - N/40 first ones for a seed).
 """
 
 import argparse
@@ -53,6 +56,12 @@ STAT_VALUES = ["a", "b", "c", "ip", "cpu", "common_cpu", "common_pid",
                "common_timestamp", "common_timestamp.usecs", "b.hex",
                "c.hex", "b-c", "b*2", "a/3", "-(c)", "b+c-a", "hitcount",
                "s", "d", "stacktrace", "$x", "x", "b.log2", "b.percent"]
+
+# rhist's extension: the task's name, and what may follow it.
+COMM_FIELDS = ["common_comm", "common_comm", "comm", "COMM",
+               "common_comm.hex", "common_comm.log2", "comm.buckets=10",
+               "common_comm.execname", "common_comm.descending",
+               "common_comm.stacktrace", "common_comm+1"]
 
 TOKEN_RE = re.compile(r'"[^"]*"|\.sym-offset|\.buckets=|\$?[A-Za-z_][A-Za-z0-9_]*'
                       r'|0x[0-9a-fA-F]+|[0-9]+|==|!=|<=|>=|&&|\|\||\s+|.')
@@ -157,6 +166,29 @@ def generate_stats(n, seed, corpus, seen):
     return out
 
 
+def generate_comm(n, seed, corpus, seen):
+    """n texts with common_comm or comm (rhist's extension), not in seen."""
+    rng = random.Random("comm %d" % seed)
+    out = []
+    tries = 0
+    while len(out) < n and tries < 100 * n:
+        tries += 1
+        toks = TOKEN_RE.findall(rng.choice(corpus))
+        fields = [i for i, t in enumerate(toks) if t in FIELDS]
+        if not fields:
+            continue
+        for i in rng.sample(fields, min(len(fields), rng.choice([1, 1, 2]))):
+            toks[i] = rng.choice(COMM_FIELDS)
+        text = "".join(toks)
+        for _ in range(rng.choice([0, 0, 1, 1, 2])):
+            text = mutate(rng, text, corpus)
+        if "\n" in text or len(text) > MAX_LEN or text in seen:
+            continue
+        seen.add(text)
+        out.append(text)
+    return out
+
+
 def generate(n, seed):
     corpus = load_corpus()
     rng = random.Random(seed)
@@ -164,7 +196,8 @@ def generate(n, seed):
     out = []
     tries = 0
     n_stats = n // 20
-    n -= n_stats
+    n_comm = n // 40
+    n -= n_stats + n_comm
     while len(out) < n and tries < 100 * n:
         tries += 1
         text = rng.choice(corpus)
@@ -175,6 +208,7 @@ def generate(n, seed):
             continue
         seen.add(text)
         out.append(text)
+    out += generate_comm(n_comm, seed, corpus, seen)
     return out + generate_stats(n_stats, seed, corpus, seen)
 
 

@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Every event directory, in every instance, has rhist and rhist_debug,
-# and reading them shows the hist header for each rhist trigger.
+# Every event directory, in every instance, has rhist, rhist_debug and
+# rhist_json, and reading them shows the hist header for each rhist
+# trigger.
 . /test/lib.sh.inc
 
 for d in $EV events/sched/sched_waking events/ftrace/print; do
 	[ -e $d/rhist ] || fail "$d/rhist missing"
 	[ -e $d/rhist_debug ] || fail "$d/rhist_debug missing"
+	[ -e $d/rhist_json ] || fail "$d/rhist_json missing"
 done
 ls $EV | grep -qx rhist || fail "rhist not listed in $EV"
 

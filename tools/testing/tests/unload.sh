@@ -20,6 +20,7 @@ expect_grep '^hist:keys=a' $EV/trigger
 expect_no_grep ' rhist' $EV/trigger
 [ ! -e $EV/rhist ] || fail "rhist file still there after rmmod"
 [ ! -e $EV/rhist_debug ] || fail "rhist_debug file still there after rmmod"
+[ ! -e $EV/rhist_json ] || fail "rhist_json file still there after rmmod"
 
 insmod /lib/rhist/rhist.ko || fail "reloading rhist failed"
 [ -e $EV/rhist ] || fail "rhist file missing after reload"
@@ -27,6 +28,13 @@ expect_write 'rhist:keys=a' $EV/trigger
 fire count=10 seed=1 keys=2
 expect_grep 'Hits: 10$' $EV/rhist
 
+# An open rhist_json file, read in part, pins the module; the read let
+# event_mutex go (the trigger file takes it).
+exec 3< $EV/rhist_json
+head -c 20 <&3 > /dev/null
+! rmmod rhist 2>/dev/null || fail "rmmod succeeded with an rhist_json file open"
+expect_grep '^rhist:keys=a' $EV/trigger
+exec 3<&-
 # An open rhist file pins the module.
 cat $EV/rhist_debug > /dev/null
 exec 3< $EV/rhist

@@ -21,13 +21,14 @@ impl EventContext for Task {
     fn stacktrace(&self, out: &mut [u64]) {
         out.fill(0);
     }
+
+    fn comm(&self) -> [u8; 16] {
+        *b"bench\0\0\0\0\0\0\0\0\0\0\0"
+    }
 }
 
 impl TaskContext for Task {
     fn pid(&self) -> i32 {
         42
-    }
-    fn comm(&self) -> [u8; 16] {
-        *b"bench\0\0\0\0\0\0\0\0\0\0\0"
     }
 }

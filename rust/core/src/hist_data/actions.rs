@@ -169,9 +169,42 @@ impl<'a> HistData<'a> {
         event: &EventDesc<'a>,
         options: BuildOptions<'_>,
     ) -> Result<(), HistError> {
+        // A common_comm parameter is this event's (as in 6.16), tried
+        // first: hist's way would look for it on the matching event, in
+        // a hidden histogram, which fails in hist. If that fails, hist's
+        // way, for hist's error and entries.
+        let comm_param = self.spec.actions().any(|h| {
+            h.and_then(|h| h.action())
+                .is_ok_and(|a| a.params().iter().any(|p| p.trim() == "common_comm"))
+        });
+        if comm_param && !self.comm {
+            self.comm = true;
+            let quiet = BuildOptions {
+                log: None,
+                field_var_hist: None,
+                enable_snapshot: None,
+                ..options
+            };
+            if self.create_actions_as(event, quiet).is_ok() {
+                return Ok(());
+            }
+            self.comm = false;
+        }
+        self.create_actions_as(event, options)
+    }
+
+    /// [`create_actions`](Self::create_actions), once.
+    fn create_actions_as(
+        &mut self,
+        event: &EventDesc<'a>,
+        options: BuildOptions<'_>,
+    ) -> Result<(), HistError> {
         let spec = self.spec;
         let (n_nodes, n_refs) = (self.n_nodes, self.refs.len());
         let mut b = Builder::new(self, event, options)?;
+        // A generic comm parameter stays hist's: a field of the matching
+        // event when that has one (6.16 takes the task's name instead).
+        b.generic_comm = false;
         let made = (|| {
             for handler in spec.actions() {
                 let handler = handler?;
@@ -1175,6 +1208,53 @@ mod tests {
             &stack,
             &var("unsigned long[]", 8, true, FL_STACKTRACE)
         ));
+    }
+
+    /// A `common_comm` variable (rhist's extension, 6.16's) is a
+    /// `char[16]` copy: it fills a `char[16]` field (6.16's `char[]` of
+    /// 256 bytes does not) and a dynamic string field.
+    #[test]
+    fn common_comm_variables_fill_string_fields() {
+        let text = "keys=pid:ts0=common_timestamp.usecs,waker=common_comm";
+        let w = Waking(HistData::build(&parse_trigger(text).unwrap(), &waking()).unwrap());
+        let target = w.0.var_target("waker", 0x100, "sched", "sched_waking");
+        let target = target.unwrap();
+        assert_eq!(
+            (target.type_name, target.size, target.copy),
+            ("char[16]", 16, true)
+        );
+        let create = |text: &'static str| {
+            let spec = parse_trigger(text).unwrap();
+            let event = switch();
+            let exists = |s: &str, e: &str| s == "sched" && e == "sched_waking";
+            let options = BuildOptions {
+                vars: Some(&w),
+                synths: Some(&Synths),
+                event_exists: Some(&exists),
+                ..Default::default()
+            };
+            let mut hd = HistData::empty(&spec);
+            HistData::build_into_with(&mut hd, &spec, &event, options)?;
+            hd.create_actions(&event, options)?;
+            Ok::<_, HistError>(hd)
+        };
+        let hd = create("keys=next_pid:w=$waker:onmatch(sched.sched_waking).dyn($w)").unwrap();
+        assert_eq!(hd.n_actions(), 1);
+        // A field variable of this event's common_comm.
+        create("keys=next_pid:onmatch(sched.sched_waking).dyn(common_comm)").unwrap();
+        // A generic comm parameter stays hist's: the matching event's
+        // comm, through a hidden histogram (none here), not the task's
+        // name, which 6.16 takes.
+        for t in [
+            "keys=next_pid:onmatch(sched.sched_waking).dyn(comm)",
+            "keys=common_comm:onmatch(sched.sched_waking).dyn(comm)",
+        ] {
+            let e = create(t).map(|_| ()).unwrap_err();
+            assert_eq!(e, not_supported(), "{t}");
+        }
+        let t = "keys=next_pid:w=$waker:lat=common_timestamp.usecs-$ts0:\
+                 onmatch(sched.sched_waking).wakeup_latency($lat,next_pid,$w)";
+        create(t).unwrap();
     }
 
     /// The errors of create_actions(), with C's carets.

@@ -12,8 +12,9 @@ use super::*;
 /// text hist builds is built as hist builds it, and the first error is
 /// hist's. Only when that fails and a value ends with a statistic
 /// (`.min`, `.max`, `.avg`, which hist rejects: rhist's extension, see
-/// [`super::super::stats`]) is the text built again, afresh, with
-/// statistics; if that fails too, the error is still hist's.
+/// [`super::super::stats`]), or the text may name `common_comm` (also
+/// rhist's), is the text built again, afresh, with statistics and
+/// `common_comm`; if that fails too, the error is still hist's.
 pub(super) fn build<'a>(
     hd: &mut HistData<'a>,
     spec: &TriggerSpec<'a>,
@@ -21,10 +22,11 @@ pub(super) fn build<'a>(
     options: BuildOptions<'_>,
 ) -> Result<(), HistError> {
     match build_as(hd, spec, event, options, false) {
-        Err(e) if spec.may_have_stats() => {
+        Err(e) if spec.may_have_stats() || spec.may_have_comm() => {
             *hd = HistData::BLANK;
             hd.spec = *spec;
-            build_as(hd, spec, event, options, true).map_err(|_| e)
+            hd.comm = spec.may_have_comm();
+            build_as(hd, spec, event, options, spec.may_have_stats()).map_err(|_| e)
         }
         built => built,
     }
@@ -95,6 +97,8 @@ pub(super) struct Builder<'h, 'e, 'a> {
     unsupported: bool,
     /// Values may have statistics ([`build`]).
     stats: bool,
+    /// With [`HistData::comm`], the generic `comm` is `common_comm`.
+    pub(super) generic_comm: bool,
 }
 
 /// The flags `parse_expr()` is called with for a field of kind `ctx`.
@@ -130,6 +134,7 @@ impl<'h, 'e, 'a> Builder<'h, 'e, 'a> {
             deferred: None,
             unsupported: false,
             stats: false,
+            generic_comm: true,
         })
     }
 }
@@ -213,6 +218,10 @@ impl<'a> Builder<'_, '_, 'a> {
         let forbidden = FL_BUCKET | FL_LOG2 | FL_SYM | FL_SYM_OFFSET | FL_SYSCALL | FL_STACKTRACE;
         if f.flags & forbidden != 0 {
             return Err(self.error(HistErrorKind::BadFieldModifier, text));
+        }
+        // A sum of the name's address (6.16's) means nothing.
+        if f.flags & FL_COMM != 0 {
+            return Err(self.error(HistErrorKind::InvalidStrOperand, text));
         }
         Ok(id)
     }
@@ -904,6 +913,10 @@ impl<'a> Builder<'_, '_, 'a> {
             }
             Some(SpecialField::CommonStacktrace) => flags |= FL_STACKTRACE,
             Some(SpecialField::CommonCpu) => flags |= FL_CPU,
+            Some(SpecialField::CommonComm) if self.hd.comm => flags |= FL_COMM | FL_STRING,
+            Some(SpecialField::CommonComm) => {
+                return Err(self.error(HistErrorKind::FieldNotFound, spec.name()))
+            }
             Some(SpecialField::Hitcount) => flags |= FL_HITCOUNT,
             None => match find_event_field(self.event, spec.name()) {
                 Some(f) if f.size != 0 => field = Some(f),
@@ -914,8 +927,19 @@ impl<'a> Builder<'_, '_, 'a> {
                 }
                 // "stacktrace"/"STACKTRACE" mean common_stacktrace.
                 Some(f) if f.storage == FieldStorage::Stacktrace => flags |= FL_STACKTRACE,
+                // "comm"/"COMM" mean common_comm, as in 6.16 (6.12 has
+                // no such field; the generic field stays, for its name).
+                Some(f) if f.storage == FieldStorage::Comm && self.hd.comm && self.generic_comm => {
+                    flags |= FL_COMM | FL_STRING;
+                    field = Some(f);
+                }
                 _ => return Err(self.error(HistErrorKind::FieldNotFound, spec.name())),
             },
+        }
+        // 6.16 takes the name's address for a number here, and then
+        // reads a string at that number: refused.
+        if flags & FL_COMM != 0 && flags & (FL_LOG2 | FL_BUCKET) != 0 {
+            return Err(self.error(HistErrorKind::BadFieldModifier, spec.text()));
         }
         if modifier == Some(FieldModifier::Stacktrace)
             && !matches!(field, Some(f) if f.storage == FieldStorage::Stacktrace)
@@ -974,6 +998,12 @@ impl<'a> Builder<'_, '_, 'a> {
             f.fetch = Fetch::Cpu;
             f.size = 4;
             f.ty = TypeName::UnsignedInt;
+        } else if flags & FL_COMM != 0 {
+            // 6.16's is a char[] of MAX_FILTER_STR_VAL bytes: this one
+            // fills a char[16] field and keys on 16 bytes.
+            f.fetch = Fetch::Comm;
+            f.size = TASK_COMM_LEN;
+            f.ty = TypeName::Comm;
         } else if let Some(field) = field {
             if is_string_field(field) && field.storage != FieldStorage::PtrString {
                 f.flags |= FL_STRING;

@@ -154,6 +154,9 @@ impl EventContext for Ctx {
             *o = s;
         }
     }
+    fn comm(&self) -> [u8; 16] {
+        *b"tester\0\0\0\0\0\0\0\0\0\0"
+    }
 }
 
 const CTX: Ctx = Ctx {
@@ -510,6 +513,174 @@ fn static_string_keys() {
     let r = sample_rec(1, 0, 0, 0, b"0123456789abcdef", "x", 0);
     let v = u64::from_ne_bytes(*b"01234567");
     assert_eq!(show("keys=s.hex", &ev, &r), format!("{{ s: {v:x} }}"));
+}
+
+/// `common_comm` (rhist's extension, Linux 6.16's): the current task's
+/// command name, a 16-byte string key named `common_comm`.
+#[test]
+fn common_comm_keys() {
+    let ev = sample();
+    let r = sample_rec(1, 0, 0, 0, b"record\0", "x", 0);
+    let hd = build("keys=common_comm", &ev);
+    assert_eq!(hd.key_size(), 16);
+    let key = key_of(&hd, &r, &CTX);
+    assert_eq!(&key[..], b"tester\0\0\0\0\0\0\0\0\0\0");
+    assert_eq!(
+        keys_text(&hd, &key, &NoSymbols),
+        format!("{{ common_comm: {:<50} }}", "tester")
+    );
+    // Every key of the compiled path's shapes still builds.
+    assert!(hd.program().is_none());
+    assert_eq!(
+        info("keys=common_comm", &ev),
+        "hist:keys=common_comm:vals=hitcount:sort=hitcount:size=2048"
+    );
+    // The generic comm and COMM of an event without its own are
+    // common_comm, named as written in the hist file, common_comm in the
+    // trigger info (as 6.16 does; as cpu and common_cpu).
+    for name in ["comm", "COMM"] {
+        let t = format!("keys={name},a:vals=b:sort={name}");
+        assert_eq!(
+            show(&t, &ev, &r),
+            format!("{{ {name}: {:<50}, a:          0 }}", "tester")
+        );
+        assert_eq!(
+            info(&t, &ev),
+            "hist:keys=common_comm,a:vals=hitcount,b:sort=common_comm:size=2048"
+        );
+    }
+    // An event's own comm stays its field; common_comm is the task's.
+    let ev = waking();
+    let r = rec(40, &[(8, b"kworker/0:1\0")]);
+    assert_eq!(
+        show("keys=comm,common_comm", &ev, &r),
+        format!(
+            "{{ comm: {:<50}, common_comm: {:<50} }}",
+            "kworker/0:1", "tester"
+        )
+    );
+    // Sorted as names (6.16 leaves them unsorted).
+    let hd = build("keys=pid,common_comm:sort=common_comm.descending", &ev);
+    assert_eq!(
+        hd.sort_keys(),
+        [SortKey {
+            field: SortField::Key {
+                offset: 8,
+                size: 16,
+                cmp: KeyCmp::String
+            },
+            descending: true
+        }]
+    );
+    // The modifiers of a string key: .hex shows its first 8 bytes.
+    let ev = sample();
+    let v = u64::from_ne_bytes(*b"tester\0\0");
+    assert_eq!(
+        show("keys=common_comm.hex", &ev, &r),
+        format!("{{ common_comm: {v:x} }}")
+    );
+    assert_eq!(
+        info("keys=common_comm.hex", &ev),
+        "hist:keys=common_comm.hex:vals=hitcount:sort=hitcount:size=2048"
+    );
+    // The kernel's names end within 16 bytes; one that did not would
+    // keep 15, as a char[16] field key does.
+    struct Long;
+    impl EventContext for Long {
+        fn cpu(&self) -> u32 {
+            0
+        }
+        fn timestamp(&self) -> u64 {
+            0
+        }
+        fn clock_in_ns(&self) -> bool {
+            true
+        }
+        fn stacktrace(&self, out: &mut [u64]) {
+            out.fill(0);
+        }
+        fn comm(&self) -> [u8; 16] {
+            *b"0123456789abcdef"
+        }
+    }
+    let hd = build("keys=common_comm", &ev);
+    assert_eq!(&key_of(&hd, &r, &Long)[..], b"0123456789abcde\0");
+}
+
+/// `common_comm` variables copy the name into the entry; it is no
+/// number, so no value, operand, `.log2` or `.buckets`.
+#[test]
+fn common_comm_variables_and_errors() {
+    let ev = sample();
+    let hd = build("keys=a:c=common_comm,d=COMM", &ev);
+    assert_eq!(hd.var_copy(0), Some(VarCopy::Comm));
+    assert_eq!(hd.var_copy(1), Some(VarCopy::Comm));
+    assert_eq!(
+        info("keys=a:c=common_comm,d=COMM", &ev),
+        "hist:keys=a:vals=hitcount:c=common_comm,d=common_comm:sort=hitcount:size=2048"
+    );
+    let dbg = debug_fields("keys=a:c=common_comm", &ev);
+    assert_eq!(
+        dbg[1],
+        block(&[
+            "        HIST_FIELD_FL_VAR",
+            "      var.name: c",
+            "      var.idx (into tracing_map_elt.vars[]): 0",
+            "      type: char[16]",
+            "      size: 16",
+            "      is_signed: 0",
+        ])
+    );
+    let mut copy = [0xffu8; crate::hist::vars::STR_VAR_LEN_MAX];
+    crate::hist::vars::write_copy(
+        Some(VarCopy::Comm),
+        || (&[][..], 0),
+        &CTX,
+        b"saved\0\0\0\0\0\0\0\0\0\0\0",
+        &mut copy,
+    );
+    assert_eq!(&copy[..7], b"tester\0");
+    assert!(copy[7..].iter().all(|&b| b == 0));
+
+    // What fails with common_comm too gets hist's error: its field is
+    // not found, where hist meets it first.
+    let err = |t: &str, kind, s: &str| {
+        assert_eq!(build_err(t, &ev), HistError::new(kind, at(t, s)), "{t}");
+    };
+    use HistErrorKind::{BadFieldModifier, FieldNotFound};
+    for (t, first) in [
+        // 6.16 would read a string at the number's address.
+        ("keys=common_comm.log2", "common_comm"),
+        ("keys=a,comm.buckets=10", "comm"),
+        ("keys=a:x=common_comm.log2", "common_comm"),
+        ("keys=common_comm.stacktrace", "common_comm"),
+        // A sum of 6.16's address means nothing.
+        ("keys=a:vals=common_comm", "common_comm"),
+        ("keys=a:vals=b,COMM.hex", "COMM"),
+        ("keys=a:x=common_comm+1", "common_comm"),
+        ("keys=a:x=-(common_comm)", "common_comm"),
+        ("keys=a:vals=b-comm", "comm"),
+        // Later errors too: hist stops at the first.
+        ("keys=common_comm,common_comm.log2", "common_comm"),
+        ("keys=common_comm,nosuch", "common_comm"),
+        ("keys=nosuch:vals=common_comm", "common_comm"),
+        ("keys=common_commx", "common_commx"),
+    ] {
+        err(t, FieldNotFound, first);
+    }
+    // Modifiers are parsed before the name is looked up; .execname is
+    // common_pid's.
+    err("keys=common_comm.foo", BadFieldModifier, "foo");
+    err(
+        "keys=a:e=common_comm.execname",
+        BadFieldModifier,
+        "execname",
+    );
+    err(
+        "keys=nosuch.foo:vals=common_comm",
+        FieldNotFound,
+        "common_comm",
+    );
 }
 
 #[test]
@@ -1153,11 +1324,12 @@ fn field_errors() {
         build_err(t, &ev),
         HistError::new(HistErrorKind::FieldNotFound, at(t, "nope"))
     );
-    // The generic comm has no size: not found.
-    let t = "keys=comm";
+    // The generic comm is common_comm (rhist's extension, as in 6.16;
+    // 6.12 has no such field), but an unknown COMM-like name is not.
+    let t = "keys=Comm";
     assert_eq!(
         build_err(t, &ev),
-        HistError::new(HistErrorKind::FieldNotFound, at(t, "comm"))
+        HistError::new(HistErrorKind::FieldNotFound, at(t, "Comm"))
     );
     // Values come before keys.
     let t = "keys=nope:vals=zz";

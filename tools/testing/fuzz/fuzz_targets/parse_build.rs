@@ -163,13 +163,6 @@ impl EventContext for Ctx {
             };
         }
     }
-}
-
-impl TaskContext for Ctx {
-    fn pid(&self) -> i32 {
-        // The idle task and a negative pid have names of their own.
-        (self.seed % 5) as i32 - 1
-    }
 
     fn comm(&self) -> [u8; 16] {
         let mut comm = [0u8; 16];
@@ -177,6 +170,13 @@ impl TaskContext for Ctx {
         comm[..name.len()].copy_from_slice(name);
         comm[11] = b'0' + (self.seed % 10) as u8;
         comm
+    }
+}
+
+impl TaskContext for Ctx {
+    fn pid(&self) -> i32 {
+        // The idle task and a negative pid have names of their own.
+        (self.seed % 5) as i32 - 1
     }
 }
 
