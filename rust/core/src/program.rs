@@ -239,12 +239,7 @@ impl Op {
     /// and [`eval`](Self::eval) evaluates `load`.
     fn not_quick(load: Load) -> Self {
         Op {
-            num: NumOp {
-                word_at: u32::MAX,
-                lshift: 0,
-                rshift: 0,
-                mask: 0,
-            },
+            num: NO_NUM,
             whole: false,
             value: false,
             then: Then::Slow,
@@ -469,6 +464,9 @@ pub struct Program {
     n_sums: u8,
     /// How each sum updates its slot.
     ops: [SlotOp; TRACING_MAP_VALS_MAX],
+    /// The number each sum reads, if it is one ([`NO_NUM`] if not): how
+    /// [`apply`](Self::apply) reads one whose op is not quick.
+    nums: [NumOp; TRACING_MAP_VALS_MAX],
     /// Whether some operation is not an add.
     stats: bool,
     /// The last sum, when it is a `.min`, `.max` or `.quantiles` of a
@@ -495,14 +493,17 @@ struct LastStat {
 /// No [`LastStat`].
 const NO_LAST: LastStat = LastStat {
     from: u8::MAX,
-    num: NumOp {
-        word_at: 0,
-        lshift: 0,
-        rshift: 0,
-        mask: 0,
-    },
+    num: NO_NUM,
     xor: 0,
     sketch: false,
+};
+
+/// No number: its word is never in the record.
+const NO_NUM: NumOp = NumOp {
+    word_at: u32::MAX,
+    lshift: 0,
+    rshift: 0,
+    mask: 0,
 };
 
 /// The most words of a key [`Program::short_key_fast`] builds.
@@ -523,6 +524,7 @@ impl Program {
         sums: [ONE; TRACING_MAP_VALS_MAX],
         n_sums: 0,
         ops: [SlotOp::Add; TRACING_MAP_VALS_MAX],
+        nums: [NO_NUM; TRACING_MAP_VALS_MAX],
         stats: false,
         last: NO_LAST,
     };
@@ -553,6 +555,7 @@ impl Program {
             sums: [ONE; TRACING_MAP_VALS_MAX],
             n_sums: 0,
             ops: [SlotOp::Add; TRACING_MAP_VALS_MAX],
+            nums: [NO_NUM; TRACING_MAP_VALS_MAX],
             stats: false,
             last: NO_LAST,
         };
@@ -605,6 +608,9 @@ impl Program {
             }
             let i = usize::from(p.n_sums);
             *p.ops.get_mut(i)? = op;
+            if let Load::Num(n) = load {
+                *p.nums.get_mut(i)? = NumOp::new(n).unwrap_or(NO_NUM);
+            }
             *p.sums.get_mut(i)? = match op {
                 SlotOp::Add => Op::new(load),
                 _ => Op::not_quick(load),
@@ -797,14 +803,18 @@ impl Program {
     /// value leaves its slot at 0 and is returned, for its sketch.
     #[inline(always)]
     pub fn apply(&self, rec: &[u8], values: &[AtomicU64], i: usize) -> Option<u64> {
-        let (Some(load), Some(&op), Some(sum)) = (
+        let (Some(load), Some(&op), Some(num), Some(sum)) = (
             self.sums.get(i),
             self.ops.get(i),
+            self.nums.get(i),
             values.get(i.wrapping_sub(1)),
         ) else {
             return None;
         };
-        let v = load.eval(rec);
+        let v = match read_word(rec, num.word_at) {
+            Some(word) => num.of(word),
+            None => load.eval(rec),
+        };
         match op {
             SlotOp::Add => {
                 sum.fetch_add(v, Ordering::Relaxed);
