@@ -1233,12 +1233,12 @@ impl<'a> HistData<'a> {
     /// nothing to do per event beyond its keys and sums (no variables,
     /// references, actions or saved comm) and they have one of the shapes
     /// a program covers; `None` sends its events down the general path.
+    /// Its sums' statistics ([`Self::slot_op`]) are compiled with them.
     pub fn program(&self) -> Option<Program> {
         if self.n_event_vars() != 0
             || self.n_var_refs() != 0
             || self.n_actions() != 0
             || self.needs_comm()
-            || self.has_stats()
         {
             return None;
         }
@@ -1246,7 +1246,8 @@ impl<'a> HistData<'a> {
             let (id, offset, size) = slot?;
             Some((self.key_load(id)?, offset, size))
         });
-        let sums = self.sum_ids().iter().map(|&id| self.load(id));
+        let sums =
+            (self.sum_ids().iter().enumerate()).map(|(i, &id)| (self.load(id), self.slot_op(i)));
         Program::compile(self.key_size(), keys, sums, self.n_sums())
     }
 

@@ -13,7 +13,7 @@ use super::grammar::ActionKind;
 use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, First, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
-use super::program::{CompactKey, Program, StrKey};
+use super::program::{Applied, CompactKey, Program, StrKey};
 use super::sketch::{self, MapSketches, Quantile, SketchPool, PERCENTILES, PERCENTILE_NAMES};
 use super::stats::SlotOp;
 use super::var_ref::VAR_REFS_MAX;
@@ -84,6 +84,9 @@ pub struct Histogram<'a> {
     /// The sketch of each sum that is a `.quantiles` value
     /// (`data.sketch_index()`, looked up once).
     sketch_of: [u8; SKETCHED_MAX],
+    /// Finds the element of its sums, for its sketches (compiled programs
+    /// with sketches only).
+    sums_index: Option<map::SumsIndex>,
 }
 
 /// The fields of a [`Histogram`] that every trigger's event path reads.
@@ -244,6 +247,16 @@ impl<'a> Histogram<'a> {
         for (i, j) in sketch_of.iter_mut().enumerate() {
             *j = data.sketch_index(i).unwrap_or(0) as u8;
         }
+        // The string shapes add their sums inline (`add_sums_of()`),
+        // without statistics: theirs take the general path. So do
+        // sketches of a map whose element is not found from its sums
+        // (never, for the few sums a program has).
+        let sums_index = map.sums_index();
+        let shape = |p: &Program| match Shape::of(p) {
+            Shape::String | Shape::Compact if p.has_stats() => Shape::None,
+            _ if p.has_stats() && sketches.is_some() && sums_index.is_none() => Shape::None,
+            shape => shape,
+        };
         let program = data.program();
         Ok(Histogram {
             hot: Hot {
@@ -253,9 +266,10 @@ impl<'a> Histogram<'a> {
                 has_copies: data.n_event_var_copies() > 0,
                 event_copies: data.n_event_var_copies(),
                 has_stats: data.has_stats(),
-                shape: program.as_ref().map_or(Shape::None, Shape::of),
+                shape: program.as_ref().map_or(Shape::None, shape),
                 program: program.unwrap_or(Program::NONE),
             },
+            sums_index,
             sketches,
             ops,
             sketch_of,
@@ -522,13 +536,53 @@ impl<'a> Histogram<'a> {
     }
 
     /// The values of [`add_sums`](Self::add_sums): inline as long as
-    /// their loads are quick, out of line from the first that is not.
+    /// their loads are quick and they are plain sums, out of line from
+    /// the first that is not ([`add_values_rest`](Self::add_values_rest)).
     #[inline(never)]
     fn add_values<F: FnOnce()>(&self, rec: &[u8], values: &[AtomicU64], after: F) {
         if let Err(from) = self.program.add_values_fast(rec, values) {
-            self.program.add_values(rec, values, from);
+            self.add_values_rest(rec, values, from);
         }
         after();
+    }
+
+    /// The values of [`add_values`](Self::add_values) from value `from`
+    /// on, `values` being an element's sums after its hitcount: each as
+    /// its statistic says, a `.quantiles` value into the element's sketch
+    /// (the element found from where its sums are).
+    ///
+    /// The last value alone, the common case
+    /// ([`Program::last_stat`]), keeps nothing across a call: anything
+    /// else is a jump to [`add_values_all`](Self::add_values_all), a
+    /// sketch a jump to [`record_sketch`](Self::record_sketch).
+    #[inline(never)]
+    fn add_values_rest(&self, rec: &[u8], values: &[AtomicU64], from: usize) {
+        match self.program.last_stat(rec, values, from) {
+            Applied::Done => {}
+            Applied::Sketch(v) => self.record_sketch(values, from + 1, v),
+            Applied::NotQuick => self.add_values_all(rec, values, from),
+        }
+    }
+
+    /// [`add_values_rest`](Self::add_values_rest) of several values, or
+    /// of a load that is not quick.
+    #[inline(never)]
+    fn add_values_all(&self, rec: &[u8], values: &[AtomicU64], from: usize) {
+        let sketch = |i, v| self.record_sketch(values, i, v);
+        self.program.add_values(rec, values, from, sketch);
+    }
+
+    /// Records `v` in the sketch of sum `i`, a `.quantiles` value, of the
+    /// element whose sums after its hitcount are `values`. Out of line:
+    /// the other statistics keep none of what it needs.
+    #[inline(never)]
+    fn record_sketch(&self, values: &[AtomicU64], i: usize, v: u64) {
+        let (Some(s), Some(&j)) = (&self.sketches, self.sketch_of.get(i)) else {
+            return;
+        };
+        if let Some(idx) = self.sums_index.and_then(|s| s.elt(values)) {
+            s.record(idx, usize::from(j), v);
+        }
     }
 
     /// [`update_compiled`](Self::update_compiled) of an event whose key
@@ -1417,7 +1471,7 @@ mod tests {
     /// the general path's prints the same, whether per CPU or not.
     fn both_paths(text: &str, records: &[([u8; 76], usize)]) -> (String, String, bool) {
         let spec = trigger::parse(text).unwrap();
-        let data = HistData::build(&spec, &STR_EVENT).unwrap();
+        let data = HistData::build(&spec, &STR_EVENT).expect(text);
         let mut outs = [String::new(), String::new(), String::new()];
         let mut compiled = false;
         let ways = [(false, 3), (true, 1), (true, 3)];
@@ -1427,8 +1481,14 @@ mod tests {
             let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
                 .map(|_| AtomicU64::new(0))
                 .collect();
-            let mut hist =
-                Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
+            // The `.quantiles` values' sketches, if any.
+            let words = data
+                .sketch_params()
+                .map_or(0, |p| p.storage_words().unwrap());
+            let pool_storage: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+            let pool = (data.sketch_params()).map(|p| SketchPool::new(p, &pool_storage).unwrap());
+            let map = TracingMap::new(params, &storage).unwrap();
+            let mut hist = Histogram::with_sketches(&data, map, pool).unwrap();
             if interpret {
                 hist = hist.interpreted();
             } else {
@@ -1446,8 +1506,30 @@ mod tests {
     }
 
     /// The shapes the program compiles, and some it leaves to the
-    /// general path.
-    const PROGRAM_SHAPES: [(&str, bool); 23] = [
+    /// general path; with statistics (of signed and unsigned numbers of
+    /// 4 and 8 bytes, last or not, after plain sums or not, two of them;
+    /// three are more sums than a program has) and `.quantiles` (in
+    /// small maps: pools of 512 pages).
+    const PROGRAM_SHAPES: [(&str, bool); 42] = [
+        ("keys=a:vals=b.max", true),
+        ("keys=a:vals=b.min", true),
+        ("keys=a:vals=c.max", true),
+        ("keys=a:vals=c.min", true),
+        ("keys=c:vals=a.max", true),
+        ("keys=b:vals=a.min", true),
+        ("keys=a:vals=c.avg", true),
+        ("keys=a:vals=b,c.min", true),
+        ("keys=a:vals=c.max,b", true),
+        ("keys=a:vals=b.min,c.max", true),
+        ("keys=a,b:vals=c.min", true),
+        ("keys=s:vals=c.max", true),
+        ("keys=a.log2:vals=c.max", true),
+        ("keys=a:vals=b.quantiles:size=128", true),
+        ("keys=c:vals=a.quantiles:size=128", true),
+        ("keys=a:vals=c.min,b.quantiles:size=128", true),
+        ("keys=a:vals=b.quantiles,a.quantiles:size=128", true),
+        ("keys=d:vals=b.max", false),
+        ("keys=a:vals=b.max,c.min,c.max", false),
         ("keys=a", true),
         ("keys=b", true),
         ("keys=c", true),
@@ -1576,6 +1658,37 @@ mod tests {
             assert!(map.len() > 20, "{text}: {}", map.len());
         }
         assert!(too_long > 0);
+    }
+
+    /// The compiled program's sketches are the general path's when the
+    /// pool runs dry: the same values are placed, in the same pages, and
+    /// the same are left unplaced; a `.quantiles` value last alone, and
+    /// after another statistic.
+    #[test]
+    fn sketches_match_the_general_path_in_a_dry_pool() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let records: Vec<([u8; 76], usize)> = (0..3000u64)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // 100 entries, values over 30 powers of two: 3000 pages
+                // wanted, 512 in the pool.
+                let b = (x >> 16) as u32 >> (x % 31);
+                (str_record(i % 100, b, x as i32, &[0; 52]), 76)
+            })
+            .collect();
+        for text in [
+            "keys=a:vals=b.quantiles:size=128",
+            "keys=a:vals=c.min,b.quantiles:size=128",
+            "keys=a:vals=b.quantiles,c.max:size=128",
+        ] {
+            let (compiled, interpreted, was) = both_paths(text, &records);
+            assert!(was, "{text}");
+            assert_eq!(compiled, interpreted, "{text}");
+            assert!(compiled.contains("pages: 512/512"), "{text}: {compiled}");
+            assert!(!compiled.contains("unplaced: 0"), "{text}: {compiled}");
+        }
     }
 
     #[test]

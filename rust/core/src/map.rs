@@ -899,6 +899,25 @@ impl<'a> TracingMap<'a> {
             .map(CpuSums)
     }
 
+    /// How to find the element of a copy of its sums ([`SumsIndex`]),
+    /// when the strides of the sums are powers of two (as they are for
+    /// sums of up to 8 words and no variables).
+    pub fn sums_index(&self) -> Option<SumsIndex> {
+        let word = core::mem::size_of::<AtomicU64>();
+        let sum = self.g.sum_stride.checked_mul(word)?;
+        let cpu = (self.g.layout.cpu_stride as usize).checked_mul(word)?;
+        if !sum.is_power_of_two() || !(cpu == 0 || cpu.is_power_of_two()) {
+            return None;
+        }
+        Some(SumsIndex {
+            base: self.sums.as_ptr() as usize,
+            bytes: self.sums.len().checked_mul(word)?,
+            // All ones for one copy.
+            mask: cpu.wrapping_sub(1),
+            shift: sum.trailing_zeros(),
+        })
+    }
+
     /// The number of words of a key `key` is: its own or the map's.
     #[inline(always)]
     fn key_words<K: MapKey>(&self) -> usize {
@@ -1592,13 +1611,45 @@ impl<'a> Iterator for Iter<'a> {
 
 /// Raises `s` to `n` if it is below: an atomic maximum, after a load that
 /// spares the write (and the locked instruction) when it is not.
+/// NMI-safe: an update of `s` between the load and the maximum (an NMI's,
+/// on this CPU) only makes the maximum change less, or nothing.
 #[inline(always)]
-fn raise(s: &AtomicU64, n: u64) {
+pub fn raise(s: &AtomicU64, n: u64) {
     // Relaxed, as the sums: a maximum only grows until the map is
     // cleared, so a stale load only costs a `fetch_max()` that changes
     // nothing.
     if n > s.load(Ordering::Relaxed) {
         s.fetch_max(n, Ordering::Relaxed);
+    }
+}
+
+/// Finds the element whose sums (of any CPU) a slice of a map's storage
+/// starts in, as [`TracingMap::cpu_sums`] gives them, or a slice of them,
+/// from where it is: code handed an element's sums can find its other
+/// parts. A mask and a shift: for a map whose strides are powers of two.
+#[derive(Clone, Copy, Debug)]
+pub struct SumsIndex {
+    /// The address of the map's first sum.
+    base: usize,
+    /// The bytes of the sums.
+    bytes: usize,
+    /// The distance between two CPUs' copies, in bytes, less one; all
+    /// ones for one copy.
+    mask: usize,
+    /// The distance between two elements' sums is `1 << shift` bytes.
+    shift: u32,
+}
+
+impl SumsIndex {
+    /// The element whose sums `sums` starts in; `None` for a slice
+    /// elsewhere.
+    #[inline(always)]
+    pub fn elt(&self, sums: &[AtomicU64]) -> Option<u32> {
+        let at = (sums.as_ptr() as usize).wrapping_sub(self.base);
+        if at >= self.bytes {
+            return None;
+        }
+        u32::try_from((at & self.mask) >> self.shift).ok()
     }
 }
 
@@ -2062,6 +2113,34 @@ mod tests {
                 "key size {key_size}, {n_sums} sums"
             );
         }
+    }
+
+    /// [`SumsIndex`] finds the element of each CPU's copy of its sums,
+    /// and of the part after the hitcount, whether the CPUs share them
+    /// or not; nothing for a slice elsewhere, or for strides that are
+    /// not powers of two.
+    #[test]
+    fn sums_index_finds_the_element() {
+        for (n_sums, n_vars, cpus) in [(2, 0, 1), (3, 0, 1), (2, 0, 3), (3, 0, 4), (1, 0, 2)] {
+            let p = MapParams::new(7, 8, n_sums, n_vars).with_cpus(cpus);
+            let s = storage(&p);
+            let m = TracingMap::new(p, &s).unwrap();
+            let index = m.sums_index().unwrap();
+            for idx in 0..m.max_elts() as u32 {
+                for cpu in 0..cpus as u32 {
+                    let sums = m.cpu_sums(idx, cpu).unwrap().words();
+                    assert_eq!(index.elt(sums), Some(idx), "{n_sums} {cpu}");
+                    assert_eq!(index.elt(&sums[n_sums - 1..]), Some(idx));
+                }
+            }
+            let elsewhere = [AtomicU64::new(0)];
+            assert_eq!(index.elt(&elsewhere), None);
+            assert_eq!(index.elt(&s[..1]), None);
+        }
+        // Shared sums among 21 data words: a stride of 24 words.
+        let p = MapParams::new(7, 8, 5, 15);
+        let s = storage(&p);
+        assert!(TracingMap::new(p, &s).unwrap().sums_index().is_none());
     }
 
     #[test]

@@ -231,7 +231,8 @@ fn min_max_avg_of_unsigned_and_signed_values() {
     let hd = build(SIX);
     assert!(hd.has_stats());
     assert_eq!(hd.n_sums(), 7);
-    assert!(hd.program().is_none(), "statistics take the general path");
+    // More sums than a program holds: the general path.
+    assert!(hd.program().is_none());
     assert_eq!(
         info(&hd),
         "rhist:keys=a:vals=hitcount,b.min,b.max,b.avg,c.min,c.max,c.avg:sort=hitcount:size=2048"
@@ -775,8 +776,8 @@ fn percentiles_build_as_a_statistic() {
     assert_eq!(hd.n_percentiles(), 1);
     assert_eq!((hd.sketch_index(0), hd.sketch_index(1)), (None, Some(0)));
     assert_eq!(hd.sketch_params(), Some(PoolParams::new(2048, 8192)));
-    // No compiled program: the general path records.
-    assert!(hd.program().is_none());
+    // The compiled program records.
+    assert!(hd.program().is_some_and(|p| p.has_stats()));
     let hd = build("keys=a:vals=b.max,a.quantiles,b,b.quantiles:size=128");
     assert_eq!(hd.n_percentiles(), 2);
     assert_eq!(hd.sketch_index(2), Some(0));
