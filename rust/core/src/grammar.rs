@@ -160,11 +160,17 @@ pub const EXPR_NODES_MAX: usize = 8;
 /// Most values besides hitcount.
 pub const VALS_MAX: usize = TRACING_MAP_VALS_MAX - 1;
 
-/// Most values besides hitcount of a trigger with statistics (`.min`,
-/// `.max`, `.avg`: rhist's extension, [`super::stats`]), at most
-/// [`VALS_MAX`] of them sums: its entry's slots, hitcount included, fill
-/// at most a cache line.
-pub const VAL_FIELDS_EXT_MAX: usize = 6;
+/// Most values besides hitcount of a trigger built as rhist's extension
+/// (more values than hist's, or statistics: `.min`, `.max`, `.avg`,
+/// `.quantiles`, [`super::stats`]), sums and statistics in any mix.
+pub const VAL_FIELDS_EXT_MAX: usize = 16;
+
+/// Most keys of a trigger built as rhist's extension (their compound key
+/// still at most `HIST_KEY_SIZE_MAX` bytes, as in hist).
+pub const KEYS_EXT_MAX: usize = 8;
+
+/// Most sort keys of a trigger built as rhist's extension.
+pub const SORT_KEYS_EXT_MAX: usize = 4;
 
 // ---------------------------------------------------------------------------
 // A fixed-capacity vector.
@@ -904,11 +910,20 @@ impl<'a> TriggerSpec<'a> {
             .is_some_and(|v| v.split(',').any(|f| Statistic::split(f).is_some()))
     }
 
-    /// The values as rhist takes them in a trigger with statistics
-    /// ([`super::stats`]): as [`Self::vals`] does, but up to
-    /// [`VAL_FIELDS_EXT_MAX`] fields (the build allows [`VALS_MAX`] of
-    /// them to be sums), with no limit on the pieces read.
-    pub fn vals_with_stats(&self) -> ValFields<'a> {
+    /// Whether the text may be one of rhist's extensions where hist
+    /// rejects it: a statistic, or more keys or values than hist takes
+    /// (see [`KEYS_EXT_MAX`]; more sort keys only with those).
+    pub fn may_be_extension(&self) -> bool {
+        let pieces = |s: Option<&str>| s.map_or(0, |s| s.split(',').count());
+        self.may_have_stats()
+            || pieces(Some(self.keys)) > TRACING_MAP_KEYS_MAX
+            || pieces(self.vals) > VALS_MAX
+    }
+
+    /// The values as rhist's extensions take them ([`super::stats`]): as
+    /// [`Self::vals`] does, but up to [`VAL_FIELDS_EXT_MAX`] fields, sums
+    /// or statistics, with no limit on the pieces read.
+    pub fn vals_ext(&self) -> ValFields<'a> {
         self.split_vals(usize::MAX, VAL_FIELDS_EXT_MAX)
     }
 
@@ -948,12 +963,23 @@ impl<'a> TriggerSpec<'a> {
 
     /// The keys, split as `create_key_fields()` does.
     pub fn keys(&self) -> KeyFields<'a> {
+        self.split_keys(TRACING_MAP_KEYS_MAX)
+    }
+
+    /// The keys as rhist's extensions take them: up to [`KEYS_EXT_MAX`].
+    pub fn keys_ext(&self) -> KeyFields<'a> {
+        self.split_keys(KEYS_EXT_MAX)
+    }
+
+    /// `keys=` split at commas, at most `max` keys (up to
+    /// [`KEYS_EXT_MAX`]); any left over are too many.
+    fn split_keys(&self, max: usize) -> KeyFields<'a> {
         let mut keys = KeyFields {
             fields: BoundedVec::new(),
             too_many: false,
         };
         let mut rest = Some(self.keys);
-        for _ in 0..TRACING_MAP_KEYS_MAX {
+        for _ in 0..max.min(KEYS_EXT_MAX) {
             let Some(r) = rest else { break };
             let (field, next) = strsep(r, ',');
             rest = next;
@@ -962,7 +988,7 @@ impl<'a> TriggerSpec<'a> {
             } else {
                 KeyField::Expr(field)
             };
-            // Can't fail: the loop stops at TRACING_MAP_KEYS_MAX.
+            // Can't fail: the loop stops at KEYS_EXT_MAX.
             let _ = keys.fields.push(key);
         }
         keys.too_many = rest.is_some();
@@ -972,12 +998,25 @@ impl<'a> TriggerSpec<'a> {
     /// The sort keys, split as `create_sort_keys()` does (`None` without
     /// `sort=`, which sorts on hitcount).
     pub fn sort_keys(&self) -> Option<SortKeys<'a>> {
+        self.split_sort_keys(TRACING_MAP_SORT_KEYS_MAX)
+    }
+
+    /// The sort keys as rhist's extensions take them: up to
+    /// [`SORT_KEYS_EXT_MAX`], with hist's errors past them.
+    pub fn sort_keys_ext(&self) -> Option<SortKeys<'a>> {
+        self.split_sort_keys(SORT_KEYS_EXT_MAX)
+    }
+
+    /// `sort=` split as `create_sort_keys()` does with `max` keys (up to
+    /// [`SORT_KEYS_EXT_MAX`]).
+    fn split_sort_keys(&self, max: usize) -> Option<SortKeys<'a>> {
+        let max = max.clamp(1, SORT_KEYS_EXT_MAX);
         let mut keys = SortKeys {
             keys: BoundedVec::new(),
             error: None,
         };
         let mut rest = Some(self.sort?);
-        for i in 0..TRACING_MAP_SORT_KEYS_MAX {
+        for i in 0..max {
             let Some(r) = rest else { break };
             let (field, next) = strsep(r, ',');
             rest = next;
@@ -986,7 +1025,7 @@ impl<'a> TriggerSpec<'a> {
                 keys.error = Some(empty);
                 break;
             }
-            if i == TRACING_MAP_SORT_KEYS_MAX - 1 && rest.is_some() {
+            if i == max - 1 && rest.is_some() {
                 keys.error = Some(self.src.error(HistErrorKind::TooManySortFields, "sort="));
                 break;
             }
@@ -1001,7 +1040,7 @@ impl<'a> TriggerSpec<'a> {
                 Some(m) if self.src.c_eq(m, "ascending") => Ok(false),
                 Some(m) => Err(self.src.error(HistErrorKind::InvalidSortModifier, m)),
             };
-            // Can't fail: at most TRACING_MAP_SORT_KEYS_MAX rounds.
+            // Can't fail: at most SORT_KEYS_EXT_MAX rounds.
             let _ = keys.keys.push(SortKey {
                 text: field,
                 name,
@@ -1501,7 +1540,7 @@ impl<'a> KeyField<'a> {
 /// The keys of `keys=`, as `create_key_fields()` takes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyFields<'a> {
-    fields: BoundedVec<KeyField<'a>, TRACING_MAP_KEYS_MAX>,
+    fields: BoundedVec<KeyField<'a>, KEYS_EXT_MAX>,
     too_many: bool,
 }
 
@@ -1565,7 +1604,7 @@ impl<'a> SortKey<'a> {
 /// The sort keys of `sort=`, as `create_sort_keys()` takes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SortKeys<'a> {
-    keys: BoundedVec<SortKey<'a>, TRACING_MAP_SORT_KEYS_MAX>,
+    keys: BoundedVec<SortKey<'a>, SORT_KEYS_EXT_MAX>,
     error: Option<HistError>,
 }
 

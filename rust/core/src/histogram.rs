@@ -9,7 +9,7 @@ use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::event::EventContext;
-use super::grammar::ActionKind;
+use super::grammar::{ActionKind, KEYS_EXT_MAX};
 use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, First, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
@@ -26,7 +26,7 @@ pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
 const KEY_WORDS_MAX: usize = KEY_SIZE_MAX / 8;
 
 /// Most sums a histogram with statistics has, hitcount included.
-const SKETCHED_MAX: usize = 8;
+const SKETCHED_MAX: usize = super::hist_data::VAL_SLOTS_MAX;
 
 /// Words of saved command name per element, for `.execname` keys.
 const COMM_WORDS: usize = 2;
@@ -1153,7 +1153,7 @@ impl<'a> Histogram<'a> {
             name: output::KeyName::Text(""),
             display: output::KeyDisplay::Plain,
             bytes: &[],
-        }; 3];
+        }; KEYS_EXT_MAX];
         let mut n_parts = 0;
         for (slot, part) in parts.iter_mut().zip(self.data.key_parts(key)) {
             *slot = part;

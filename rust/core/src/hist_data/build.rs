@@ -10,10 +10,12 @@ use super::*;
 ///
 /// First as hist builds it, and so with hist's result for every text: a
 /// text hist builds is built as hist builds it, and the first error is
-/// hist's. Only when that fails and a value ends with a statistic
-/// (`.min`, `.max`, `.avg`, which hist rejects: rhist's extension, see
-/// [`super::super::stats`]) is the text built again, afresh, with
-/// statistics; if that fails too, the error is still hist's.
+/// hist's. Only when that fails and the text may be one of rhist's
+/// extensions (a value ending with a statistic, `.min`, `.max`, `.avg`,
+/// `.quantiles`, see [`super::super::stats`]; more keys, values or sort
+/// keys than hist takes, up to [`KEYS_EXT_MAX`], [`VAL_FIELDS_EXT_MAX`]
+/// and [`SORT_KEYS_EXT_MAX`]) is the text built again, afresh, as an
+/// extension; if that fails too, the error is still hist's.
 pub(super) fn build<'a>(
     hd: &mut HistData<'a>,
     spec: &TriggerSpec<'a>,
@@ -21,7 +23,7 @@ pub(super) fn build<'a>(
     options: BuildOptions<'_>,
 ) -> Result<(), HistError> {
     match build_as(hd, spec, event, options, false) {
-        Err(e) if spec.may_have_stats() => {
+        Err(e) if spec.may_be_extension() => {
             *hd = HistData::BLANK;
             hd.spec = *spec;
             build_as(hd, spec, event, options, true).map_err(|_| e)
@@ -30,13 +32,13 @@ pub(super) fn build<'a>(
     }
 }
 
-/// [`build`], with statistics or as hist.
+/// [`build`], as an extension or as hist.
 fn build_as<'a>(
     hd: &mut HistData<'a>,
     spec: &TriggerSpec<'a>,
     event: &EventDesc<'a>,
     options: BuildOptions<'_>,
-    stats: bool,
+    ext: bool,
 ) -> Result<(), HistError> {
     // parse_actions(): the grammar did what comes before onmatch()'s
     // look-up of its event.
@@ -55,7 +57,7 @@ fn build_as<'a>(
         handler.action()?;
     }
     let mut b = Builder::new(hd, event, options)?;
-    b.stats = stats;
+    b.ext = ext;
     let built = (|| {
         b.create_val_fields()?;
         b.create_var_fields()?;
@@ -93,8 +95,9 @@ pub(super) struct Builder<'h, 'e, 'a> {
     /// The build stopped at something not supported, where C goes
     /// on (its error is [`not_supported`]).
     unsupported: bool,
-    /// Values may have statistics ([`build`]).
-    stats: bool,
+    /// Built as rhist's extensions ([`build`]): statistics, and more
+    /// keys, values and sort keys.
+    ext: bool,
 }
 
 /// The flags `parse_expr()` is called with for a field of kind `ctx`.
@@ -129,7 +132,7 @@ impl<'h, 'e, 'a> Builder<'h, 'e, 'a> {
             log: options.log,
             deferred: None,
             unsupported: false,
-            stats: false,
+            ext: false,
         })
     }
 }
@@ -180,12 +183,12 @@ impl<'a> Builder<'_, '_, 'a> {
         })?;
         self.hd.vals[0] = hitcount;
         self.hd.n_vals = 1;
-        let vals = match self.stats {
+        let vals = match self.ext {
             false => self.spec().vals(),
-            true => self.spec().vals_with_stats(),
+            true => self.spec().vals_ext(),
         };
         for &text in vals.fields() {
-            match self.stats {
+            match self.ext {
                 false => self.create_val_field(text)?,
                 true => self.create_val_field_or_stat(text)?,
             }
@@ -237,8 +240,7 @@ impl<'a> Builder<'_, '_, 'a> {
     /// `system.event.field`), else a statistic of what is before its last
     /// `.` (`lat.max`, `$lat.min`, `a-b.avg`, `lat.hex.max`): a number,
     /// neither a string, a stack trace, an `.execname` nor a `.percent`
-    /// or `.graph`. At most [`VALS_MAX`] values are sums, as in hist. Its
-    /// errors are not shown (the build's is hist's).
+    /// or `.graph`. Its errors are not shown (the build's is hist's).
     fn create_val_field_or_stat(&mut self, text: &'a str) -> Result<(), HistError> {
         let mark = (
             self.hd.n_nodes,
@@ -276,10 +278,6 @@ impl<'a> Builder<'_, '_, 'a> {
                 (id, Some(stat))
             }
         };
-        let vals = self.hd.val_stats().iter().skip(1);
-        if stat.is_none() && vals.filter(|s| s.is_none()).count() >= VALS_MAX {
-            return Err(not_supported());
-        }
         self.push_val(id, stat)
     }
 
@@ -341,7 +339,10 @@ impl<'a> Builder<'_, '_, 'a> {
 
     /// `create_key_fields()`.
     fn create_key_fields(&mut self) -> Result<(), HistError> {
-        let keys = self.spec().keys();
+        let keys = match self.ext {
+            false => self.spec().keys(),
+            true => self.spec().keys_ext(),
+        };
         for &key in keys.fields() {
             self.create_key_field(key)?;
         }
@@ -394,7 +395,14 @@ impl<'a> Builder<'_, '_, 'a> {
 
     /// `create_sort_keys()`.
     fn create_sort_keys(&mut self) -> Result<(), HistError> {
-        let Some(sort) = self.spec().sort_keys() else {
+        // More sort keys only where the keys or values are already an
+        // extension: a text hist could take but for a third sort key
+        // keeps hist's TOO_MANY_SORT_FIELDS, which its selftests check.
+        let sort = match self.ext && self.hd.fields_beyond_hist() {
+            false => self.spec().sort_keys(),
+            true => self.spec().sort_keys_ext(),
+        };
+        let Some(sort) = sort else {
             return Ok(());
         };
         let mut n = 0;
