@@ -899,7 +899,7 @@ impl<'a> TriggerSpec<'a> {
 
     /// The values, split as `create_val_fields()` does.
     pub fn vals(&self) -> ValFields<'a> {
-        self.split_vals(TRACING_MAP_VALS_MAX, VALS_MAX)
+        self.split_vals(TRACING_MAP_VALS_MAX)
     }
 
     /// Whether a value of `vals=` ends with a statistic (`.min`, `.max`,
@@ -923,14 +923,14 @@ impl<'a> TriggerSpec<'a> {
     /// The values as rhist's extensions take them ([`super::stats`]): as
     /// [`Self::vals`] does, but up to [`VAL_FIELDS_EXT_MAX`] fields, sums
     /// or statistics, with no limit on the pieces read.
-    pub fn vals_ext(&self) -> ValFields<'a> {
-        self.split_vals(usize::MAX, VAL_FIELDS_EXT_MAX)
+    pub fn vals_ext(&self) -> ValFields<'a, VAL_FIELDS_EXT_MAX> {
+        self.split_vals(usize::MAX)
     }
 
     /// `vals=` split at commas, the first `hitcount` skipped, reading at
-    /// most `tokens_max` pieces and keeping at most `fields_max` fields;
-    /// the pieces left over, but for a last `hitcount`, are too many.
-    fn split_vals(&self, tokens_max: usize, fields_max: usize) -> ValFields<'a> {
+    /// most `tokens_max` pieces and keeping at most `N` fields; the pieces
+    /// left over, but for a last `hitcount`, are too many.
+    fn split_vals<const N: usize>(&self, tokens_max: usize) -> ValFields<'a, N> {
         let mut vals = ValFields {
             fields: BoundedVec::new(),
             too_many: false,
@@ -940,7 +940,7 @@ impl<'a> TriggerSpec<'a> {
             let mut rest = Some(text);
             let mut hitcounts = 0;
             let mut tokens = 0;
-            while tokens < tokens_max && vals.fields.len() < fields_max {
+            while tokens < tokens_max && vals.fields.len() < N {
                 let Some(r) = rest else { break };
                 let (field, next) = strsep(r, ',');
                 rest = next;
@@ -951,8 +951,7 @@ impl<'a> TriggerSpec<'a> {
                         continue;
                     }
                 }
-                // Can't fail: the loop stops at `fields_max` fields, within
-                // the vector's capacity.
+                // Can't fail: the loop stops at `N` fields.
                 let _ = vals.fields.push(field);
             }
             vals.too_many = rest.is_some_and(|r| r != "hitcount");
@@ -963,23 +962,23 @@ impl<'a> TriggerSpec<'a> {
 
     /// The keys, split as `create_key_fields()` does.
     pub fn keys(&self) -> KeyFields<'a> {
-        self.split_keys(TRACING_MAP_KEYS_MAX)
+        self.split_keys()
     }
 
     /// The keys as rhist's extensions take them: up to [`KEYS_EXT_MAX`].
-    pub fn keys_ext(&self) -> KeyFields<'a> {
-        self.split_keys(KEYS_EXT_MAX)
+    pub fn keys_ext(&self) -> KeyFields<'a, KEYS_EXT_MAX> {
+        self.split_keys()
     }
 
-    /// `keys=` split at commas, at most `max` keys (up to
-    /// [`KEYS_EXT_MAX`]); any left over are too many.
-    fn split_keys(&self, max: usize) -> KeyFields<'a> {
+    /// `keys=` split at commas, at most `N` keys; any left over are too
+    /// many.
+    fn split_keys<const N: usize>(&self) -> KeyFields<'a, N> {
         let mut keys = KeyFields {
             fields: BoundedVec::new(),
             too_many: false,
         };
         let mut rest = Some(self.keys);
-        for _ in 0..max.min(KEYS_EXT_MAX) {
+        for _ in 0..N {
             let Some(r) = rest else { break };
             let (field, next) = strsep(r, ',');
             rest = next;
@@ -988,7 +987,7 @@ impl<'a> TriggerSpec<'a> {
             } else {
                 KeyField::Expr(field)
             };
-            // Can't fail: the loop stops at KEYS_EXT_MAX.
+            // Can't fail: the loop stops at N.
             let _ = keys.fields.push(key);
         }
         keys.too_many = rest.is_some();
@@ -998,19 +997,19 @@ impl<'a> TriggerSpec<'a> {
     /// The sort keys, split as `create_sort_keys()` does (`None` without
     /// `sort=`, which sorts on hitcount).
     pub fn sort_keys(&self) -> Option<SortKeys<'a>> {
-        self.split_sort_keys(TRACING_MAP_SORT_KEYS_MAX)
+        self.split_sort_keys()
     }
 
     /// The sort keys as rhist's extensions take them: up to
     /// [`SORT_KEYS_EXT_MAX`], with hist's errors past them.
-    pub fn sort_keys_ext(&self) -> Option<SortKeys<'a>> {
-        self.split_sort_keys(SORT_KEYS_EXT_MAX)
+    pub fn sort_keys_ext(&self) -> Option<SortKeys<'a, SORT_KEYS_EXT_MAX>> {
+        self.split_sort_keys()
     }
 
-    /// `sort=` split as `create_sort_keys()` does with `max` keys (up to
-    /// [`SORT_KEYS_EXT_MAX`]).
-    fn split_sort_keys(&self, max: usize) -> Option<SortKeys<'a>> {
-        let max = max.clamp(1, SORT_KEYS_EXT_MAX);
+    /// `sort=` split as `create_sort_keys()` does with at most `N` keys
+    /// (`N` > 0).
+    fn split_sort_keys<const N: usize>(&self) -> Option<SortKeys<'a, N>> {
+        let max = N.max(1);
         let mut keys = SortKeys {
             keys: BoundedVec::new(),
             error: None,
@@ -1040,7 +1039,7 @@ impl<'a> TriggerSpec<'a> {
                 Some(m) if self.src.c_eq(m, "ascending") => Ok(false),
                 Some(m) => Err(self.src.error(HistErrorKind::InvalidSortModifier, m)),
             };
-            // Can't fail: at most SORT_KEYS_EXT_MAX rounds.
+            // Can't fail: at most N rounds.
             let _ = keys.keys.push(SortKey {
                 text: field,
                 name,
@@ -1488,15 +1487,16 @@ impl<'a> Deref for VarDefs<'a> {
 /// C always makes the hitcount value first.  Then it takes at most
 /// [`TRACING_MAP_VALS_MAX`] pieces and at most two fields: the first
 /// `hitcount` piece is skipped (it is the hitcount value), anything else
-/// (a second `hitcount` too) is a field.
+/// (a second `hitcount` too) is a field. `N` is the most fields kept:
+/// hist's two, or rhist's extension's [`VAL_FIELDS_EXT_MAX`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ValFields<'a> {
-    fields: BoundedVec<&'a str, VAL_FIELDS_EXT_MAX>,
+pub struct ValFields<'a, const N: usize = VALS_MAX> {
+    fields: BoundedVec<&'a str, N>,
     too_many: bool,
     need_nohc: bool,
 }
 
-impl<'a> ValFields<'a> {
+impl<'a, const N: usize> ValFields<'a, N> {
     /// The value expressions to parse, in order, with
     /// [`FieldContext::Val`].
     pub fn fields(&self) -> &[&'a str] {
@@ -1537,14 +1537,15 @@ impl<'a> KeyField<'a> {
     }
 }
 
-/// The keys of `keys=`, as `create_key_fields()` takes them.
+/// The keys of `keys=`, as `create_key_fields()` takes them: at most `N`,
+/// hist's three or rhist's extension's [`KEYS_EXT_MAX`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KeyFields<'a> {
-    fields: BoundedVec<KeyField<'a>, KEYS_EXT_MAX>,
+pub struct KeyFields<'a, const N: usize = TRACING_MAP_KEYS_MAX> {
+    fields: BoundedVec<KeyField<'a>, N>,
     too_many: bool,
 }
 
-impl<'a> KeyFields<'a> {
+impl<'a, const N: usize> KeyFields<'a, N> {
     /// The keys, in order.
     pub fn fields(&self) -> &[KeyField<'a>] {
         &self.fields
@@ -1601,14 +1602,15 @@ impl<'a> SortKey<'a> {
     }
 }
 
-/// The sort keys of `sort=`, as `create_sort_keys()` takes them.
+/// The sort keys of `sort=`, as `create_sort_keys()` takes them: at most
+/// `N`, hist's two or rhist's extension's [`SORT_KEYS_EXT_MAX`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SortKeys<'a> {
-    keys: BoundedVec<SortKey<'a>, SORT_KEYS_EXT_MAX>,
+pub struct SortKeys<'a, const N: usize = TRACING_MAP_SORT_KEYS_MAX> {
+    keys: BoundedVec<SortKey<'a>, N>,
     error: Option<HistError>,
 }
 
-impl<'a> SortKeys<'a> {
+impl<'a, const N: usize> SortKeys<'a, N> {
     /// The keys C takes before stopping.
     pub fn keys(&self) -> &[SortKey<'a>] {
         &self.keys

@@ -9,7 +9,7 @@ use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::event::EventContext;
-use super::grammar::{ActionKind, KEYS_EXT_MAX};
+use super::grammar::ActionKind;
 use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, First, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
@@ -25,8 +25,11 @@ pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
 /// [`KEY_SIZE_MAX`] in words.
 const KEY_WORDS_MAX: usize = KEY_SIZE_MAX / 8;
 
-/// Most sums a histogram with statistics has, hitcount included.
-const SKETCHED_MAX: usize = super::hist_data::VAL_SLOTS_MAX;
+/// The sums of a histogram with statistics whose updates it looks up
+/// once (`ops`, `sketch_of`); those of further sums (rhist's extension
+/// has up to 17) are looked up per event. More would grow the stack
+/// frame the histogram is made in.
+const SKETCHED_MAX: usize = 8;
 
 /// Words of saved command name per element, for `.execname` keys.
 const COMM_WORDS: usize = 2;
@@ -885,12 +888,20 @@ impl<'a> Histogram<'a> {
         let cpu = ctx.cpu();
         for i in 0..self.data.n_sums() {
             let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
-            match self.ops.get(i).copied().unwrap_or(SlotOp::Add) {
+            let op = match self.ops.get(i) {
+                Some(&op) => op,
+                None => self.data.slot_op(i),
+            };
+            match op {
                 SlotOp::Add => elt.update_sum_on(cpu, i, n),
                 SlotOp::Max { xor } => elt.update_max_on(cpu, i, n ^ xor),
                 SlotOp::Sketch => {
-                    if let (Some(s), Some(&j)) = (&self.sketches, self.sketch_of.get(i)) {
-                        s.record(elt.index(), j as usize, n);
+                    let j = match self.sketch_of.get(i) {
+                        Some(&j) => Some(usize::from(j)),
+                        None => self.data.sketch_index(i),
+                    };
+                    if let (Some(s), Some(j)) = (&self.sketches, j) {
+                        s.record(elt.index(), j, n);
                     }
                 }
             }
@@ -1019,7 +1030,7 @@ impl<'a> Histogram<'a> {
         let n = self.map.sort_entries(&keys[..n_keys], order);
         let entries = &order[..n];
 
-        let mut stats = [ValStat::default(); map::SUMS_MAX];
+        let mut stats = [ValStat::default(); hist_data::VAL_SLOTS_MAX];
         for (i, stat) in stats.iter_mut().enumerate().take(self.data.n_sums()) {
             for &idx in entries {
                 if let Some(elt) = self.map.elt(idx) {
@@ -1054,7 +1065,8 @@ impl<'a> Histogram<'a> {
                     SlotOp::Max { .. } => elt.read_max(i),
                 };
                 let val = self.data.val_value(i, slot, || elt.read_sum(0));
-                output::write_val(out, name, display, val, stats[i])?;
+                let stat = stats.get(i).copied().unwrap_or_default();
+                output::write_val(out, name, display, val, stat)?;
             }
             self.print_actions(out, &elt)?;
             out.write_char('\n')?;
@@ -1149,17 +1161,7 @@ impl<'a> Histogram<'a> {
         comm: &[u8; 16],
         resolver: &dyn Resolver,
     ) -> fmt::Result {
-        let mut parts = [output::KeyPart {
-            name: output::KeyName::Text(""),
-            display: output::KeyDisplay::Plain,
-            bytes: &[],
-        }; KEYS_EXT_MAX];
-        let mut n_parts = 0;
-        for (slot, part) in parts.iter_mut().zip(self.data.key_parts(key)) {
-            *slot = part;
-            n_parts += 1;
-        }
-        output::write_keys(out, &parts[..n_parts], comm, resolver)
+        output::write_key_parts(out, self.data.key_parts(key), comm, resolver)
     }
 
     /// `print_actions()`: what each `onmax()` or `onchange()` action but

@@ -183,20 +183,32 @@ impl<'a> Builder<'_, '_, 'a> {
         })?;
         self.hd.vals[0] = hitcount;
         self.hd.n_vals = 1;
-        let vals = match self.ext {
-            false => self.spec().vals(),
-            true => self.spec().vals_ext(),
+        let spec = *self.spec();
+        let (hist, ext);
+        let (fields, too_many, need_nohc) = match self.ext {
+            false => {
+                hist = spec.vals();
+                (
+                    hist.fields(),
+                    hist.too_many_error(),
+                    hist.nohitcount_error(),
+                )
+            }
+            true => {
+                ext = spec.vals_ext();
+                (ext.fields(), ext.too_many_error(), ext.nohitcount_error())
+            }
         };
-        for &text in vals.fields() {
+        for &text in fields {
             match self.ext {
                 false => self.create_val_field(text)?,
                 true => self.create_val_field_or_stat(text)?,
             }
         }
-        if let Some(e) = vals.too_many_error() {
+        if let Some(e) = too_many {
             return Err(e);
         }
-        if let Some(e) = vals.nohitcount_error() {
+        if let Some(e) = need_nohc {
             return Err(e);
         }
         Ok(())
@@ -339,14 +351,22 @@ impl<'a> Builder<'_, '_, 'a> {
 
     /// `create_key_fields()`.
     fn create_key_fields(&mut self) -> Result<(), HistError> {
-        let keys = match self.ext {
-            false => self.spec().keys(),
-            true => self.spec().keys_ext(),
+        let spec = *self.spec();
+        let (hist, ext);
+        let (fields, too_many) = match self.ext {
+            false => {
+                hist = spec.keys();
+                (hist.fields(), hist.too_many_error())
+            }
+            true => {
+                ext = spec.keys_ext();
+                (ext.fields(), ext.too_many_error())
+            }
         };
-        for &key in keys.fields() {
+        for &key in fields {
             self.create_key_field(key)?;
         }
-        match keys.too_many_error() {
+        match too_many {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -398,15 +418,26 @@ impl<'a> Builder<'_, '_, 'a> {
         // More sort keys only where the keys or values are already an
         // extension: a text hist could take but for a third sort key
         // keeps hist's TOO_MANY_SORT_FIELDS, which its selftests check.
-        let sort = match self.ext && self.hd.fields_beyond_hist() {
-            false => self.spec().sort_keys(),
-            true => self.spec().sort_keys_ext(),
-        };
-        let Some(sort) = sort else {
-            return Ok(());
+        let spec = *self.spec();
+        let (hist, ext);
+        let (keys, error) = match self.ext && self.hd.fields_beyond_hist() {
+            false => match spec.sort_keys() {
+                Some(sort) => {
+                    hist = sort;
+                    (hist.keys(), hist.error())
+                }
+                None => return Ok(()),
+            },
+            true => match spec.sort_keys_ext() {
+                Some(sort) => {
+                    ext = sort;
+                    (ext.keys(), ext.error())
+                }
+                None => return Ok(()),
+            },
         };
         let mut n = 0;
-        for (i, key) in sort.keys().iter().enumerate() {
+        for (i, key) in keys.iter().enumerate() {
             // A statistic, named as it prints (`lat.max.descending`):
             // hist, which has none, takes the name to be `lat`.
             let stat = (1..self.hd.n_vals).find_map(|j| {
@@ -463,7 +494,7 @@ impl<'a> Builder<'_, '_, 'a> {
             }
             n = i + 1;
         }
-        if let Some(e) = sort.error() {
+        if let Some(e) = error {
             return Err(e);
         }
         self.hd.n_sort_keys = n;

@@ -10,6 +10,7 @@ use super::super::event::{EventContext, EventDesc, EventField, FieldStorage, COM
 use super::super::histogram::{map_params, Histogram, TaskContext};
 use super::super::map::TracingMap;
 use super::super::output::NoSymbols;
+use super::super::sketch::SketchPool;
 use super::super::trigger;
 use super::*;
 use core::sync::atomic::AtomicU64;
@@ -160,11 +161,18 @@ fn info(hd: &HistData<'_>) -> String {
 /// Feeds `records` (each with its CPU) to a histogram of `data` with sums
 /// for `cpus` CPUs, and prints it.
 fn run_on(data: &HistData<'_>, cpus: usize, records: &[(u32, Rec)]) -> String {
+    let zeros = |n: usize| -> Vec<AtomicU64> { (0..n).map(|_| AtomicU64::new(0)).collect() };
     let params = map_params(data, cpus);
-    let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-        .map(|_| AtomicU64::new(0))
-        .collect();
-    let hist = Histogram::new(data, TracingMap::new(params, &storage).unwrap()).unwrap();
+    let storage = zeros(params.storage_words().unwrap());
+    let pool = zeros(
+        data.sketch_params()
+            .map_or(0, |p| p.storage_words().unwrap()),
+    );
+    let sketches = data
+        .sketch_params()
+        .map(|p| SketchPool::new(p, &pool).unwrap());
+    let map = TracingMap::new(params, &storage).unwrap();
+    let hist = Histogram::with_sketches(data, map, sketches).unwrap();
     for (cpu, r) in records {
         hist.update(&r.bytes(), &Ctx { cpu: *cpu });
     }
@@ -252,8 +260,16 @@ fn sixteen_values_and_not_seventeen() {
         hd.program().is_none(),
         "more than two sums: the general path"
     );
-    let mixed = "keys=a:vals=a.min,b.max,c.avg,e,f,g.min,h.max,a,b.avg,c,e.max,f,g,h,a,b.quantiles";
+    let mixed = "keys=b:vals=a.min,b.max,c.avg,e,f,g.min,h.max,a,b.avg,c,e.max,f,g,h,a,b.quantiles";
     assert_eq!(build(mixed).n_sums(), 17);
+    // The 16th value, a sketch, records (b is below 128: exact).
+    let out = run_on(&build(mixed), 2, &records(9, 50, 2));
+    for line in entries(&out) {
+        let b = line["{ b:".len()..].split_whitespace().next().unwrap();
+        assert!(line.contains(&format!("  b.max: {b:>10}")), "{line}");
+        assert!(line.contains(&format!("  b.p50: {b:>10}")), "{line}");
+        assert!(line.contains(&format!("  b.p999: {b:>10}")), "{line}");
+    }
     for t in [
         "keys=a:vals=a,b,c,e,f,g,h,a,b,c,e,f,g,h,a,b,c",
         "keys=a:vals=a,b,c,e,f,g,h,a,b,c,e,f,g,h,a,b,c.max",
