@@ -10,14 +10,14 @@
 . /test/lib.sh.inc
 
 T=$EV/trigger
-KEYS='a,b,c,s,ip,cpu,common_pid,d'
-VALS='a,b,common_pid,common_cpu,common_type,common_flags,common_preempt_count,cpu'
-VALS="$VALS,a.max,a.min,b.max,b.min,c.min,c.max,c.avg,ip.max"
+KEYS='a,b,c,s,ip,common_cpu,common_pid,d'
+VALS='a,b,common_pid,common_cpu,common_type,common_flags,common_preempt_count'
+VALS="$VALS,a.max,a.min,b.max,b.min,c.min,c.max,c.avg,ip.max,common_pid.max"
 WIDE="keys=$KEYS:vals=$VALS:sort=a,b,c,s:size=4096"
 # hist's histograms of the same events: three keys at most, two values.
 H1='keys=a,b,c:vals=a,b:size=4096'
-H2='keys=s,ip,cpu:vals=common_pid,common_cpu:size=4096'
-H3='keys=common_pid,d:vals=common_type,cpu:size=4096'
+H2='keys=s,ip,common_cpu:vals=common_pid,common_cpu:size=4096'
+H3='keys=common_pid,d:vals=common_type,common_cpu:size=4096'
 H4='keys=a,b,c:vals=common_flags,common_preempt_count:size=4096'
 
 # project FILE POSITIONS VALS: the entries of FILE (one a line) projected
@@ -61,20 +61,21 @@ hist_part() {
 
 # check WHAT: rhist's histogram of $WIDE against hist's $H1..$H4.
 check() {
+	what=$1
 	cat $EV/hist > /tmp/hist
 	grep '^{' $EV/rhist > /tmp/r
-	[ -s /tmp/r ] || fail "$1: no entries"
-	grep -q "Dropped: [1-9]" $EV/rhist /tmp/hist && fail "$1: dropped events"
+	[ -s /tmp/r ] || fail "$what: no entries"
+	grep -q "Dropped: [1-9]" $EV/rhist /tmp/hist && fail "$what: dropped events"
 	for i in 1 2 3 4; do hist_part $i; done
-	for c in "1 1,2,3 a,b" "2 4,5,6 common_pid,common_cpu" "3 7,8 common_type,cpu" \
+	for c in "1 1,2,3 a,b" "2 4,5,6 common_pid,common_cpu" "3 7,8 common_type,common_cpu" \
 		"4 1,2,3 common_flags,common_preempt_count"; do
 		set -- $c
 		case $1 in 1 | 4) hp=1,2,3 ;; 2) hp=1,2,3 ;; 3) hp=1,2 ;; esac
 		project /tmp/h$1 $hp "$3" > /tmp/ph
 		project /tmp/r "$2" "$3" > /tmp/pr
-		[ -s /tmp/ph ] || fail "$1: hist's H$1 is empty"
+		[ -s /tmp/ph ] || fail "$what: hist's H$1 is empty"
 		cmp -s /tmp/ph /tmp/pr ||
-			{ diff /tmp/ph /tmp/pr | head; fail "$1: projection on keys $2 differs from hist's H$1"; }
+			{ diff /tmp/ph /tmp/pr | head; fail "$what: projection on keys $2 differs from hist's H$1"; }
 	done
 	# Each entry's statistics of its own keys are those keys: a, b, c
 	# (an s32, its key sign-extended, printed unsigned), ip.
@@ -88,12 +89,13 @@ check() {
 		if (val("a.max") != key(1) || val("a.min") != key(1) ||
 		    val("b.max") != key(2) || val("b.min") != key(2) ||
 		    val("c.min") != s64(key(3)) || val("c.max") != s64(key(3)) ||
-		    val("c.avg") != s64(key(3)) || val("ip.max") != key(5)) {
+		    val("c.avg") != s64(key(3)) || val("ip.max") != key(5) ||
+		    val("common_pid.max") != key(7)) {
 			print "statistics of its keys: " $0; bad = 1
 		}
 	}
-	END { exit bad }' /tmp/r || fail "$1: statistics"
-	echo "ok $1: $(wc -l < /tmp/r) entries, $(grep -c '^{' /tmp/h1) of hist's keys=a,b,c"
+	END { exit bad }' /tmp/r || fail "$what: statistics"
+	echo "ok $what: $(wc -l < /tmp/r) entries, $(grep -c '^{' /tmp/h1) of hist's keys=a,b,c"
 }
 
 refs() {
@@ -151,7 +153,7 @@ expect_no_grep '^rhist:' $T
 expect_write "rhist:name=mf:$WIDE" $T
 expect_write "rhist:name=mf:$WIDE if b > 1000" $T
 echo > error_log
-expect_reject "Invalid argument" "rhist:name=mf:keys=a,b,c,s,ip,cpu,common_pid,s:vals=$VALS if b > 1" $T
+expect_reject "Invalid argument" "rhist:name=mf:keys=a,b,c,s,ip,common_cpu,common_pid,s:vals=$VALS if b > 1" $T
 expect_grep "Named hist trigger doesn't match" error_log
 expect_reject "File exists" "rhist:name=mf:$WIDE" $T
 fire count=300 seed=24 keys=10
