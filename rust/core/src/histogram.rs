@@ -25,7 +25,10 @@ pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
 /// [`KEY_SIZE_MAX`] in words.
 const KEY_WORDS_MAX: usize = KEY_SIZE_MAX / 8;
 
-/// Most sums a histogram with statistics has, hitcount included.
+/// The sums of a histogram with statistics whose updates it looks up
+/// once (`ops`, `sketch_of`); those of further sums (rhist's extension
+/// has up to 17) are looked up per event. More would grow the stack
+/// frame the histogram is made in.
 const SKETCHED_MAX: usize = 8;
 
 /// Words of saved command name per element, for `.execname` keys.
@@ -937,12 +940,20 @@ impl<'a> Histogram<'a> {
         let cpu = ctx.cpu();
         for i in 0..self.data.n_sums() {
             let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
-            match self.ops.get(i).copied().unwrap_or(SlotOp::Add) {
+            let op = match self.ops.get(i) {
+                Some(&op) => op,
+                None => self.data.slot_op(i),
+            };
+            match op {
                 SlotOp::Add => elt.update_sum_on(cpu, i, n),
                 SlotOp::Max { xor } => elt.update_max_on(cpu, i, n ^ xor),
                 SlotOp::Sketch => {
-                    if let (Some(s), Some(&j)) = (&self.sketches, self.sketch_of.get(i)) {
-                        s.record(elt.index(), j as usize, n);
+                    let j = match self.sketch_of.get(i) {
+                        Some(&j) => Some(usize::from(j)),
+                        None => self.data.sketch_index(i),
+                    };
+                    if let (Some(s), Some(j)) = (&self.sketches, j) {
+                        s.record(elt.index(), j, n);
                     }
                 }
             }
@@ -1119,7 +1130,8 @@ impl<'a> Histogram<'a> {
                     SlotOp::Max { .. } => elt.read_max(i),
                 };
                 let val = self.data.val_value(i, slot, || elt.read_sum(0));
-                output::write_val(out, name, display, val, stats[i])?;
+                let stat = stats.get(i).copied().unwrap_or_default();
+                output::write_val(out, name, display, val, stat)?;
             }
             self.print_actions(out, &elt)?;
             out.write_char('\n')?;
@@ -1214,17 +1226,7 @@ impl<'a> Histogram<'a> {
         comm: &[u8; 16],
         resolver: &dyn Resolver,
     ) -> fmt::Result {
-        let mut parts = [output::KeyPart {
-            name: output::KeyName::Text(""),
-            display: output::KeyDisplay::Plain,
-            bytes: &[],
-        }; 3];
-        let mut n_parts = 0;
-        for (slot, part) in parts.iter_mut().zip(self.data.key_parts(key)) {
-            *slot = part;
-            n_parts += 1;
-        }
-        output::write_keys(out, &parts[..n_parts], comm, resolver)
+        output::write_key_parts(out, self.data.key_parts(key), comm, resolver)
     }
 
     /// `print_actions()`: what each `onmax()` or `onchange()` action but

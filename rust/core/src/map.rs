@@ -117,8 +117,9 @@ pub const BITS_MAX: u32 = 17;
 /// Smallest `bits` C accepts (`TRACING_MAP_BITS_MIN`).  The map itself takes
 /// anything from 0 up, which tests use; the hist parser enforces this.
 pub const BITS_MIN: u32 = 7;
-/// Most sort keys (`TRACING_MAP_SORT_KEYS_MAX`).
-pub const SORT_KEYS_MAX: usize = 2;
+/// Most sort keys: `TRACING_MAP_SORT_KEYS_MAX` is 2, rhist's extensions
+/// take 4.
+pub const SORT_KEYS_MAX: usize = 4;
 /// Most variables per element here (one word of "set" flags).  C allows
 /// `TRACING_MAP_VARS_MAX` = 16.
 pub const VARS_MAX: usize = 64;
@@ -1327,13 +1328,28 @@ impl<'a> TracingMap<'a> {
         let Some(primary) = keys.first() else {
             return n;
         };
-        let mut primary_cmp = |a, b| self.cmp_sort_key(primary, a, b);
-        kernel_heapsort(v, &mut primary_cmp);
-        if let Some(secondary) = keys.get(1) {
-            let mut secondary_cmp = |a, b| self.cmp_sort_key(secondary, a, b);
-            sort_secondary(v, &mut primary_cmp, &mut secondary_cmp);
+        kernel_heapsort(v, &mut |a, b| self.cmp_sort_key(primary, a, b));
+        // C sorts the runs equal on the first key by the second; each
+        // further key (rhist's extension) sorts the runs equal on all
+        // the keys before it the same way.
+        let keys = keys.get(..SORT_KEYS_MAX).unwrap_or(keys);
+        for i in 1..keys.len() {
+            let (before, rest) = keys.split_at(i);
+            let Some(next) = rest.first() else { break };
+            let mut before_cmp = |a, b| self.cmp_sort_keys(before, a, b);
+            let mut next_cmp = |a, b| self.cmp_sort_key(next, a, b);
+            sort_secondary(v, &mut before_cmp, &mut next_cmp);
         }
         n
+    }
+
+    /// Compares two elements by `keys` in order, the first unequal
+    /// deciding.
+    fn cmp_sort_keys(&self, keys: &[SortKey], a: u32, b: u32) -> CmpOrdering {
+        keys.iter()
+            .map(|k| self.cmp_sort_key(k, a, b))
+            .find(|o| o.is_ne())
+            .unwrap_or(CmpOrdering::Equal)
     }
 
     /// memcmp() of two elements' keys.

@@ -532,7 +532,7 @@ fn vals_with_statistics() {
     assert!(!may("keys=pid:vals=a:sort=a.max"));
     assert!(!may("keys=a.max:vals=b"));
     let vals = |t: &'static str| {
-        let v = parse(t).vals_with_stats();
+        let v = parse(t).vals_ext();
         (
             v.fields().to_vec(),
             v.too_many_error(),
@@ -551,12 +551,22 @@ fn vals_with_statistics() {
     let six = std::vec!["a.min", "a.max", "a.avg", "b.min", "b.max", "b.avg"];
     assert_eq!(
         vals("keys=pid:vals=a.min,a.max,a.avg,b.min,b.max,b.avg"),
-        (six.clone(), None, None)
+        (six, None, None)
     );
+    // Sixteen fields, sums or statistics, then too many.
+    let sixteen: Vec<std::string::String> = (0..16).map(|i| std::format!("v{i}")).collect();
+    let text = std::format!("keys=pid:vals={}", sixteen.join(","));
+    let text: &'static str = std::boxed::Box::leak(text.into_boxed_str());
+    let (fields, too_many, _) = vals(text);
     assert_eq!(
-        vals("keys=pid:vals=a.min,a.max,a.avg,b.min,b.max,b.avg,c"),
-        (six, Some(EINVAL), None)
+        (fields, too_many),
+        (sixteen.iter().map(|s| &**s).collect(), None)
     );
+    let text = std::format!("keys=pid:vals={},hitcount", sixteen.join(","));
+    assert_eq!(vals(std::boxed::Box::leak(text.into_boxed_str())).1, None);
+    let text = std::format!("keys=pid:vals={},c.max", sixteen.join(","));
+    let (fields, too_many, _) = vals(std::boxed::Box::leak(text.into_boxed_str()));
+    assert_eq!((fields.len(), too_many), (16, Some(EINVAL)));
     assert_eq!(
         vals("keys=pid:vals=hitcount:NOHC"),
         (

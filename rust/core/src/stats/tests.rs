@@ -453,9 +453,10 @@ fn rejected_texts_keep_hists_errors() {
         ("keys=a:vals=b.max:sort=b", "max"),
         ("keys=a:vals=b.max:sort=b.max.up", "max"),
         ("keys=a:vals=b.max:sort=c", "max"),
-        // Seven statistics.
+        // Seventeen statistics.
         (
-            "keys=a:vals=b.min,b.max,b.avg,c.min,c.max,c.avg,a.max",
+            "keys=a:vals=b.min,b.max,b.avg,c.min,c.max,c.avg,a.max,a.min,a.avg,\
+             b.min,b.max,b.avg,c.min,c.max,c.avg,a.max,a.min",
             "min",
         ),
     ] {
@@ -484,8 +485,10 @@ fn rejected_texts_keep_hists_errors() {
         err("keys=a:vals=nosuch,b.max").kind(),
         Some(HistErrorKind::FieldNotFound)
     );
-    // Three sums are two too many, as in hist: silent.
-    let e = err("keys=a:vals=a,b,c,b.max");
+    // Three sums are taken now (`morefields`); with a bad fifth value,
+    // hist's error, which stops at two: silent.
+    assert_eq!(build("keys=a:vals=a,b,c,b.max").n_sums(), 5);
+    let e = err("keys=a:vals=a,b,c,b.max,nosuch");
     assert_eq!((e.kind(), e.errno()), (None, errno::EINVAL));
     // A reference that resolves nowhere: C's two entries.
     let owner = build("keys=a:t=c");
@@ -499,14 +502,14 @@ fn rejected_texts_keep_hists_errors() {
     for text in [
         "keys=a:vals=b.max:sort=c",
         "keys=a:vals=s.max",
-        "keys=a:vals=a,b,c,b.max",
+        "keys=a:vals=a,b,c,b.max,nosuch",
     ] {
         assert_eq!(err(text), hist_err(text), "{text}");
     }
 }
 
-/// Statistics count apart from sums: two sums as in hist, and up to six
-/// values in all.
+/// Statistics and sums count together: up to sixteen values besides
+/// hitcount, in any mix (`morefields`).
 #[test]
 fn how_statistics_count() {
     assert_eq!(build("keys=a:vals=a,b,c.max").n_sums(), 4);
@@ -514,10 +517,20 @@ fn how_statistics_count() {
     assert_eq!(build("keys=a:vals=a,b,a.min,b.max,c.avg,c.min").n_sums(), 7);
     assert_eq!(build("keys=a:vals=hitcount,b.max,hitcount").n_sums(), 3);
     assert_eq!(build("keys=a:vals=a,b,hitcount,c.max").n_sums(), 4);
-    assert!(try_build_with("keys=a:vals=hitcount,a,b,hitcount,c.max", None).is_err());
-    assert!(try_build_with("keys=a:vals=a,b,a.min,b.max,c.avg,c.min,c.max", None).is_err());
-    // hist's rule for its own texts.
-    assert_eq!(err("keys=a:vals=a,b,c").kind(), None);
+    // A second hitcount is a value, as in hist.
+    assert_eq!(build("keys=a:vals=hitcount,a,b,hitcount,c.max").n_sums(), 5);
+    assert_eq!(
+        build("keys=a:vals=a,b,a.min,b.max,c.avg,c.min,c.max").n_sums(),
+        8
+    );
+    let sixteen = "keys=a:vals=a,b,c,a.min,a.max,a.avg,b.min,b.max,b.avg,\
+                   c.min,c.max,c.avg,b.quantiles,a,b,c";
+    assert_eq!(build(sixteen).n_sums(), 17);
+    let seventeen = "keys=a:vals=a,b,c,a.min,a.max,a.avg,b.min,b.max,b.avg,\
+                     c.min,c.max,c.avg,b.quantiles,a,b,c,a";
+    // hist's error for what is past the limit: its silent -EINVAL.
+    let e = err(seventeen);
+    assert_eq!((e.kind(), e.errno()), (None, errno::EINVAL));
 }
 
 #[test]
@@ -1039,9 +1052,10 @@ fn percentiles_errors_are_hists() {
         ("keys=a:vals=b.quantiles:sort=b", "quantiles"),
         // A misspelt one.
         ("keys=a:vals=b.quantile", "quantile"),
-        // Seven values.
+        // Seventeen values.
         (
-            "keys=a:vals=b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min",
+            "keys=a:vals=b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min,\
+             b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min,a,b,c",
             "min",
         ),
     ] {
