@@ -118,14 +118,14 @@ impl EventContext for Ctx {
     fn stacktrace(&self, out: &mut [u64]) {
         out.fill(0);
     }
+    fn comm(&self) -> [u8; 16] {
+        *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
+    }
 }
 
 impl TaskContext for Ctx {
     fn pid(&self) -> i32 {
         42
-    }
-    fn comm(&self) -> [u8; 16] {
-        *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
     }
 }
 
