@@ -1321,7 +1321,7 @@ impl<'a> TracingMap<'a> {
                     d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
                 }
             };
-            let Some(new) = dst.find(&key[..], Find::InsertUncounted, init) else {
+            let Some(new) = dst.fold_insert(key, init) else {
                 lost(&src);
                 continue;
             };
@@ -1347,6 +1347,30 @@ impl<'a> TracingMap<'a> {
         dst.add_count(HITS, self.hits());
         dst.add_drops(self.drops());
         Ok(moved)
+    }
+
+    /// [`fold_into`](Self::fold_into)'s insert of `key`: where an event
+    /// gives up waiting for an entry another inserter is publishing (and
+    /// counts a drop), the fold, which runs in process context, takes
+    /// the drop back and tries again, for as long as the map has room,
+    /// up to a bound no publisher takes (an event's insert is a few
+    /// stores). `None` when the map is full.
+    fn fold_insert(&self, key: &[u8], init: impl Fn(&Elt<'a>)) -> Option<Elt<'a>> {
+        const TRIES: u32 = 1 << 20;
+        let h = self.hash_key(key);
+        for _ in 0..TRIES {
+            if let Some(e) = self.find(key, Find::InsertUncounted, &init) {
+                return Some(e);
+            }
+            // The drop that find() counted is not an event's.
+            self.header[DROPS + ((h >> 1) as usize % DROP_LINES) * LINE_WORDS]
+                .fetch_sub(1, Ordering::Relaxed);
+            if self.len() >= self.g.max_elts {
+                return None;
+            }
+            spin();
+        }
+        None
     }
 
     /// Adds `n` to the drops (what a fold could not move, say).
@@ -2102,6 +2126,35 @@ mod tests {
         let other_s = storage(&other_p);
         let other = TracingMap::new(other_p, &other_s).unwrap();
         assert!(src.fold_into(&other, |_| false, |_| ()).is_err());
+    }
+
+    /// The fold's insert of a key whose entry another inserter claimed
+    /// (pending) waits it out and inserts the key once that entry turns
+    /// dead, and the drops its give-ups counted are taken back: none is
+    /// left, however long the wait. (If the entry stays pending past the
+    /// fold's bound, `None`, and still no drop.)
+    #[test]
+    fn fold_insert_waits_out_a_pending_entry() {
+        let p = MapParams::new(2, 8, 1, 0);
+        let s = storage(&p);
+        let m = TracingMap::new(p, &s).unwrap();
+        let key = k(5);
+        let h = m.hash_key(&key);
+        let at = m.start(h);
+        m.entries[at].store(h as u64, Ordering::Relaxed);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                std::thread::yield_now();
+                m.entries[at].store(h as u64 | (DEAD as u64) << 32, Ordering::Release);
+            });
+            if let Some(e) = m.fold_insert(&key, |_| {}) {
+                assert_eq!(m.lookup(&key).unwrap().index(), e.index());
+            }
+        });
+        assert_eq!(m.drops(), 0);
+        // Once dead, it is inserted past the dead entry at once.
+        assert!(m.fold_insert(&key, |_| {}).is_some());
+        assert_eq!((m.drops(), m.len()), (0, 1));
     }
 
     /// A compiled program's key of exactly the map's words finds what
