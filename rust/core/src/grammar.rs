@@ -482,6 +482,9 @@ pub struct TriggerSpec<'a> {
     cont: bool,
     clear: bool,
     no_hitcount: bool,
+    /// `grow`: rhist's extension, which hist rejects (see
+    /// [`parse_trigger_ext`]).
+    grow: bool,
     assignments: BoundedVec<&'a str, TRACING_MAP_VARS_MAX>,
     actions: BoundedVec<&'a str, HIST_ACTIONS_MAX>,
 }
@@ -518,6 +521,7 @@ impl TriggerSpec<'static> {
         cont: false,
         clear: false,
         no_hitcount: false,
+        grow: false,
         assignments: BoundedVec::filled(""),
         actions: BoundedVec::filled(""),
     };
@@ -526,6 +530,50 @@ impl TriggerSpec<'static> {
 /// [`parse_trigger`] for a command whose logged form is `prefix` + `text`
 /// (e.g. `"rhist:"`); error positions count from the start of `prefix`.
 pub fn parse_trigger_in<'a>(prefix: &'a str, text: &'a str) -> Result<TriggerSpec<'a>, HistError> {
+    parse_pieces(prefix, text, false)
+}
+
+/// [`parse_trigger_in`], with rhist's `grow` flag: a text hist rejects
+/// at its `grow` piece (an unknown attribute, a silent `-EINVAL`) is
+/// parsed again with the flag, and taken if it parses and `grow` may be
+/// combined with the rest ([`GrowScope`]); otherwise the error is hist's.
+/// A spec with [`TriggerSpec::grow`] that fails later must fail with
+/// [`TriggerSpec::grow_error`], hist's error for it.
+pub fn parse_trigger_ext<'a>(prefix: &'a str, text: &'a str) -> Result<TriggerSpec<'a>, HistError> {
+    match parse_pieces(prefix, text, false) {
+        Err(e) if e == HistError::silent(errno::EINVAL) => match parse_pieces(prefix, text, true) {
+            Ok(spec) if spec.grow && spec.grow_scope().is_ok() => Ok(spec),
+            _ => Err(e),
+        },
+        parsed => parsed,
+    }
+}
+
+/// What `grow` may not be combined with: a map that moves to a larger
+/// one cannot keep what points into its entries from outside them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrowScope {
+    /// Variables (`x=...`): other triggers' references read them in the
+    /// map.
+    Variables,
+    /// Handlers (`onmatch()`, `onmax()`, `onchange()`): their actions
+    /// read variables, and `snapshot()` keeps a key of the map.
+    Actions,
+    /// `name=`: a named histogram is shared by triggers on several
+    /// events.
+    Named,
+    /// References to other triggers' variables (`$x`), found by the
+    /// build.
+    References,
+    /// `.quantiles`: the entries' sketches live in a pool of their own.
+    Quantiles,
+}
+
+fn parse_pieces<'a>(
+    prefix: &'a str,
+    text: &'a str,
+    allow_grow: bool,
+) -> Result<TriggerSpec<'a>, HistError> {
     if text.is_empty() {
         return Err(HistError::silent(errno::EINVAL));
     }
@@ -556,6 +604,7 @@ pub fn parse_trigger_in<'a>(prefix: &'a str, text: &'a str) -> Result<TriggerSpe
             "pause" => spec.pause = true,
             "cont" | "continue" => spec.cont = true,
             "clear" => spec.clear = true,
+            "grow" if allow_grow => spec.grow = true,
             _ => {
                 let handler = ["onmatch(", "onmax(", "onchange("]
                     .iter()
@@ -754,6 +803,33 @@ impl<'a> TriggerSpec<'a> {
     /// `nohitcount` or `NOHC`.
     pub fn no_hitcount(&self) -> bool {
         self.no_hitcount
+    }
+
+    /// `grow` (rhist's extension: only [`parse_trigger_ext`] sets it).
+    pub fn grow(&self) -> bool {
+        self.grow
+    }
+
+    /// What the text combines `grow` with that it may not, of what the
+    /// grammar sees (the build sees references and `.quantiles`).
+    pub fn grow_scope(&self) -> Result<(), GrowScope> {
+        if !self.assignments.is_empty() {
+            Err(GrowScope::Variables)
+        } else if !self.actions.is_empty() {
+            Err(GrowScope::Actions)
+        } else if self.name.is_some() {
+            Err(GrowScope::Named)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// hist's error for a text with `grow`, wherever rhist finds it
+    /// wrong: hist stops at the `grow` piece, an unknown attribute, and
+    /// logs nothing (every error before it is found by
+    /// [`parse_trigger_ext`] first, as hist finds it).
+    pub fn grow_error(&self) -> HistError {
+        HistError::silent(errno::EINVAL)
     }
 
     /// The variable assignment pieces (`a=x,b=y`), in order.

@@ -103,10 +103,10 @@ use core::fmt::{self, Write};
 use super::error::{errno, HistError, HistErrorKind};
 use super::event::{EventContext, EventDesc, EventField, FieldStorage};
 use super::grammar::{
-    Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, Handler, KeyField, Node, NodeId,
-    SpecialField, TriggerSpec, VarDef, VarDefs, HIST_ACTIONS_MAX, KEYS_EXT_MAX, SORT_KEYS_EXT_MAX,
-    TRACING_MAP_KEYS_MAX, TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
-    VAL_FIELDS_EXT_MAX,
+    Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, GrowScope, Handler, KeyField,
+    Node, NodeId, SpecialField, TriggerSpec, VarDef, VarDefs, HIST_ACTIONS_MAX, KEYS_EXT_MAX,
+    SORT_KEYS_EXT_MAX, TRACING_MAP_KEYS_MAX, TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX,
+    TRACING_MAP_VARS_MAX, VAL_FIELDS_EXT_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
 use super::program::{order_base_2, KeyLoad, KeyStr, Load, Num, Program, StrFrom};
@@ -1467,6 +1467,7 @@ impl<'a> HistData<'a> {
             || self.n_keys != other.n_keys
             || self.sort_keys() != other.sort_keys()
             || self.val_stats() != other.val_stats()
+            || self.spec.grow() != other.spec.grow()
         {
             return false;
         }
@@ -1482,6 +1483,23 @@ impl<'a> HistData<'a> {
         same_fields
             && self.var_names.get(..n) == other.var_names.get(..n)
             && self.actions_match(other)
+    }
+
+    /// What the built trigger combines `grow` with that it may not:
+    /// the grammar's [`TriggerSpec::grow_scope`], then references to
+    /// variables and `.quantiles`. `Ok` for a trigger without `grow`.
+    pub fn grow_scope(&self) -> Result<(), GrowScope> {
+        if !self.spec.grow() {
+            return Ok(());
+        }
+        self.spec.grow_scope()?;
+        if self.n_var_refs() > 0 {
+            Err(GrowScope::References)
+        } else if self.n_percentiles() > 0 {
+            Err(GrowScope::Quantiles)
+        } else {
+            Ok(())
+        }
     }
 
     /// The trigger info line without its filter/state suffix: `hist:keys=...:vals=...[:var=...]:sort=...:size=N[:clock=..][:nohitcount]`
@@ -1550,6 +1568,9 @@ impl<'a> HistData<'a> {
         }
         if self.spec.no_hitcount() {
             out.write_str(":nohitcount")?;
+        }
+        if self.spec.grow() {
+            out.write_str(":grow")?;
         }
         self.write_actions_info(out)
     }

@@ -39,13 +39,16 @@ const COMM_WORDS: usize = 2;
 /// field has `.execname`, then the variables' copies ([`vars`]). The sums
 /// are per CPU when [`MapParams::per_cpu`]'s rule says so.
 pub fn map_params(data: &HistData<'_>, n_cpus: usize) -> MapParams {
-    let params = MapParams::new(
-        data.map_bits(),
-        data.key_size(),
-        data.n_sums(),
-        data.n_map_vars(),
-    )
-    .with_private_words(comm_words(data.needs_comm()) + data.n_var_copies() * vars::STR_VAR_WORDS);
+    map_params_sized(data, data.map_bits(), n_cpus)
+}
+
+/// [`map_params`] of a map of `bits` rather than `size=`'s: a `:grow`
+/// histogram's next generation ([`super::grow`]).
+pub fn map_params_sized(data: &HistData<'_>, bits: u32, n_cpus: usize) -> MapParams {
+    let params = MapParams::new(bits, data.key_size(), data.n_sums(), data.n_map_vars())
+        .with_private_words(
+            comm_words(data.needs_comm()) + data.n_var_copies() * vars::STR_VAR_WORDS,
+        );
     params.per_cpu(n_cpus)
 }
 
@@ -216,7 +219,8 @@ core::arch::global_asm!(
 
 impl<'a> Histogram<'a> {
     /// Puts `data` and `map` together; `map` must have been built with
-    /// [`map_params`] of `data` (for any number of CPUs).
+    /// [`map_params`] of `data` (for any number of CPUs), or, when `data`
+    /// has `:grow`, [`map_params_sized`] of any size.
     pub fn new(data: &'a HistData<'a>, map: TracingMap<'a>) -> Result<Self, MapError> {
         Self::with_sketches(data, map, None)
     }
@@ -230,9 +234,11 @@ impl<'a> Histogram<'a> {
         map: TracingMap<'a>,
         pool: Option<SketchPool<'a>>,
     ) -> Result<Self, MapError> {
-        if map.params().with_cpus(1) != map_params(data, 1)
-            || pool.map(|p| p.params()) != data.sketch_params()
-        {
+        let mut shape = map.params().with_cpus(1);
+        if data.spec().grow() {
+            shape.bits = data.map_bits();
+        }
+        if shape != map_params(data, 1) || pool.map(|p| p.params()) != data.sketch_params() {
             return Err(MapError::StorageTooSmall);
         }
         let sketches = match pool {

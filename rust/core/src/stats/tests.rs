@@ -1114,3 +1114,34 @@ fn two_quantiles_values_and_nohitcount() {
         "{out}"
     );
 }
+
+/// `grow` with what the build finds (references, `.quantiles`) is out
+/// of its scope; with statistics and plain values it builds, and its
+/// info says `:grow`.
+#[test]
+fn grow_scope_of_the_build() {
+    use super::super::grammar::GrowScope;
+    let ext = |text| trigger::parse_ext_as(&trigger::RHIST, text).unwrap();
+    let spec = ext("keys=a:vals=b.max,b.avg,c:size=128:grow");
+    let hd = HistData::build(&spec, &EVENT).unwrap();
+    assert_eq!(hd.grow_scope(), Ok(()));
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,b.max,b.avg,c:sort=hitcount:size=128:grow"
+    );
+    let spec = ext("keys=a:vals=b.quantiles:grow");
+    let hd = HistData::build(&spec, &EVENT).unwrap();
+    assert_eq!(hd.grow_scope(), Err(GrowScope::Quantiles));
+    let owner = build("keys=a:t=b");
+    let spec = ext("keys=a:vals=$t:grow");
+    let mut hd = HistData::empty(&spec);
+    let lookup = One(&owner);
+    let options = BuildOptions {
+        vars: Some(&lookup),
+        ..Default::default()
+    };
+    HistData::build_into_with(&mut hd, &spec, &EVENT, options).unwrap();
+    assert_eq!(hd.grow_scope(), Err(GrowScope::References));
+    // Without `grow`, nothing to say.
+    assert_eq!(build("keys=a:vals=b.quantiles").grow_scope(), Ok(()));
+}
