@@ -183,12 +183,13 @@ echo "==> suite host (cargo test in rust/core)"
 t0=$SECONDS
 # Then the map's insert protocol under loom's model checker (it fails if
 # the publishing store is made Relaxed), and the percentile sketch's page
-# claims, counts and racing reads, in a target directory of their own.
+# claims, counts and racing reads, and :grow's publish, wait and fold,
+# in a target directory of their own.
 (cd rust/core && {
 	cargo test --all-targets 2>&1
 	rc=$?
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-		cargo test --release --test loom_map --test loom_sketch 2>&1 || rc=1
+		cargo test --release --test loom_map --test loom_sketch --test loom_grow 2>&1 || rc=1
 	exit $rc
 }) > "$logs/host.log"
 host_rc=$?

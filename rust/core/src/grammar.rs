@@ -160,11 +160,17 @@ pub const EXPR_NODES_MAX: usize = 8;
 /// Most values besides hitcount.
 pub const VALS_MAX: usize = TRACING_MAP_VALS_MAX - 1;
 
-/// Most values besides hitcount of a trigger with statistics (`.min`,
-/// `.max`, `.avg`: rhist's extension, [`super::stats`]), at most
-/// [`VALS_MAX`] of them sums: its entry's slots, hitcount included, fill
-/// at most a cache line.
-pub const VAL_FIELDS_EXT_MAX: usize = 6;
+/// Most values besides hitcount of a trigger built as rhist's extension
+/// (more values than hist's, or statistics: `.min`, `.max`, `.avg`,
+/// `.quantiles`, [`super::stats`]), sums and statistics in any mix.
+pub const VAL_FIELDS_EXT_MAX: usize = 16;
+
+/// Most keys of a trigger built as rhist's extension (their compound key
+/// still at most `HIST_KEY_SIZE_MAX` bytes, as in hist).
+pub const KEYS_EXT_MAX: usize = 8;
+
+/// Most sort keys of a trigger built as rhist's extension.
+pub const SORT_KEYS_EXT_MAX: usize = 4;
 
 // ---------------------------------------------------------------------------
 // A fixed-capacity vector.
@@ -476,6 +482,9 @@ pub struct TriggerSpec<'a> {
     cont: bool,
     clear: bool,
     no_hitcount: bool,
+    /// `grow`: rhist's extension, which hist rejects (see
+    /// [`parse_trigger_ext`]).
+    grow: bool,
     assignments: BoundedVec<&'a str, TRACING_MAP_VARS_MAX>,
     actions: BoundedVec<&'a str, HIST_ACTIONS_MAX>,
 }
@@ -512,6 +521,7 @@ impl TriggerSpec<'static> {
         cont: false,
         clear: false,
         no_hitcount: false,
+        grow: false,
         assignments: BoundedVec::filled(""),
         actions: BoundedVec::filled(""),
     };
@@ -520,6 +530,50 @@ impl TriggerSpec<'static> {
 /// [`parse_trigger`] for a command whose logged form is `prefix` + `text`
 /// (e.g. `"rhist:"`); error positions count from the start of `prefix`.
 pub fn parse_trigger_in<'a>(prefix: &'a str, text: &'a str) -> Result<TriggerSpec<'a>, HistError> {
+    parse_pieces(prefix, text, false)
+}
+
+/// [`parse_trigger_in`], with rhist's `grow` flag: a text hist rejects
+/// at its `grow` piece (an unknown attribute, a silent `-EINVAL`) is
+/// parsed again with the flag, and taken if it parses and `grow` may be
+/// combined with the rest ([`GrowScope`]); otherwise the error is hist's.
+/// A spec with [`TriggerSpec::grow`] that fails later must fail with
+/// [`TriggerSpec::grow_error`], hist's error for it.
+pub fn parse_trigger_ext<'a>(prefix: &'a str, text: &'a str) -> Result<TriggerSpec<'a>, HistError> {
+    match parse_pieces(prefix, text, false) {
+        Err(e) if e == HistError::silent(errno::EINVAL) => match parse_pieces(prefix, text, true) {
+            Ok(spec) if spec.grow && spec.grow_scope().is_ok() => Ok(spec),
+            _ => Err(e),
+        },
+        parsed => parsed,
+    }
+}
+
+/// What `grow` may not be combined with: a map that moves to a larger
+/// one cannot keep what points into its entries from outside them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrowScope {
+    /// Variables (`x=...`): other triggers' references read them in the
+    /// map.
+    Variables,
+    /// Handlers (`onmatch()`, `onmax()`, `onchange()`): their actions
+    /// read variables, and `snapshot()` keeps a key of the map.
+    Actions,
+    /// `name=`: a named histogram is shared by triggers on several
+    /// events.
+    Named,
+    /// References to other triggers' variables (`$x`), found by the
+    /// build.
+    References,
+    /// `.quantiles`: the entries' sketches live in a pool of their own.
+    Quantiles,
+}
+
+fn parse_pieces<'a>(
+    prefix: &'a str,
+    text: &'a str,
+    allow_grow: bool,
+) -> Result<TriggerSpec<'a>, HistError> {
     if text.is_empty() {
         return Err(HistError::silent(errno::EINVAL));
     }
@@ -550,6 +604,7 @@ pub fn parse_trigger_in<'a>(prefix: &'a str, text: &'a str) -> Result<TriggerSpe
             "pause" => spec.pause = true,
             "cont" | "continue" => spec.cont = true,
             "clear" => spec.clear = true,
+            "grow" if allow_grow => spec.grow = true,
             _ => {
                 let handler = ["onmatch(", "onmax(", "onchange("]
                     .iter()
@@ -750,6 +805,33 @@ impl<'a> TriggerSpec<'a> {
         self.no_hitcount
     }
 
+    /// `grow` (rhist's extension: only [`parse_trigger_ext`] sets it).
+    pub fn grow(&self) -> bool {
+        self.grow
+    }
+
+    /// What the text combines `grow` with that it may not, of what the
+    /// grammar sees (the build sees references and `.quantiles`).
+    pub fn grow_scope(&self) -> Result<(), GrowScope> {
+        if !self.assignments.is_empty() {
+            Err(GrowScope::Variables)
+        } else if !self.actions.is_empty() {
+            Err(GrowScope::Actions)
+        } else if self.name.is_some() {
+            Err(GrowScope::Named)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// hist's error for a text with `grow`, wherever rhist finds it
+    /// wrong: hist stops at the `grow` piece, an unknown attribute, and
+    /// logs nothing (every error before it is found by
+    /// [`parse_trigger_ext`] first, as hist finds it).
+    pub fn grow_error(&self) -> HistError {
+        HistError::silent(errno::EINVAL)
+    }
+
     /// The variable assignment pieces (`a=x,b=y`), in order.
     pub fn assignments(&self) -> &[&'a str] {
         &self.assignments
@@ -899,7 +981,7 @@ impl<'a> TriggerSpec<'a> {
 
     /// The values, split as `create_val_fields()` does.
     pub fn vals(&self) -> ValFields<'a> {
-        self.split_vals(TRACING_MAP_VALS_MAX, VALS_MAX)
+        self.split_vals(TRACING_MAP_VALS_MAX)
     }
 
     /// Whether a value of `vals=` ends with a statistic (`.min`, `.max`,
@@ -910,18 +992,27 @@ impl<'a> TriggerSpec<'a> {
             .is_some_and(|v| v.split(',').any(|f| Statistic::split(f).is_some()))
     }
 
-    /// The values as rhist takes them in a trigger with statistics
-    /// ([`super::stats`]): as [`Self::vals`] does, but up to
-    /// [`VAL_FIELDS_EXT_MAX`] fields (the build allows [`VALS_MAX`] of
-    /// them to be sums), with no limit on the pieces read.
-    pub fn vals_with_stats(&self) -> ValFields<'a> {
-        self.split_vals(usize::MAX, VAL_FIELDS_EXT_MAX)
+    /// Whether the text may be one of rhist's extensions where hist
+    /// rejects it: a statistic, or more keys or values than hist takes
+    /// (see [`KEYS_EXT_MAX`]; more sort keys only with those).
+    pub fn may_be_extension(&self) -> bool {
+        let pieces = |s: Option<&str>| s.map_or(0, |s| s.split(',').count());
+        self.may_have_stats()
+            || pieces(Some(self.keys)) > TRACING_MAP_KEYS_MAX
+            || pieces(self.vals) > VALS_MAX
+    }
+
+    /// The values as rhist's extensions take them ([`super::stats`]): as
+    /// [`Self::vals`] does, but up to [`VAL_FIELDS_EXT_MAX`] fields, sums
+    /// or statistics, with no limit on the pieces read.
+    pub fn vals_ext(&self) -> ValFields<'a, VAL_FIELDS_EXT_MAX> {
+        self.split_vals(usize::MAX)
     }
 
     /// `vals=` split at commas, the first `hitcount` skipped, reading at
-    /// most `tokens_max` pieces and keeping at most `fields_max` fields;
-    /// the pieces left over, but for a last `hitcount`, are too many.
-    fn split_vals(&self, tokens_max: usize, fields_max: usize) -> ValFields<'a> {
+    /// most `tokens_max` pieces and keeping at most `N` fields; the pieces
+    /// left over, but for a last `hitcount`, are too many.
+    fn split_vals<const N: usize>(&self, tokens_max: usize) -> ValFields<'a, N> {
         let mut vals = ValFields {
             fields: BoundedVec::new(),
             too_many: false,
@@ -931,7 +1022,7 @@ impl<'a> TriggerSpec<'a> {
             let mut rest = Some(text);
             let mut hitcounts = 0;
             let mut tokens = 0;
-            while tokens < tokens_max && vals.fields.len() < fields_max {
+            while tokens < tokens_max && vals.fields.len() < N {
                 let Some(r) = rest else { break };
                 let (field, next) = strsep(r, ',');
                 rest = next;
@@ -942,8 +1033,7 @@ impl<'a> TriggerSpec<'a> {
                         continue;
                     }
                 }
-                // Can't fail: the loop stops at `fields_max` fields, within
-                // the vector's capacity.
+                // Can't fail: the loop stops at `N` fields.
                 let _ = vals.fields.push(field);
             }
             vals.too_many = rest.is_some_and(|r| r != "hitcount");
@@ -954,12 +1044,23 @@ impl<'a> TriggerSpec<'a> {
 
     /// The keys, split as `create_key_fields()` does.
     pub fn keys(&self) -> KeyFields<'a> {
+        self.split_keys()
+    }
+
+    /// The keys as rhist's extensions take them: up to [`KEYS_EXT_MAX`].
+    pub fn keys_ext(&self) -> KeyFields<'a, KEYS_EXT_MAX> {
+        self.split_keys()
+    }
+
+    /// `keys=` split at commas, at most `N` keys; any left over are too
+    /// many.
+    fn split_keys<const N: usize>(&self) -> KeyFields<'a, N> {
         let mut keys = KeyFields {
             fields: BoundedVec::new(),
             too_many: false,
         };
         let mut rest = Some(self.keys);
-        for _ in 0..TRACING_MAP_KEYS_MAX {
+        for _ in 0..N {
             let Some(r) = rest else { break };
             let (field, next) = strsep(r, ',');
             rest = next;
@@ -968,7 +1069,7 @@ impl<'a> TriggerSpec<'a> {
             } else {
                 KeyField::Expr(field)
             };
-            // Can't fail: the loop stops at TRACING_MAP_KEYS_MAX.
+            // Can't fail: the loop stops at N.
             let _ = keys.fields.push(key);
         }
         keys.too_many = rest.is_some();
@@ -978,12 +1079,25 @@ impl<'a> TriggerSpec<'a> {
     /// The sort keys, split as `create_sort_keys()` does (`None` without
     /// `sort=`, which sorts on hitcount).
     pub fn sort_keys(&self) -> Option<SortKeys<'a>> {
+        self.split_sort_keys()
+    }
+
+    /// The sort keys as rhist's extensions take them: up to
+    /// [`SORT_KEYS_EXT_MAX`], with hist's errors past them.
+    pub fn sort_keys_ext(&self) -> Option<SortKeys<'a, SORT_KEYS_EXT_MAX>> {
+        self.split_sort_keys()
+    }
+
+    /// `sort=` split as `create_sort_keys()` does with at most `N` keys
+    /// (`N` > 0).
+    fn split_sort_keys<const N: usize>(&self) -> Option<SortKeys<'a, N>> {
+        let max = N.max(1);
         let mut keys = SortKeys {
             keys: BoundedVec::new(),
             error: None,
         };
         let mut rest = Some(self.sort?);
-        for i in 0..TRACING_MAP_SORT_KEYS_MAX {
+        for i in 0..max {
             let Some(r) = rest else { break };
             let (field, next) = strsep(r, ',');
             rest = next;
@@ -992,7 +1106,7 @@ impl<'a> TriggerSpec<'a> {
                 keys.error = Some(empty);
                 break;
             }
-            if i == TRACING_MAP_SORT_KEYS_MAX - 1 && rest.is_some() {
+            if i == max - 1 && rest.is_some() {
                 keys.error = Some(self.src.error(HistErrorKind::TooManySortFields, "sort="));
                 break;
             }
@@ -1007,7 +1121,7 @@ impl<'a> TriggerSpec<'a> {
                 Some(m) if self.src.c_eq(m, "ascending") => Ok(false),
                 Some(m) => Err(self.src.error(HistErrorKind::InvalidSortModifier, m)),
             };
-            // Can't fail: at most TRACING_MAP_SORT_KEYS_MAX rounds.
+            // Can't fail: at most N rounds.
             let _ = keys.keys.push(SortKey {
                 text: field,
                 name,
@@ -1455,15 +1569,16 @@ impl<'a> Deref for VarDefs<'a> {
 /// C always makes the hitcount value first.  Then it takes at most
 /// [`TRACING_MAP_VALS_MAX`] pieces and at most two fields: the first
 /// `hitcount` piece is skipped (it is the hitcount value), anything else
-/// (a second `hitcount` too) is a field.
+/// (a second `hitcount` too) is a field. `N` is the most fields kept:
+/// hist's two, or rhist's extension's [`VAL_FIELDS_EXT_MAX`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ValFields<'a> {
-    fields: BoundedVec<&'a str, VAL_FIELDS_EXT_MAX>,
+pub struct ValFields<'a, const N: usize = VALS_MAX> {
+    fields: BoundedVec<&'a str, N>,
     too_many: bool,
     need_nohc: bool,
 }
 
-impl<'a> ValFields<'a> {
+impl<'a, const N: usize> ValFields<'a, N> {
     /// The value expressions to parse, in order, with
     /// [`FieldContext::Val`].
     pub fn fields(&self) -> &[&'a str] {
@@ -1504,14 +1619,15 @@ impl<'a> KeyField<'a> {
     }
 }
 
-/// The keys of `keys=`, as `create_key_fields()` takes them.
+/// The keys of `keys=`, as `create_key_fields()` takes them: at most `N`,
+/// hist's three or rhist's extension's [`KEYS_EXT_MAX`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KeyFields<'a> {
-    fields: BoundedVec<KeyField<'a>, TRACING_MAP_KEYS_MAX>,
+pub struct KeyFields<'a, const N: usize = TRACING_MAP_KEYS_MAX> {
+    fields: BoundedVec<KeyField<'a>, N>,
     too_many: bool,
 }
 
-impl<'a> KeyFields<'a> {
+impl<'a, const N: usize> KeyFields<'a, N> {
     /// The keys, in order.
     pub fn fields(&self) -> &[KeyField<'a>] {
         &self.fields
@@ -1568,14 +1684,15 @@ impl<'a> SortKey<'a> {
     }
 }
 
-/// The sort keys of `sort=`, as `create_sort_keys()` takes them.
+/// The sort keys of `sort=`, as `create_sort_keys()` takes them: at most
+/// `N`, hist's two or rhist's extension's [`SORT_KEYS_EXT_MAX`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SortKeys<'a> {
-    keys: BoundedVec<SortKey<'a>, TRACING_MAP_SORT_KEYS_MAX>,
+pub struct SortKeys<'a, const N: usize = TRACING_MAP_SORT_KEYS_MAX> {
+    keys: BoundedVec<SortKey<'a>, N>,
     error: Option<HistError>,
 }
 
-impl<'a> SortKeys<'a> {
+impl<'a, const N: usize> SortKeys<'a, N> {
     /// The keys C takes before stopping.
     pub fn keys(&self) -> &[SortKey<'a>] {
         &self.keys

@@ -103,9 +103,10 @@ use core::fmt::{self, Write};
 use super::error::{errno, HistError, HistErrorKind};
 use super::event::{EventContext, EventDesc, EventField, FieldStorage};
 use super::grammar::{
-    Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, Handler, KeyField, Node, NodeId,
-    SpecialField, TriggerSpec, VarDef, VarDefs, HIST_ACTIONS_MAX, TRACING_MAP_KEYS_MAX,
-    TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VARS_MAX, VALS_MAX, VAL_FIELDS_EXT_MAX,
+    Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, GrowScope, Handler, KeyField,
+    Node, NodeId, SpecialField, TriggerSpec, VarDef, VarDefs, HIST_ACTIONS_MAX, KEYS_EXT_MAX,
+    SORT_KEYS_EXT_MAX, TRACING_MAP_KEYS_MAX, TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX,
+    TRACING_MAP_VARS_MAX, VAL_FIELDS_EXT_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
 use super::program::{order_base_2, KeyLoad, KeyStr, Load, Num, Program, StrFrom};
@@ -132,8 +133,8 @@ pub const HIST_KEY_SIZE_MAX: u32 = MAX_FILTER_STR_VAL + HIST_STACKTRACE_SIZE;
 pub const HIST_DIV_SHIFT: u32 = 20;
 
 /// Most values, hitcount included: hist's three, or hitcount and
-/// [`VAL_FIELDS_EXT_MAX`] with statistics.
-const VAL_SLOTS_MAX: usize = 1 + VAL_FIELDS_EXT_MAX;
+/// [`VAL_FIELDS_EXT_MAX`] built as rhist's extension.
+pub const VAL_SLOTS_MAX: usize = 1 + VAL_FIELDS_EXT_MAX;
 
 /// Out of memory: what C returns when `create_hist_field()` fails, e.g.
 /// for a numeric field whose size is not 1, 2, 4 or 8.
@@ -684,12 +685,12 @@ pub struct HistData<'a> {
     vars: [u8; TRACING_MAP_VARS_MAX],
     var_names: [&'a str; TRACING_MAP_VARS_MAX],
     n_vars: usize,
-    keys: [u8; TRACING_MAP_KEYS_MAX],
+    keys: [u8; KEYS_EXT_MAX],
     n_keys: usize,
     key_size: u32,
-    sort_keys: [SortKey; TRACING_MAP_SORT_KEYS_MAX],
+    sort_keys: [SortKey; SORT_KEYS_EXT_MAX],
     /// The hist field each sort key names (`None`: hitcount).
-    sort_fields: [Option<u8>; TRACING_MAP_SORT_KEYS_MAX],
+    sort_fields: [Option<u8>; SORT_KEYS_EXT_MAX],
     n_sort_keys: usize,
     /// `common_comm` and the generic `comm` are fields (rhist's
     /// extension): hist's build of the text failed.
@@ -771,11 +772,11 @@ impl HistData<'static> {
         vars: [0; TRACING_MAP_VARS_MAX],
         var_names: [""; TRACING_MAP_VARS_MAX],
         n_vars: 0,
-        keys: [0; TRACING_MAP_KEYS_MAX],
+        keys: [0; KEYS_EXT_MAX],
         n_keys: 0,
         key_size: 0,
-        sort_keys: [HITCOUNT_SORT; TRACING_MAP_SORT_KEYS_MAX],
-        sort_fields: [None; TRACING_MAP_SORT_KEYS_MAX],
+        sort_keys: [HITCOUNT_SORT; SORT_KEYS_EXT_MAX],
+        sort_fields: [None; SORT_KEYS_EXT_MAX],
         n_sort_keys: 1,
         comm: false,
         enable_timestamps: false,
@@ -857,6 +858,23 @@ impl<'a> HistData<'a> {
     /// extension, which hist rejects).
     pub fn has_stats(&self) -> bool {
         self.val_stats().iter().any(Option::is_some)
+    }
+
+    /// Whether the keys and values are rhist's extension, beyond what
+    /// hist takes: statistics, more than [`TRACING_MAP_KEYS_MAX`] keys or
+    /// more than [`TRACING_MAP_VALS_MAX`] values (hitcount included).
+    /// Only such a trigger may sort on more than
+    /// [`TRACING_MAP_SORT_KEYS_MAX`] fields (rhist.rst, "More keys and
+    /// values").
+    pub fn fields_beyond_hist(&self) -> bool {
+        self.n_keys > TRACING_MAP_KEYS_MAX || self.n_vals > TRACING_MAP_VALS_MAX || self.has_stats()
+    }
+
+    /// Whether this trigger is rhist's extension, one hist rejects:
+    /// [`fields_beyond_hist`](Self::fields_beyond_hist), or more sort
+    /// keys than hist's.
+    pub fn beyond_hist(&self) -> bool {
+        self.fields_beyond_hist() || self.n_sort_keys > TRACING_MAP_SORT_KEYS_MAX
     }
 
     /// The statistic of value (sum) `i`, if it has one.
@@ -1233,12 +1251,12 @@ impl<'a> HistData<'a> {
     /// nothing to do per event beyond its keys and sums (no variables,
     /// references, actions or saved comm) and they have one of the shapes
     /// a program covers; `None` sends its events down the general path.
+    /// Its sums' statistics ([`Self::slot_op`]) are compiled with them.
     pub fn program(&self) -> Option<Program> {
         if self.n_event_vars() != 0
             || self.n_var_refs() != 0
             || self.n_actions() != 0
             || self.needs_comm()
-            || self.has_stats()
         {
             return None;
         }
@@ -1246,7 +1264,8 @@ impl<'a> HistData<'a> {
             let (id, offset, size) = slot?;
             Some((self.key_load(id)?, offset, size))
         });
-        let sums = self.sum_ids().iter().map(|&id| self.load(id));
+        let sums =
+            (self.sum_ids().iter().enumerate()).map(|(i, &id)| (self.load(id), self.slot_op(i)));
         Program::compile(self.key_size(), keys, sums, self.n_sums())
     }
 
@@ -1448,6 +1467,7 @@ impl<'a> HistData<'a> {
             || self.n_keys != other.n_keys
             || self.sort_keys() != other.sort_keys()
             || self.val_stats() != other.val_stats()
+            || self.spec.grow() != other.spec.grow()
         {
             return false;
         }
@@ -1463,6 +1483,23 @@ impl<'a> HistData<'a> {
         same_fields
             && self.var_names.get(..n) == other.var_names.get(..n)
             && self.actions_match(other)
+    }
+
+    /// What the built trigger combines `grow` with that it may not:
+    /// the grammar's [`TriggerSpec::grow_scope`], then references to
+    /// variables and `.quantiles`. `Ok` for a trigger without `grow`.
+    pub fn grow_scope(&self) -> Result<(), GrowScope> {
+        if !self.spec.grow() {
+            return Ok(());
+        }
+        self.spec.grow_scope()?;
+        if self.n_var_refs() > 0 {
+            Err(GrowScope::References)
+        } else if self.n_percentiles() > 0 {
+            Err(GrowScope::Quantiles)
+        } else {
+            Ok(())
+        }
     }
 
     /// The trigger info line without its filter/state suffix: `hist:keys=...:vals=...[:var=...]:sort=...:size=N[:clock=..][:nohitcount]`
@@ -1531,6 +1568,9 @@ impl<'a> HistData<'a> {
         }
         if self.spec.no_hitcount() {
             out.write_str(":nohitcount")?;
+        }
+        if self.spec.grow() {
+            out.write_str(":grow")?;
         }
         self.write_actions_info(out)
     }
@@ -2074,3 +2114,6 @@ fn val_display(f: HistField<'_>) -> ValDisplay {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod more_fields_tests;

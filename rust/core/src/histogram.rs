@@ -13,7 +13,7 @@ use super::grammar::ActionKind;
 use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, First, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
-use super::program::{CompactKey, Program, StrKey};
+use super::program::{Applied, CompactKey, Program, StrKey};
 use super::sketch::{self, MapSketches, Quantile, SketchPool, PERCENTILES, PERCENTILE_NAMES};
 use super::stats::SlotOp;
 use super::var_ref::VAR_REFS_MAX;
@@ -25,7 +25,10 @@ pub const KEY_SIZE_MAX: usize = 256 + 16 * 8;
 /// [`KEY_SIZE_MAX`] in words.
 const KEY_WORDS_MAX: usize = KEY_SIZE_MAX / 8;
 
-/// Most sums a histogram with statistics has, hitcount included.
+/// The sums of a histogram with statistics whose updates it looks up
+/// once (`ops`, `sketch_of`); those of further sums (rhist's extension
+/// has up to 17) are looked up per event. More would grow the stack
+/// frame the histogram is made in.
 const SKETCHED_MAX: usize = 8;
 
 /// Words of saved command name per element, for `.execname` keys.
@@ -36,13 +39,16 @@ const COMM_WORDS: usize = 2;
 /// field has `.execname`, then the variables' copies ([`vars`]). The sums
 /// are per CPU when [`MapParams::per_cpu`]'s rule says so.
 pub fn map_params(data: &HistData<'_>, n_cpus: usize) -> MapParams {
-    let params = MapParams::new(
-        data.map_bits(),
-        data.key_size(),
-        data.n_sums(),
-        data.n_map_vars(),
-    )
-    .with_private_words(comm_words(data.needs_comm()) + data.n_var_copies() * vars::STR_VAR_WORDS);
+    map_params_sized(data, data.map_bits(), n_cpus)
+}
+
+/// [`map_params`] of a map of `bits` rather than `size=`'s: a `:grow`
+/// histogram's next generation ([`super::grow`]).
+pub fn map_params_sized(data: &HistData<'_>, bits: u32, n_cpus: usize) -> MapParams {
+    let params = MapParams::new(bits, data.key_size(), data.n_sums(), data.n_map_vars())
+        .with_private_words(
+            comm_words(data.needs_comm()) + data.n_var_copies() * vars::STR_VAR_WORDS,
+        );
     params.per_cpu(n_cpus)
 }
 
@@ -84,6 +90,9 @@ pub struct Histogram<'a> {
     /// The sketch of each sum that is a `.quantiles` value
     /// (`data.sketch_index()`, looked up once).
     sketch_of: [u8; SKETCHED_MAX],
+    /// Finds the element of its sums, for its sketches (compiled programs
+    /// with sketches only).
+    sums_index: Option<map::SumsIndex>,
 }
 
 /// The fields of a [`Histogram`] that every trigger's event path reads.
@@ -210,7 +219,8 @@ core::arch::global_asm!(
 
 impl<'a> Histogram<'a> {
     /// Puts `data` and `map` together; `map` must have been built with
-    /// [`map_params`] of `data` (for any number of CPUs).
+    /// [`map_params`] of `data` (for any number of CPUs), or, when `data`
+    /// has `:grow`, [`map_params_sized`] of any size.
     pub fn new(data: &'a HistData<'a>, map: TracingMap<'a>) -> Result<Self, MapError> {
         Self::with_sketches(data, map, None)
     }
@@ -224,9 +234,11 @@ impl<'a> Histogram<'a> {
         map: TracingMap<'a>,
         pool: Option<SketchPool<'a>>,
     ) -> Result<Self, MapError> {
-        if map.params().with_cpus(1) != map_params(data, 1)
-            || pool.map(|p| p.params()) != data.sketch_params()
-        {
+        let mut shape = map.params().with_cpus(1);
+        if data.spec().grow() {
+            shape.bits = data.map_bits();
+        }
+        if shape != map_params(data, 1) || pool.map(|p| p.params()) != data.sketch_params() {
             return Err(MapError::StorageTooSmall);
         }
         let sketches = match pool {
@@ -244,6 +256,16 @@ impl<'a> Histogram<'a> {
         for (i, j) in sketch_of.iter_mut().enumerate() {
             *j = data.sketch_index(i).unwrap_or(0) as u8;
         }
+        // The string shapes add their sums inline (`add_sums_of()`),
+        // without statistics: theirs take the general path. So do
+        // sketches of a map whose element is not found from its sums
+        // (never, for the few sums a program has).
+        let sums_index = map.sums_index();
+        let shape = |p: &Program| match Shape::of(p) {
+            Shape::String | Shape::Compact if p.has_stats() => Shape::None,
+            _ if p.has_stats() && sketches.is_some() && sums_index.is_none() => Shape::None,
+            shape => shape,
+        };
         let program = data.program();
         Ok(Histogram {
             hot: Hot {
@@ -253,9 +275,10 @@ impl<'a> Histogram<'a> {
                 has_copies: data.n_event_var_copies() > 0,
                 event_copies: data.n_event_var_copies(),
                 has_stats: data.has_stats(),
-                shape: program.as_ref().map_or(Shape::None, Shape::of),
+                shape: program.as_ref().map_or(Shape::None, shape),
                 program: program.unwrap_or(Program::NONE),
             },
+            sums_index,
             sketches,
             ops,
             sketch_of,
@@ -522,13 +545,53 @@ impl<'a> Histogram<'a> {
     }
 
     /// The values of [`add_sums`](Self::add_sums): inline as long as
-    /// their loads are quick, out of line from the first that is not.
+    /// their loads are quick and they are plain sums, out of line from
+    /// the first that is not ([`add_values_rest`](Self::add_values_rest)).
     #[inline(never)]
     fn add_values<F: FnOnce()>(&self, rec: &[u8], values: &[AtomicU64], after: F) {
         if let Err(from) = self.program.add_values_fast(rec, values) {
-            self.program.add_values(rec, values, from);
+            self.add_values_rest(rec, values, from);
         }
         after();
+    }
+
+    /// The values of [`add_values`](Self::add_values) from value `from`
+    /// on, `values` being an element's sums after its hitcount: each as
+    /// its statistic says, a `.quantiles` value into the element's sketch
+    /// (the element found from where its sums are).
+    ///
+    /// The last value alone, the common case
+    /// ([`Program::last_stat`]), keeps nothing across a call: anything
+    /// else is a jump to [`add_values_all`](Self::add_values_all), a
+    /// sketch a jump to [`record_sketch`](Self::record_sketch).
+    #[inline(never)]
+    fn add_values_rest(&self, rec: &[u8], values: &[AtomicU64], from: usize) {
+        match self.program.last_stat(rec, values, from) {
+            Applied::Done => {}
+            Applied::Sketch(v) => self.record_sketch(values, from + 1, v),
+            Applied::NotQuick => self.add_values_all(rec, values, from),
+        }
+    }
+
+    /// [`add_values_rest`](Self::add_values_rest) of several values, or
+    /// of a load that is not quick.
+    #[inline(never)]
+    fn add_values_all(&self, rec: &[u8], values: &[AtomicU64], from: usize) {
+        let sketch = |i, v| self.record_sketch(values, i, v);
+        self.program.add_values(rec, values, from, sketch);
+    }
+
+    /// Records `v` in the sketch of sum `i`, a `.quantiles` value, of the
+    /// element whose sums after its hitcount are `values`. Out of line:
+    /// the other statistics keep none of what it needs.
+    #[inline(never)]
+    fn record_sketch(&self, values: &[AtomicU64], i: usize, v: u64) {
+        let (Some(s), Some(&j)) = (&self.sketches, self.sketch_of.get(i)) else {
+            return;
+        };
+        if let Some(idx) = self.sums_index.and_then(|s| s.elt(values)) {
+            s.record(idx, usize::from(j), v);
+        }
     }
 
     /// [`update_compiled`](Self::update_compiled) of an event whose key
@@ -883,12 +946,20 @@ impl<'a> Histogram<'a> {
         let cpu = ctx.cpu();
         for i in 0..self.data.n_sums() {
             let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
-            match self.ops.get(i).copied().unwrap_or(SlotOp::Add) {
+            let op = match self.ops.get(i) {
+                Some(&op) => op,
+                None => self.data.slot_op(i),
+            };
+            match op {
                 SlotOp::Add => elt.update_sum_on(cpu, i, n),
                 SlotOp::Max { xor } => elt.update_max_on(cpu, i, n ^ xor),
                 SlotOp::Sketch => {
-                    if let (Some(s), Some(&j)) = (&self.sketches, self.sketch_of.get(i)) {
-                        s.record(elt.index(), j as usize, n);
+                    let j = match self.sketch_of.get(i) {
+                        Some(&j) => Some(usize::from(j)),
+                        None => self.data.sketch_index(i),
+                    };
+                    if let (Some(s), Some(j)) = (&self.sketches, j) {
+                        s.record(elt.index(), j, n);
                     }
                 }
             }
@@ -1065,7 +1136,8 @@ impl<'a> Histogram<'a> {
                     SlotOp::Max { .. } => elt.read_max(i),
                 };
                 let val = self.data.val_value(i, slot, || elt.read_sum(0));
-                output::write_val(out, name, display, val, stats[i])?;
+                let stat = stats.get(i).copied().unwrap_or_default();
+                output::write_val(out, name, display, val, stat)?;
             }
             self.print_actions(out, &elt)?;
             out.write_char('\n')?;
@@ -1160,17 +1232,7 @@ impl<'a> Histogram<'a> {
         comm: &[u8; 16],
         resolver: &dyn Resolver,
     ) -> fmt::Result {
-        let mut parts = [output::KeyPart {
-            name: output::KeyName::Text(""),
-            display: output::KeyDisplay::Plain,
-            bytes: &[],
-        }; 3];
-        let mut n_parts = 0;
-        for (slot, part) in parts.iter_mut().zip(self.data.key_parts(key)) {
-            *slot = part;
-            n_parts += 1;
-        }
-        output::write_keys(out, &parts[..n_parts], comm, resolver)
+        output::write_key_parts(out, self.data.key_parts(key), comm, resolver)
     }
 
     /// `print_actions()`: what each `onmax()` or `onchange()` action but
@@ -1417,7 +1479,7 @@ mod tests {
     /// the general path's prints the same, whether per CPU or not.
     fn both_paths(text: &str, records: &[([u8; 76], usize)]) -> (String, String, bool) {
         let spec = trigger::parse(text).unwrap();
-        let data = HistData::build(&spec, &STR_EVENT).unwrap();
+        let data = HistData::build(&spec, &STR_EVENT).expect(text);
         let mut outs = [String::new(), String::new(), String::new()];
         let mut compiled = false;
         let ways = [(false, 3), (true, 1), (true, 3)];
@@ -1427,8 +1489,14 @@ mod tests {
             let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
                 .map(|_| AtomicU64::new(0))
                 .collect();
-            let mut hist =
-                Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
+            // The `.quantiles` values' sketches, if any.
+            let words = data
+                .sketch_params()
+                .map_or(0, |p| p.storage_words().unwrap());
+            let pool_storage: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+            let pool = (data.sketch_params()).map(|p| SketchPool::new(p, &pool_storage).unwrap());
+            let map = TracingMap::new(params, &storage).unwrap();
+            let mut hist = Histogram::with_sketches(&data, map, pool).unwrap();
             if interpret {
                 hist = hist.interpreted();
             } else {
@@ -1446,8 +1514,30 @@ mod tests {
     }
 
     /// The shapes the program compiles, and some it leaves to the
-    /// general path.
-    const PROGRAM_SHAPES: [(&str, bool); 23] = [
+    /// general path; with statistics (of signed and unsigned numbers of
+    /// 4 and 8 bytes, last or not, after plain sums or not, two of them;
+    /// three are more sums than a program has) and `.quantiles` (in
+    /// small maps: pools of 512 pages).
+    const PROGRAM_SHAPES: [(&str, bool); 42] = [
+        ("keys=a:vals=b.max", true),
+        ("keys=a:vals=b.min", true),
+        ("keys=a:vals=c.max", true),
+        ("keys=a:vals=c.min", true),
+        ("keys=c:vals=a.max", true),
+        ("keys=b:vals=a.min", true),
+        ("keys=a:vals=c.avg", true),
+        ("keys=a:vals=b,c.min", true),
+        ("keys=a:vals=c.max,b", true),
+        ("keys=a:vals=b.min,c.max", true),
+        ("keys=a,b:vals=c.min", true),
+        ("keys=s:vals=c.max", true),
+        ("keys=a.log2:vals=c.max", true),
+        ("keys=a:vals=b.quantiles:size=128", true),
+        ("keys=c:vals=a.quantiles:size=128", true),
+        ("keys=a:vals=c.min,b.quantiles:size=128", true),
+        ("keys=a:vals=b.quantiles,a.quantiles:size=128", true),
+        ("keys=d:vals=b.max", false),
+        ("keys=a:vals=b.max,c.min,c.max", false),
         ("keys=a", true),
         ("keys=b", true),
         ("keys=c", true),
@@ -1576,6 +1666,37 @@ mod tests {
             assert!(map.len() > 20, "{text}: {}", map.len());
         }
         assert!(too_long > 0);
+    }
+
+    /// The compiled program's sketches are the general path's when the
+    /// pool runs dry: the same values are placed, in the same pages, and
+    /// the same are left unplaced; a `.quantiles` value last alone, and
+    /// after another statistic.
+    #[test]
+    fn sketches_match_the_general_path_in_a_dry_pool() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let records: Vec<([u8; 76], usize)> = (0..3000u64)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // 100 entries, values over 30 powers of two: 3000 pages
+                // wanted, 512 in the pool.
+                let b = (x >> 16) as u32 >> (x % 31);
+                (str_record(i % 100, b, x as i32, &[0; 52]), 76)
+            })
+            .collect();
+        for text in [
+            "keys=a:vals=b.quantiles:size=128",
+            "keys=a:vals=c.min,b.quantiles:size=128",
+            "keys=a:vals=b.quantiles,c.max:size=128",
+        ] {
+            let (compiled, interpreted, was) = both_paths(text, &records);
+            assert!(was, "{text}");
+            assert_eq!(compiled, interpreted, "{text}");
+            assert!(compiled.contains("pages: 512/512"), "{text}: {compiled}");
+            assert!(!compiled.contains("unplaced: 0"), "{text}: {compiled}");
+        }
     }
 
     #[test]

@@ -117,8 +117,9 @@ pub const BITS_MAX: u32 = 17;
 /// Smallest `bits` C accepts (`TRACING_MAP_BITS_MIN`).  The map itself takes
 /// anything from 0 up, which tests use; the hist parser enforces this.
 pub const BITS_MIN: u32 = 7;
-/// Most sort keys (`TRACING_MAP_SORT_KEYS_MAX`).
-pub const SORT_KEYS_MAX: usize = 2;
+/// Most sort keys: `TRACING_MAP_SORT_KEYS_MAX` is 2, rhist's extensions
+/// take 4.
+pub const SORT_KEYS_MAX: usize = 4;
 /// Most variables per element here (one word of "set" flags).  C allows
 /// `TRACING_MAP_VARS_MAX` = 16.
 pub const VARS_MAX: usize = 64;
@@ -134,6 +135,10 @@ pub const CPUS_MAX: usize = 8192;
 /// Most bytes [`MapParams::per_cpu`] gives the sums of all CPUs together;
 /// beyond, the CPUs share one copy of each sum.
 pub const PER_CPU_SUMS_BYTES_MAX: usize = 4 << 20;
+
+/// Largest key [`TracingMap::fold_into`] takes, in bytes: a
+/// histogram's keys are at most 384.
+pub const FOLD_KEY_MAX: usize = 512;
 
 /// Words in a cache line.
 const LINE_WORDS: usize = 8;
@@ -899,6 +904,25 @@ impl<'a> TracingMap<'a> {
             .map(CpuSums)
     }
 
+    /// How to find the element of a copy of its sums ([`SumsIndex`]),
+    /// when the strides of the sums are powers of two (as they are for
+    /// sums of up to 8 words and no variables).
+    pub fn sums_index(&self) -> Option<SumsIndex> {
+        let word = core::mem::size_of::<AtomicU64>();
+        let sum = self.g.sum_stride.checked_mul(word)?;
+        let cpu = (self.g.layout.cpu_stride as usize).checked_mul(word)?;
+        if !sum.is_power_of_two() || !(cpu == 0 || cpu.is_power_of_two()) {
+            return None;
+        }
+        Some(SumsIndex {
+            base: self.sums.as_ptr() as usize,
+            bytes: self.sums.len().checked_mul(word)?,
+            // All ones for one copy.
+            mask: cpu.wrapping_sub(1),
+            shift: sum.trailing_zeros(),
+        })
+    }
+
     /// The number of words of a key `key` is: its own or the map's.
     #[inline(always)]
     fn key_words<K: MapKey>(&self) -> usize {
@@ -1271,6 +1295,115 @@ impl<'a> TracingMap<'a> {
         }
     }
 
+    /// Folds every published element of this map into `dst` (rhist's
+    /// `:grow`): its key is found or inserted there, each CPU's copy of
+    /// each sum is added to `dst`'s copy of that CPU (CPU 0's when `dst`
+    /// keeps none for it), or raised to it where `is_max(i)` says the sum
+    /// is a maximum, and its private words replace `dst`'s (this map's
+    /// entry is the older, and its first event saved them). A newly
+    /// inserted element also gets this map's variables. This map's hits
+    /// and drops are added to `dst`'s.
+    ///
+    /// `dst` must have the same key size, sums, variables and private
+    /// words (any `bits`, any CPUs); otherwise nothing is done. Events may
+    /// update `dst` meanwhile (no count is lost: both add), but none may
+    /// update this map: the caller waits for them first.
+    ///
+    /// Calls `lost(elt)` for each element `dst` has no room for (its sums
+    /// are then not moved); returns how many were moved.
+    pub fn fold_into(
+        &self,
+        dst: &TracingMap<'_>,
+        is_max: impl Fn(usize) -> bool,
+        mut lost: impl FnMut(&Elt<'a>),
+    ) -> Result<usize, MapError> {
+        let (a, b) = (self.g.params, dst.g.params);
+        if a.key_size != b.key_size
+            || a.n_sums != b.n_sums
+            || a.n_vars != b.n_vars
+            || a.n_private != b.n_private
+        {
+            return Err(MapError::BadKeySize);
+        }
+        if a.key_size > FOLD_KEY_MAX {
+            return Err(MapError::BadKeySize);
+        }
+        let mut key = [0u8; FOLD_KEY_MAX];
+        let key = &mut key[..a.key_size];
+        let mut moved = 0;
+        for src in self.iter() {
+            src.copy_key(key);
+            let init = |new: &Elt<'_>| {
+                // The words after the sums, each in its own layout.
+                let from = &src.data[src.layout.flags_off()..];
+                let to = new.data.get(new.layout.flags_off()..).unwrap_or(&[]);
+                for (d, s) in to.iter().zip(from) {
+                    d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
+                }
+            };
+            let Some(new) = dst.fold_insert(key, init) else {
+                lost(&src);
+                continue;
+            };
+            for (d, s) in new.private_words().iter().zip(src.private_words()) {
+                d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+            for cpu in 0..src.layout.n_cpus {
+                let to = if cpu < new.layout.n_cpus { cpu } else { 0 };
+                for i in 0..src.n_sums() {
+                    let (Some(s), Some(d)) = (src.sum_of(cpu, i), new.sum_of(to, i)) else {
+                        continue;
+                    };
+                    let n = s.load(Ordering::Relaxed);
+                    if is_max(i) {
+                        raise(d, n);
+                    } else if n != 0 {
+                        d.fetch_add(n, Ordering::Relaxed);
+                    }
+                }
+            }
+            moved += 1;
+        }
+        dst.add_count(HITS, self.hits());
+        dst.add_drops(self.drops());
+        Ok(moved)
+    }
+
+    /// [`fold_into`](Self::fold_into)'s insert of `key`: where an event
+    /// gives up waiting for an entry another inserter is publishing (and
+    /// counts a drop), the fold, which runs in process context, takes
+    /// the drop back and tries again, for as long as the map has room,
+    /// up to a bound no publisher takes (an event's insert is a few
+    /// stores). `None` when the map is full.
+    fn fold_insert(&self, key: &[u8], init: impl Fn(&Elt<'a>)) -> Option<Elt<'a>> {
+        const TRIES: u32 = 1 << 20;
+        let h = self.hash_key(key);
+        for _ in 0..TRIES {
+            if let Some(e) = self.find(key, Find::InsertUncounted, &init) {
+                return Some(e);
+            }
+            // The drop that find() counted is not an event's.
+            self.header[DROPS + ((h >> 1) as usize % DROP_LINES) * LINE_WORDS]
+                .fetch_sub(1, Ordering::Relaxed);
+            if self.len() >= self.g.max_elts {
+                return None;
+            }
+            spin();
+        }
+        None
+    }
+
+    /// Adds `n` to the drops (what a fold could not move, say).
+    pub fn add_drops(&self, n: u64) {
+        self.add_count(DROPS, n);
+    }
+
+    fn add_count(&self, which: usize, n: u64) {
+        if n != 0 {
+            self.header[which].fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
     /// The published elements, in hash table order.  Safe while inserts
     /// go on: an element is yielded once its key is complete.
     pub fn iter(&self) -> Iter<'a> {
@@ -1308,13 +1441,28 @@ impl<'a> TracingMap<'a> {
         let Some(primary) = keys.first() else {
             return n;
         };
-        let mut primary_cmp = |a, b| self.cmp_sort_key(primary, a, b);
-        kernel_heapsort(v, &mut primary_cmp);
-        if let Some(secondary) = keys.get(1) {
-            let mut secondary_cmp = |a, b| self.cmp_sort_key(secondary, a, b);
-            sort_secondary(v, &mut primary_cmp, &mut secondary_cmp);
+        kernel_heapsort(v, &mut |a, b| self.cmp_sort_key(primary, a, b));
+        // C sorts the runs equal on the first key by the second; each
+        // further key (rhist's extension) sorts the runs equal on all
+        // the keys before it the same way.
+        let keys = keys.get(..SORT_KEYS_MAX).unwrap_or(keys);
+        for i in 1..keys.len() {
+            let (before, rest) = keys.split_at(i);
+            let Some(next) = rest.first() else { break };
+            let mut before_cmp = |a, b| self.cmp_sort_keys(before, a, b);
+            let mut next_cmp = |a, b| self.cmp_sort_key(next, a, b);
+            sort_secondary(v, &mut before_cmp, &mut next_cmp);
         }
         n
+    }
+
+    /// Compares two elements by `keys` in order, the first unequal
+    /// deciding.
+    fn cmp_sort_keys(&self, keys: &[SortKey], a: u32, b: u32) -> CmpOrdering {
+        keys.iter()
+            .map(|k| self.cmp_sort_key(k, a, b))
+            .find(|o| o.is_ne())
+            .unwrap_or(CmpOrdering::Equal)
     }
 
     /// memcmp() of two elements' keys.
@@ -1592,13 +1740,45 @@ impl<'a> Iterator for Iter<'a> {
 
 /// Raises `s` to `n` if it is below: an atomic maximum, after a load that
 /// spares the write (and the locked instruction) when it is not.
+/// NMI-safe: an update of `s` between the load and the maximum (an NMI's,
+/// on this CPU) only makes the maximum change less, or nothing.
 #[inline(always)]
-fn raise(s: &AtomicU64, n: u64) {
+pub fn raise(s: &AtomicU64, n: u64) {
     // Relaxed, as the sums: a maximum only grows until the map is
     // cleared, so a stale load only costs a `fetch_max()` that changes
     // nothing.
     if n > s.load(Ordering::Relaxed) {
         s.fetch_max(n, Ordering::Relaxed);
+    }
+}
+
+/// Finds the element whose sums (of any CPU) a slice of a map's storage
+/// starts in, as [`TracingMap::cpu_sums`] gives them, or a slice of them,
+/// from where it is: code handed an element's sums can find its other
+/// parts. A mask and a shift: for a map whose strides are powers of two.
+#[derive(Clone, Copy, Debug)]
+pub struct SumsIndex {
+    /// The address of the map's first sum.
+    base: usize,
+    /// The bytes of the sums.
+    bytes: usize,
+    /// The distance between two CPUs' copies, in bytes, less one; all
+    /// ones for one copy.
+    mask: usize,
+    /// The distance between two elements' sums is `1 << shift` bytes.
+    shift: u32,
+}
+
+impl SumsIndex {
+    /// The element whose sums `sums` starts in; `None` for a slice
+    /// elsewhere.
+    #[inline(always)]
+    pub fn elt(&self, sums: &[AtomicU64]) -> Option<u32> {
+        let at = (sums.as_ptr() as usize).wrapping_sub(self.base);
+        if at >= self.bytes {
+            return None;
+        }
+        u32::try_from((at & self.mask) >> self.shift).ok()
     }
 }
 
@@ -1917,6 +2097,133 @@ mod tests {
         assert_eq!(MapError::BadBits.errno(), 22);
     }
 
+    /// `fold_into()` moves every key with its sums (per CPU, or onto a
+    /// map whose CPUs share them), maxima and private words into a larger
+    /// map that events already wrote to, exactly as a model adds them;
+    /// the drops come along, and a map too small reports what it lost.
+    #[test]
+    fn fold_into_adds_every_count() {
+        use std::collections::HashMap;
+        let src_p = MapParams::new(4, 8, 3, 0).with_private_words(2).per_cpu(4);
+        assert_eq!(src_p.n_cpus, 4);
+        let src_s = storage(&src_p);
+        let src = TracingMap::new(src_p, &src_s).unwrap();
+        // key -> (hits, sum, max, private)
+        let mut model: HashMap<u64, (u64, u64, u64, u64)> = HashMap::new();
+        let mut x = 12345u64;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut dropped = 0;
+        for _ in 0..400 {
+            let key = rnd() % 24;
+            let (cpu, v) = ((rnd() % 4) as u32, rnd() % 1000);
+            match src.insert_uncounted(&k(key), |e| {
+                e.private_words()[1].store(key + 7, Ordering::Relaxed)
+            }) {
+                Some(e) => {
+                    e.update_sum_on(cpu, 0, 1);
+                    e.update_sum_on(cpu, 1, v);
+                    e.update_max_on(cpu, 2, v);
+                    let m = model.entry(key).or_insert((0, 0, 0, key + 7));
+                    m.0 += 1;
+                    m.1 += v;
+                    m.2 = m.2.max(v);
+                }
+                None => dropped += 1,
+            }
+        }
+        assert_eq!(src.len(), 16);
+        assert_eq!(src.drops(), dropped);
+        for (key, m) in &model {
+            let e = src.lookup(&k(*key)).unwrap();
+            assert_eq!(
+                (e.read_sum(0), e.read_sum(1), e.read_max(2)),
+                (m.0, m.1, m.2),
+                "src {key}"
+            );
+        }
+        for n_cpus in [4, 1] {
+            let mut dst_p = MapParams::new(6, 8, 3, 0).with_private_words(2);
+            dst_p.n_cpus = n_cpus;
+            dst_p = dst_p.per_cpu(n_cpus);
+            let dst_s = storage(&dst_p);
+            let dst = TracingMap::new(dst_p, &dst_s).unwrap();
+            // Events that came to the new map before the fold: an old
+            // key (its private words are the old entry's after) and a
+            // new one.
+            let mut want = model.clone();
+            let old = *model.keys().next().unwrap();
+            for key in [old, 99] {
+                let e = dst
+                    .insert_uncounted(&k(key), |e| {
+                        e.private_words()[1].store(1, Ordering::Relaxed)
+                    })
+                    .unwrap();
+                e.update_sum_on(1, 0, 1);
+                e.update_sum_on(1, 1, 5000);
+                e.update_max_on(1, 2, 5000);
+                let m = want.entry(key).or_insert((0, 0, 0, 1));
+                *m = (m.0 + 1, m.1 + 5000, 5000, m.3);
+            }
+            let moved = src.fold_into(&dst, |i| i == 2, |_| panic!("lost")).unwrap();
+            assert_eq!(moved, 16);
+            assert_eq!(dst.drops(), dropped);
+            assert_eq!(dst.len(), want.len());
+            for (key, (hits, sum, max, private)) in &want {
+                let e = dst.lookup(&k(*key)).unwrap();
+                let got = (e.read_sum(0), e.read_sum(1), e.read_max(2));
+                assert_eq!(got, (*hits, *sum, *max), "key {key}");
+                assert_eq!(e.private_words()[1].load(Ordering::Relaxed), *private);
+            }
+        }
+        // Into a map too small: what does not fit is reported, not lost
+        // silently.
+        let small_p = MapParams::new(3, 8, 3, 0).with_private_words(2);
+        let small_s = storage(&small_p);
+        let small = TracingMap::new(small_p, &small_s).unwrap();
+        let mut lost = 0;
+        let moved = src.fold_into(&small, |i| i == 2, |_| lost += 1).unwrap();
+        assert_eq!((moved, lost), (8, 8));
+        // Another shape is refused.
+        let other_p = MapParams::new(6, 8, 2, 0).with_private_words(2);
+        let other_s = storage(&other_p);
+        let other = TracingMap::new(other_p, &other_s).unwrap();
+        assert!(src.fold_into(&other, |_| false, |_| ()).is_err());
+    }
+
+    /// The fold's insert of a key whose entry another inserter claimed
+    /// (pending) waits it out and inserts the key once that entry turns
+    /// dead, and the drops its give-ups counted are taken back: none is
+    /// left, however long the wait. (If the entry stays pending past the
+    /// fold's bound, `None`, and still no drop.)
+    #[test]
+    fn fold_insert_waits_out_a_pending_entry() {
+        let p = MapParams::new(2, 8, 1, 0);
+        let s = storage(&p);
+        let m = TracingMap::new(p, &s).unwrap();
+        let key = k(5);
+        let h = m.hash_key(&key);
+        let at = m.start(h);
+        m.entries[at].store(h as u64, Ordering::Relaxed);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                std::thread::yield_now();
+                m.entries[at].store(h as u64 | (DEAD as u64) << 32, Ordering::Release);
+            });
+            if let Some(e) = m.fold_insert(&key, |_| {}) {
+                assert_eq!(m.lookup(&key).unwrap().index(), e.index());
+            }
+        });
+        assert_eq!(m.drops(), 0);
+        // Once dead, it is inserted past the dead entry at once.
+        assert!(m.fold_insert(&key, |_| {}).is_some());
+        assert_eq!((m.drops(), m.len()), (0, 1));
+    }
+
     /// A compiled program's key of exactly the map's words finds what
     /// the byte key does; a key of another size is a drop, not an entry.
     #[test]
@@ -2062,6 +2369,34 @@ mod tests {
                 "key size {key_size}, {n_sums} sums"
             );
         }
+    }
+
+    /// [`SumsIndex`] finds the element of each CPU's copy of its sums,
+    /// and of the part after the hitcount, whether the CPUs share them
+    /// or not; nothing for a slice elsewhere, or for strides that are
+    /// not powers of two.
+    #[test]
+    fn sums_index_finds_the_element() {
+        for (n_sums, n_vars, cpus) in [(2, 0, 1), (3, 0, 1), (2, 0, 3), (3, 0, 4), (1, 0, 2)] {
+            let p = MapParams::new(7, 8, n_sums, n_vars).with_cpus(cpus);
+            let s = storage(&p);
+            let m = TracingMap::new(p, &s).unwrap();
+            let index = m.sums_index().unwrap();
+            for idx in 0..m.max_elts() as u32 {
+                for cpu in 0..cpus as u32 {
+                    let sums = m.cpu_sums(idx, cpu).unwrap().words();
+                    assert_eq!(index.elt(sums), Some(idx), "{n_sums} {cpu}");
+                    assert_eq!(index.elt(&sums[n_sums - 1..]), Some(idx));
+                }
+            }
+            let elsewhere = [AtomicU64::new(0)];
+            assert_eq!(index.elt(&elsewhere), None);
+            assert_eq!(index.elt(&s[..1]), None);
+        }
+        // Shared sums among 21 data words: a stride of 24 words.
+        let p = MapParams::new(7, 8, 5, 15);
+        let s = storage(&p);
+        assert!(TracingMap::new(p, &s).unwrap().sums_index().is_none());
     }
 
     #[test]

@@ -227,9 +227,20 @@ pub fn write_keys(
     comm: &[u8],
     resolver: &dyn Resolver,
 ) -> fmt::Result {
+    write_key_parts(out, keys.iter().copied(), comm, resolver)
+}
+
+/// [`write_keys`] of the parts `keys` gives, one after the other (no
+/// array of them on the stack: a trigger has up to eight).
+pub fn write_key_parts<'k>(
+    out: &mut dyn Write,
+    keys: impl Iterator<Item = KeyPart<'k>>,
+    comm: &[u8],
+    resolver: &dyn Resolver,
+) -> fmt::Result {
     let mut multiline = false;
     out.write_str("{ ")?;
-    for (i, key) in keys.iter().enumerate() {
+    for (i, key) in keys.enumerate() {
         if i > 0 {
             out.write_str(", ")?;
         }

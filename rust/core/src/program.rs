@@ -13,14 +13,26 @@
 //! Every other trigger takes the general path, which
 //! [`super::hist_data::HistData`] interprets; both give the same key and
 //! sums for every record (see the tests).
+//!
+//! Values with a statistic ([`super::stats`]) compile too: each value's
+//! slot operation ([`SlotOp`]) is part of the program. The quick loop
+//! of the plain sums ([`Program::add_values_fast`]) takes a value with a
+//! `.min`, `.max` or `.quantiles` as one whose load is not quick, so that
+//! it stops there and leaves it, and the values after it, to the
+//! histogram's code out of line: [`Program::last_stat`] for the commonest
+//! case (one statistic of a number, last), else [`Program::add_values`],
+//! which applies each value's operation. The programs without
+//! statistics run the quick loop they ran before, not one instruction
+//! more.
 
 use core::num::NonZeroU64;
 
 use super::grammar::{TRACING_MAP_KEYS_MAX, TRACING_MAP_VALS_MAX};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::map::{hash_finish, hash_word, MapKey};
+use super::map::{hash_finish, hash_word, raise, MapKey};
 use super::record::{rec_num, rec_u32};
+use super::stats::SlotOp;
 
 /// A number of the record: C's `hist_field_{s,u}{8,16,32,64}()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +92,18 @@ impl Load {
             },
         }
     }
+}
+
+/// What [`Program::last_stat`] did with the last value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// Raised its slot.
+    Done,
+    /// Nothing: it is this `.quantiles` value, for its sketch.
+    Sketch(u64),
+    /// Nothing: it is not such a value, or its number is not in the
+    /// record.
+    NotQuick,
 }
 
 /// `order_base_2()`: 0 and 1 give 0.
@@ -206,6 +230,20 @@ impl Op {
             value: then == Then::Value,
             then,
             bucket: NonZeroU64::new(bucket).unwrap_or(NonZeroU64::MIN),
+            load,
+        }
+    }
+
+    /// An op of `load` that is never quick: its word is never in the
+    /// record, so [`eval_fast`](Self::eval_fast) gives `None` at once,
+    /// and [`eval`](Self::eval) evaluates `load`.
+    fn not_quick(load: Load) -> Self {
+        Op {
+            num: NO_NUM,
+            whole: false,
+            value: false,
+            then: Then::Slow,
+            bucket: NonZeroU64::MIN,
             load,
         }
     }
@@ -417,10 +455,56 @@ pub struct Program {
     short: bool,
     /// The words of a key of up to [`SHORT_WORDS`] words, one by one.
     short_words: [KeyWord; SHORT_WORDS],
-    /// Hitcount (always 1) first.
+    /// Hitcount (always 1) first, as [`add_values_fast`] runs them: a
+    /// value whose operation is not an add is never quick there
+    /// ([`Op::not_quick`]).
+    ///
+    /// [`add_values_fast`]: Self::add_values_fast
     sums: [Op; TRACING_MAP_VALS_MAX],
     n_sums: u8,
+    /// How each sum updates its slot.
+    ops: [SlotOp; TRACING_MAP_VALS_MAX],
+    /// The number each sum reads, if it is one ([`NO_NUM`] if not): how
+    /// [`apply`](Self::apply) reads one whose op is not quick.
+    nums: [NumOp; TRACING_MAP_VALS_MAX],
+    /// Whether some operation is not an add.
+    stats: bool,
+    /// The last sum, when it is a `.min`, `.max` or `.quantiles` of a
+    /// number ([`last_stat`](Self::last_stat)).
+    last: LastStat,
 }
+
+/// The last sum of a program, a `.min`, `.max` or `.quantiles` of a
+/// number, as [`Program::last_stat`] applies it: the number as an
+/// [`Op`] reads it (shifted and masked even when it is its whole word:
+/// no test), and what is done with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LastStat {
+    /// The `from` of [`Program::add_values`] at which it applies, the
+    /// values before it being plain sums, done: `u8::MAX` for none.
+    from: u8,
+    num: NumOp,
+    /// The slot is raised to the number `^ xor`, unless `sketch`.
+    xor: u64,
+    /// Whether it is a `.quantiles` value, for its sketch.
+    sketch: bool,
+}
+
+/// No [`LastStat`].
+const NO_LAST: LastStat = LastStat {
+    from: u8::MAX,
+    num: NO_NUM,
+    xor: 0,
+    sketch: false,
+};
+
+/// No number: its word is never in the record.
+const NO_NUM: NumOp = NumOp {
+    word_at: u32::MAX,
+    lshift: 0,
+    rshift: 0,
+    mask: 0,
+};
 
 /// The most words of a key [`Program::short_key_fast`] builds.
 pub const SHORT_WORDS: usize = 4;
@@ -439,19 +523,24 @@ impl Program {
         short_words: [KeyWord::Zero; SHORT_WORDS],
         sums: [ONE; TRACING_MAP_VALS_MAX],
         n_sums: 0,
+        ops: [SlotOp::Add; TRACING_MAP_VALS_MAX],
+        nums: [NO_NUM; TRACING_MAP_VALS_MAX],
+        stats: false,
+        last: NO_LAST,
     };
 
     /// Compiles a trigger's event path from its keys, in order (what each
     /// loads, and its offset and size in the key of `key_size` bytes),
     /// and its `n_sums` sums (hitcount first), if they have one of the
     /// shapes a program covers; `None` (also for a key or sum that is
-    /// `None`, not a load) sends its events down the general path. The
+    /// `None`, not a load) sends its events down the general path. Each
+    /// sum comes with how it updates its slot (hitcount's is an add). The
     /// caller has checked that the trigger has nothing else to do per
     /// event ([`HistData::program`](super::hist_data::HistData::program)).
     pub fn compile(
         key_size: usize,
         keys: impl Iterator<Item = Option<(KeyLoad, usize, usize)>>,
-        sums: impl Iterator<Item = Option<Load>>,
+        sums: impl Iterator<Item = (Option<Load>, SlotOp)>,
         n_sums: usize,
     ) -> Option<Self> {
         let mut p = Program {
@@ -465,6 +554,10 @@ impl Program {
             short_words: [KeyWord::Zero; SHORT_WORDS],
             sums: [ONE; TRACING_MAP_VALS_MAX],
             n_sums: 0,
+            ops: [SlotOp::Add; TRACING_MAP_VALS_MAX],
+            nums: [NO_NUM; TRACING_MAP_VALS_MAX],
+            stats: false,
+            last: NO_LAST,
         };
         let mut tiled_to = 0;
         for key in keys {
@@ -508,22 +601,56 @@ impl Program {
         }
         p.tiled &= tiled_to == key_size;
         p.words &= usize::from(p.n_keys) * 8 == key_size;
-        for load in sums {
+        for (load, op) in sums {
             let load = load?;
             if load.num().is_some_and(|n| !n.readable()) {
                 return None;
             }
-            *p.sums.get_mut(usize::from(p.n_sums))? = Op::new(load);
+            let i = usize::from(p.n_sums);
+            *p.ops.get_mut(i)? = op;
+            if let Load::Num(n) = load {
+                *p.nums.get_mut(i)? = NumOp::new(n).unwrap_or(NO_NUM);
+            }
+            *p.sums.get_mut(i)? = match op {
+                SlotOp::Add => Op::new(load),
+                _ => Op::not_quick(load),
+            };
+            p.stats |= op != SlotOp::Add;
             p.n_sums += 1;
         }
-        if usize::from(p.n_sums) != n_sums || p.sums[0] != ONE {
+        if usize::from(p.n_sums) != n_sums || p.sums[0] != ONE || p.ops[0] != SlotOp::Add {
             return None;
         }
+        p.last = p.last_plan().unwrap_or(NO_LAST);
         if let Some(words) = p.short_plan() {
             p.short = true;
             p.short_words = words;
         }
         Some(p)
+    }
+
+    /// The [`LastStat`] of the last sum, if it is a `.min`, `.max` or
+    /// `.quantiles` of a number, after plain sums only.
+    fn last_plan(&self) -> Option<LastStat> {
+        let last = usize::from(self.n_sums).checked_sub(1)?;
+        let ops = self.ops.get(..last)?;
+        if last == 0 || ops.iter().any(|&op| op != SlotOp::Add) {
+            return None;
+        }
+        let Load::Num(n) = self.sums.get(last)?.load else {
+            return None;
+        };
+        let (xor, sketch) = match *self.ops.get(last)? {
+            SlotOp::Max { xor } => (xor, false),
+            SlotOp::Sketch => (0, true),
+            SlotOp::Add => return None,
+        };
+        Some(LastStat {
+            from: u8::try_from(last - 1).ok()?,
+            num: NumOp::new(n)?,
+            xor,
+            sketch,
+        })
     }
 
     /// The words of the key, as [`short_key_fast`](Self::short_key_fast)
@@ -651,13 +778,80 @@ impl Program {
         Ok(())
     }
 
-    /// Adds the values of `rec` from value `from` on (see
-    /// [`add_values_fast`](Self::add_values_fast)) to `values`.
-    pub fn add_values(&self, rec: &[u8], values: &[AtomicU64], from: usize) {
-        let ops = self.sums.get(1..usize::from(self.n_sums)).unwrap_or(&[]);
-        for (op, sum) in ops.iter().zip(values).skip(from) {
-            sum.fetch_add(op.eval(rec), Ordering::Relaxed);
+    /// Applies the values of `rec` from value `from` on (see
+    /// [`add_values_fast`](Self::add_values_fast)) to `values`, each as
+    /// its operation says ([`apply`](Self::apply)), `sketch(i, value)`
+    /// recording a `.quantiles` value, sum `i`.
+    pub fn add_values(
+        &self,
+        rec: &[u8],
+        values: &[AtomicU64],
+        from: usize,
+        mut sketch: impl FnMut(usize, u64),
+    ) {
+        for i in from + 1..self.n_sums() {
+            if let Some(v) = self.apply(rec, values, i) {
+                sketch(i, v);
+            }
         }
+    }
+
+    /// Applies sum `i` of `rec` to `values`, the element's sums after its
+    /// hitcount, as its operation says: an add, or the atomic maximum of
+    /// its encoded value ([`raise`]: NMI-safe, as an add is, even against
+    /// an update of the same slot by an NMI on this CPU). A `.quantiles`
+    /// value leaves its slot at 0 and is returned, for its sketch.
+    #[inline(always)]
+    pub fn apply(&self, rec: &[u8], values: &[AtomicU64], i: usize) -> Option<u64> {
+        let (Some(load), Some(&op), Some(num), Some(sum)) = (
+            self.sums.get(i),
+            self.ops.get(i),
+            self.nums.get(i),
+            values.get(i.wrapping_sub(1)),
+        ) else {
+            return None;
+        };
+        let v = match read_word(rec, num.word_at) {
+            Some(word) => num.of(word),
+            None => load.eval(rec),
+        };
+        match op {
+            SlotOp::Add => {
+                sum.fetch_add(v, Ordering::Relaxed);
+            }
+            SlotOp::Max { xor } => raise(sum, v ^ xor),
+            SlotOp::Sketch => return Some(v),
+        }
+        None
+    }
+
+    /// [`add_values`](Self::add_values) of the commonest values with a
+    /// statistic, a `.min`, `.max` or `.quantiles` of a number, last,
+    /// after plain sums (done: `from` is its index in `values`), whose
+    /// number is in `rec`: a few loads, a test and the atomic maximum;
+    /// [`Applied::NotQuick`], having done nothing, for any other.
+    #[inline(always)]
+    pub fn last_stat(&self, rec: &[u8], values: &[AtomicU64], from: usize) -> Applied {
+        let last = &self.last;
+        if from != usize::from(last.from) {
+            return Applied::NotQuick;
+        }
+        let (Some(word), Some(sum)) = (read_word(rec, last.num.word_at), values.get(from)) else {
+            return Applied::NotQuick;
+        };
+        let v = last.num.of(word);
+        if last.sketch {
+            return Applied::Sketch(v);
+        }
+        raise(sum, v ^ last.xor);
+        Applied::Done
+    }
+
+    /// Whether some value has a statistic that is not a plain sum
+    /// (`.min`, `.max`, `.quantiles`).
+    #[inline(always)]
+    pub fn has_stats(&self) -> bool {
+        self.stats
     }
 
     /// The key of `rec` in the first [`key_words`](Self::key_words)
@@ -772,7 +966,7 @@ impl Program {
         usize::from(self.n_sums)
     }
 
-    /// The value `rec` adds to sum `i` (hitcount, sum 0, adds 1).
+    /// The value `rec` gives sum `i` (hitcount, sum 0, adds 1).
     #[inline(always)]
     pub fn value(&self, i: usize, rec: &[u8]) -> u64 {
         self.sums.get(i).map_or(0, |l| l.eval(rec))
@@ -1083,7 +1277,7 @@ mod tests {
                 let p = Program::compile(
                     key_size,
                     keys.map(Some).into_iter(),
-                    [Some(Load::One)].into_iter(),
+                    [(Some(Load::One), SlotOp::Add)].into_iter(),
                     1,
                 );
                 let p = p.unwrap();

@@ -77,6 +77,7 @@ pub mod enable;
 pub mod error;
 pub mod event;
 pub mod grammar;
+pub mod grow;
 pub mod hist_data;
 pub mod histogram;
 pub mod json;

@@ -7,7 +7,7 @@
 use core::ffi::CStr;
 
 use super::error::{HistError, C_ERR_TEXT_NUL, HIST_ERROR_KINDS};
-use super::grammar::{parse_trigger_in, TriggerSpec};
+use super::grammar::{parse_trigger_ext, parse_trigger_in, TriggerSpec};
 
 /// The names of rhist's trigger commands and per-event files.
 #[derive(Debug)]
@@ -73,6 +73,12 @@ pub fn parse(text: &str) -> Result<TriggerSpec<'_>, HistError> {
 /// [`parse`] for the command registered under `names`.
 pub fn parse_as<'a>(names: &Names, text: &'a str) -> Result<TriggerSpec<'a>, HistError> {
     parse_trigger_in(names.prefix, text)
+}
+
+/// [`parse_as`] with rhist's `grow` flag: see
+/// [`super::grammar::parse_trigger_ext`].
+pub fn parse_ext_as<'a>(names: &Names, text: &'a str) -> Result<TriggerSpec<'a>, HistError> {
+    parse_trigger_ext(names.prefix, text)
 }
 
 #[cfg(test)]

@@ -13,8 +13,8 @@
 # be shown as "GAP ..." and counted apart; so is a text that would make C
 # read its own stack into a key and warn, which only rhist gets ("CBUG
 # ...", see string_bucket), and a text rhist takes as one of its
-# extensions, which hist rejects ("EXT ...": value statistics, see
-# ext_check; common_comm, see comm_check).
+# extensions, which hist rejects ("EXT ...": value statistics or more
+# keys, values or sort keys, see ext_check; common_comm, see comm_check).
 #
 # The inner loop forks only to copy tracefs files (busybox's read takes
 # minutes over a large C hist file) and when two files differ.
@@ -168,21 +168,75 @@ stat_text() {
 	return 1
 }
 
+# more_text TEXT: whether TEXT has more keys (4 or more) or values (3 or
+# more) than hist takes: rhist's extension, which hist rejects; sets
+# nkeys to the number of keys of its last keys= piece.
+more_text() {
+	trig=${1%%" if "*} more=1 nkeys=0
+	set -f
+	IFS=:
+	for piece in $trig; do
+		IFS=,
+		case "$piece" in
+		keys=* | key=*)
+			set -- ${piece#*=}
+			nkeys=$#
+			[ $# -lt 4 ] || more=0 ;;
+		vals=* | values=* | val=*)
+			set -- ${piece#*=}
+			[ $# -lt 3 ] || more=0 ;;
+		esac
+		IFS=:
+	done
+	unset IFS
+	set +f
+	return $more
+}
+
 # without_vals TEXT: TEXT without its values, sort keys and nohitcount
-# (and the filter kept); sets plain.
+# (and the filter kept), its keys cut to hist's first three; sets plain,
+# and cut when keys were cut.
 without_vals() {
-	trig=$1 filt= plain= sep=
+	trig=$1 filt= plain= sep= cut=
 	case "$1" in *" if "*) trig=${1%%" if "*} filt=" if ${1#*" if "}" ;; esac
 	set -f
 	IFS=:
 	for piece in $trig; do
-		case "$piece" in vals=* | values=* | val=* | sort=* | nohitcount | NOHC) continue ;; esac
+		case "$piece" in
+		vals=* | values=* | val=* | sort=* | nohitcount | NOHC) continue ;;
+		keys=* | key=*)
+			IFS=,
+			set -- ${piece#*=}
+			[ $# -le 3 ] || cut=1
+			k="${piece%%=*}=$1${2+,$2}${3+,$3}"
+			case "$piece" in *,) [ $# -ge 3 ] || k="$k," ;; esac
+			piece=$k
+			IFS=: ;;
+		esac
 		plain="$plain$sep$piece"
 		sep=:
 	done
 	unset IFS
 	set +f
 	plain="$plain$filt"
+}
+
+# project FILE TEXT: FILE's entries (one a line: keys without stack
+# traces) projected on their first three keys, the hitcounts of those
+# that project alike added up (only the keys with nohitcount), sorted.
+project() {
+	awk -v nohc="$(case "$2" in *nohitcount* | *NOHC*) echo 1 ;; esac)" '
+		/^\{/ {
+			k = $0; sub(/ } .*/, "", k); sub(/^\{ /, "", k)
+			n = split(k, p, ", ")
+			key = "{ " p[1]
+			for (i = 2; i <= n && i <= 3; i++) key = key ", " p[i]
+			key = key " }"
+			h = $0; sub(/.*hitcount: */, "", h); sub(/ .*/, "", h)
+			hits[key] += nohc ? 0 : h
+		}
+		END { for (k in hits) print k (nohc ? "" : " hitcount: " hits[k]) }
+	' "$1" | sed 's/ *}/ }/' | sort
 }
 
 # entries FILE: FILE's lines but the comments and rhist's Totals line of
@@ -197,20 +251,31 @@ entries() {
 	esac
 }
 
-# ext_check TEXT: TEXT, with statistics, which hist rejected and rhist
-# took (attached): the same text without values, sort keys and
-# nohitcount, which hist must take (else rhist took what it must not),
-# gives the same entries and hitcounts on the same events; then both go.
+# ext_check TEXT: TEXT, with statistics or more keys or values, which
+# hist rejected and rhist took (attached): the same text without values,
+# sort keys and nohitcount and with its first three keys, which hist must
+# take (else rhist took what it must not), gives the same entries and
+# hitcounts on the same events (rhist's projected on its first three
+# keys, their Hits compared when a key is a stack trace); then both go.
 ext_check() {
 	exts=$((exts + 1))
-	echo "EXT value statistics: [$1]"
+	echo "EXT value statistics or more fields: [$1]"
 	without_vals "$1"
 	if echo "hist:$plain" >> $T 2> /dev/null; then
 		fire count=200 seed=$n keys=40
 		cat $EV/hist > /tmp/c
 		cat $EV/rhist > /tmp/r
-		entries /tmp/c "$1" > /tmp/cs
-		entries /tmp/r "$1" > /tmp/rs
+		case "$cut$1" in
+		1*[sS][tT][aA][cC][kK][tT][rR][aA][cC][eE]*)
+			grep '^    Hits:' /tmp/c > /tmp/cs
+			grep '^    Hits:' /tmp/r > /tmp/rs ;;
+		1*)
+			project /tmp/c "$1" > /tmp/cs
+			project /tmp/r "$1" > /tmp/rs ;;
+		*)
+			entries /tmp/c "$1" > /tmp/cs
+			entries /tmp/r "$1" > /tmp/rs ;;
+		esac
 		same /tmp/cs /tmp/rs || diff_ ext "$1" "hist [$plain]: [$la] rhist: [$lb]"
 		echo "!hist:$plain" >> $T 2> /dev/null
 	else
@@ -261,7 +326,7 @@ while IFS= read -r t; do
 		# rhist's extension: checked apart, then gone.
 		comm_check "$t"
 		ra=0
-	elif [ $ha = 0 ] && [ $ra = 1 ] && stat_text "$t"; then
+	elif [ $ha = 0 ] && [ $ra = 1 ] && { stat_text "$t" || more_text "$t"; }; then
 		# rhist's extension: checked apart, then gone.
 		ext_check "$t"
 		ra=0

@@ -10,14 +10,16 @@ duplicates tokens, splices in a ':' section of another text. Writes a
 header line "# fuzz-guest seed=S n=N" and N distinct texts, one a line,
 as written after "hist:". The same seed gives the same texts.
 
-The last N/20 texts use rhist's extension, value statistics (.min, .max,
-.avg, .quantiles on values, which hist rejects): a corpus text given values with
-statistics, maybe a sort on one, then mutated as the others are, the
-statistics among the tokens. The N/40 before them use another, common_comm
-(the task's name, and the generic comm, which hist 6.12 rejects): a corpus
-text with a field replaced by one of COMM_FIELDS, then mutated. The other
-texts are those the generator gave before it made these (the same
-N - N/20 - N/40 first ones for a seed).
+The last texts use rhist's extensions, which hist rejects: N/40 with
+common_comm (the task's name, and the generic comm, which hist 6.12
+rejects): a corpus text with a field replaced by one of COMM_FIELDS, then
+mutated; N/20 with value statistics (.min, .max, .avg, .quantiles on
+values): a corpus text given values with statistics, maybe a sort on one,
+then mutated as the others are, the statistics among the tokens; then
+N/20 with more keys (4 to 9), values (3 to 17) or sort keys (3 to 5) than
+hist takes, some of them statistics, then mutated likewise. The other
+texts are the first ones the generator gives for the seed, as before
+these were made.
 """
 
 import argparse
@@ -62,6 +64,18 @@ COMM_FIELDS = ["common_comm", "common_comm", "comm", "COMM",
                "common_comm.hex", "common_comm.log2", "comm.buckets=10",
                "common_comm.execname", "common_comm.descending",
                "common_comm.stacktrace", "common_comm+1"]
+
+# rhist's extension: more keys, values and sort keys than hist's.
+MORE_KEYS = ["a", "b", "c", "s", "ip", "cpu", "common_pid", "common_cpu",
+             "common_type", "b.hex", "c.log2", "a.buckets=100", "ip.sym",
+             "common_pid.execname", "b-c"]
+MORE_VALS = ["a", "b", "c", "ip", "cpu", "common_pid", "b.hex", "b-c",
+             "a/3", "common_timestamp", "hitcount", "b.percent", "b.max",
+             "c.min", "a.avg"]
+# Now and then: big keys (d 256 bytes, a stack trace 128: the key's 384
+# bytes run out), a sketch, what is not a value, or no field at all.
+MORE_RARE = ["d", "stacktrace", "common_stacktrace", "b.quantiles", "s",
+             "nosuch"]
 
 TOKEN_RE = re.compile(r'"[^"]*"|\.sym-offset|\.buckets=|\$?[A-Za-z_][A-Za-z0-9_]*'
                       r'|0x[0-9a-fA-F]+|[0-9]+|==|!=|<=|>=|&&|\|\||\s+|.')
@@ -189,15 +203,60 @@ def generate_comm(n, seed, corpus, seen):
     return out
 
 
+def with_more(rng, text):
+    """text with more keys, values or sort keys than hist takes."""
+    trig, sep, filt = text.partition(" if ")
+    parts = [p for p in trig.split(":")
+             if not p.startswith(("keys=", "key=", "vals=", "values=",
+                                  "val=", "sort="))]
+    n_keys = rng.choice([1, 2, 3, 4, 4, 5, 6, 8, 8, 9])
+    n_vals = rng.choice([0, 1, 2, 3, 3, 4, 8, 16, 16, 17])
+    if n_keys <= 3 and n_vals <= 2:
+        n_keys = rng.choice([4, 8])
+    keys = [rng.choice(MORE_KEYS) for _ in range(n_keys)]
+    vals = [rng.choice(MORE_VALS) for _ in range(n_vals)]
+    for fields in (keys, vals):
+        if fields and rng.random() < 0.25:
+            fields[rng.randrange(len(fields))] = rng.choice(MORE_RARE)
+    more = ["keys=" + ",".join(keys)]
+    if vals:
+        more.append("vals=" + ",".join(vals))
+    if rng.random() < 0.5:
+        names = [k for k in keys + vals if not k.startswith("nosuch")]
+        names += ["hitcount"]
+        sort = [rng.choice(names) + rng.choice(["", "", ".descending"])
+                for _ in range(rng.choice([1, 2, 3, 4, 4, 5]))]
+        more.append("sort=" + ",".join(sort))
+    return ":".join(more + parts) + sep + filt
+
+
+def generate_more(n, seed, corpus, seen):
+    """n texts with more keys, values or sort keys (rhist's extension),
+    not in seen."""
+    rng = random.Random("more %d" % seed)
+    out = []
+    tries = 0
+    while len(out) < n and tries < 100 * n:
+        tries += 1
+        text = with_more(rng, rng.choice(corpus))
+        for _ in range(rng.choice([0, 0, 0, 1, 1, 2])):
+            text = mutate(rng, text, corpus)
+        if "\n" in text or len(text) > MAX_LEN or text in seen:
+            continue
+        seen.add(text)
+        out.append(text)
+    return out
+
+
 def generate(n, seed):
     corpus = load_corpus()
     rng = random.Random(seed)
     seen = set()
     out = []
     tries = 0
-    n_stats = n // 20
+    n_stats = n_more = n // 20
     n_comm = n // 40
-    n -= n_stats + n_comm
+    n -= n_stats + n_more + n_comm
     while len(out) < n and tries < 100 * n:
         tries += 1
         text = rng.choice(corpus)
@@ -209,7 +268,8 @@ def generate(n, seed):
         seen.add(text)
         out.append(text)
     out += generate_comm(n_comm, seed, corpus, seen)
-    return out + generate_stats(n_stats, seed, corpus, seen)
+    return (out + generate_stats(n_stats, seed, corpus, seen)
+            + generate_more(n_more, seed, corpus, seen))
 
 
 def main():

@@ -34,8 +34,8 @@ keys=nosuchfield
 keys=a:vals=nosuchfield
 keys=a:sort=nosuchfield
 keys=a:sort=b
-keys=a,b,c,s
-keys=a:vals=b,c,ip
+keys=a,b,c,s,a,b,c,ip,cpu
+keys=a:vals=b,c,ip,b,c,ip,b,c,ip,b,c,ip,b,c,ip,b,c
 keys=a.sym.hex
 keys=a:vals=b.log2
 keys=a:vals=b.buckets=10
@@ -53,7 +53,9 @@ keys=a:NOHC:vals=hitcount
 keys=a:size=0
 keys=a:size=1000000000
 keys=a:size=abc
-keys=s,d,ip,a
+keys=s,d,ip,a,stacktrace
+keys=a,b:vals=b:sort=a,b,hitcount
+keys=a,b,c,s:sort=a,b,c,s,hitcount
 keys=a:sort=hitcount.up
 keys=a:sort=.descending
 keys=a:sort=hitcount,

@@ -172,12 +172,12 @@ expect_write "!rhist:name=pq:$Q" $T
 refs '!'
 
 # 7. What both reject keeps hist's error (errno, entry, caret): a signed
-# value, sorting on a sketch or one of its quantiles, a string, seven
-# values.
+# value, sorting on a sketch or one of its quantiles, a string,
+# seventeen values.
 for t in 'keys=a:vals=c.quantiles' 'keys=a:vals=b.quantiles:sort=b.quantiles' \
 	'keys=a:vals=b.quantiles:sort=b.p99' 'keys=a:vals=s.quantiles' \
 	'keys=a:vals=b.quantile' \
-	'keys=a:vals=b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min'; do
+	'keys=a:vals=b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min,b,b,b,b,b,b,b,b,b,b'; do
 	compare_hist_rhist "$t"
 done
 expect_no_grep '^hist:\|^rhist:' $T

@@ -175,8 +175,9 @@ cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r | head; fail "onmax() and b.max"; }
 
 # 8. What both reject keeps hist's error (errno, entry, caret).
 for t in 'keys=a:vals=s.max' 'keys=a:vals=b.max:sort=nosuch' 'keys=a:vals=b.maxi' \
-	'keys=nosuch:vals=b.max' 'keys=a:vals=a,b,c,b.max' 'keys=a:vals=b.percent.max' \
-	'keys=a:vals=b.min,b.max,b.avg,c.min,c.max,c.avg,a.max' 'keys=a:vals=$nosuch.max'; do
+	'keys=nosuch:vals=b.max' 'keys=a:vals=a,b,c,b.max,nosuch' 'keys=a:vals=b.percent.max' \
+	'keys=a:vals=b.min,b.max,b.avg,c.min,c.max,c.avg,a.max,a,a,a,a,a,a,a,a,a,a' \
+	'keys=a:vals=$nosuch.max'; do
 	compare_hist_rhist "$t"
 done
 expect_no_grep '^hist:\|^rhist:' $T

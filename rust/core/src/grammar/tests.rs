@@ -532,7 +532,7 @@ fn vals_with_statistics() {
     assert!(!may("keys=pid:vals=a:sort=a.max"));
     assert!(!may("keys=a.max:vals=b"));
     let vals = |t: &'static str| {
-        let v = parse(t).vals_with_stats();
+        let v = parse(t).vals_ext();
         (
             v.fields().to_vec(),
             v.too_many_error(),
@@ -551,12 +551,22 @@ fn vals_with_statistics() {
     let six = std::vec!["a.min", "a.max", "a.avg", "b.min", "b.max", "b.avg"];
     assert_eq!(
         vals("keys=pid:vals=a.min,a.max,a.avg,b.min,b.max,b.avg"),
-        (six.clone(), None, None)
+        (six, None, None)
     );
+    // Sixteen fields, sums or statistics, then too many.
+    let sixteen: Vec<std::string::String> = (0..16).map(|i| std::format!("v{i}")).collect();
+    let text = std::format!("keys=pid:vals={}", sixteen.join(","));
+    let text: &'static str = std::boxed::Box::leak(text.into_boxed_str());
+    let (fields, too_many, _) = vals(text);
     assert_eq!(
-        vals("keys=pid:vals=a.min,a.max,a.avg,b.min,b.max,b.avg,c"),
-        (six, Some(EINVAL), None)
+        (fields, too_many),
+        (sixteen.iter().map(|s| &**s).collect(), None)
     );
+    let text = std::format!("keys=pid:vals={},hitcount", sixteen.join(","));
+    assert_eq!(vals(std::boxed::Box::leak(text.into_boxed_str())).1, None);
+    let text = std::format!("keys=pid:vals={},c.max", sixteen.join(","));
+    let (fields, too_many, _) = vals(std::boxed::Box::leak(text.into_boxed_str()));
+    assert_eq!((fields.len(), too_many), (16, Some(EINVAL)));
     assert_eq!(
         vals("keys=pid:vals=hitcount:NOHC"),
         (
@@ -1649,4 +1659,46 @@ fn random_expressions() {
         }
         let _ = spec.check_syntax();
     }
+}
+
+/// `grow` is rhist's: hist's parse rejects it as it rejects any unknown
+/// attribute (silently), and the extension's parse takes it where `grow`
+/// may go; wherever either fails, the error is hist's.
+#[test]
+fn grow_is_an_extension_with_hists_errors() {
+    let ext = |text| parse_trigger_ext(HIST_PREFIX, text);
+    for text in [
+        "keys=a:grow",
+        "grow:keys=a:size=128",
+        "keys=a:vals=b:grow:sort=b if a > 1",
+    ] {
+        assert_eq!(err(text), EINVAL, "{text}");
+        let spec = ext(text).unwrap();
+        assert!(spec.grow(), "{text}");
+        assert_eq!(spec.grow_error(), EINVAL);
+    }
+    assert!(!ext("keys=a").unwrap().grow());
+    assert_eq!(ext("keys=a:size=128:grow").unwrap().map_bits(), Some(7));
+    // Combined with what it may not be: hist's error, with nothing
+    // logged, whichever comes first in the text.
+    for (text, scope) in [
+        ("keys=a:grow:x=b", GrowScope::Variables),
+        ("keys=a:x=b:grow", GrowScope::Variables),
+        ("keys=a:grow:onmax($x).save(xy)", GrowScope::Actions),
+        ("name=n:keys=a:grow", GrowScope::Named),
+    ] {
+        assert_eq!(ext(text).unwrap_err(), EINVAL, "{text}");
+        let spec = parse_pieces(HIST_PREFIX, text, true)
+            .map_err(|e| std::format!("{text}: {e:?}"))
+            .unwrap();
+        assert_eq!(spec.grow_scope(), Err(scope));
+    }
+    // An error hist finds before `grow` is hist's as it is; one after it
+    // is hist's silent error at `grow`, as is a missing `keys=`.
+    assert_eq!(ext("keys=a:x=:grow"), Err(err("keys=a:x=:grow")));
+    assert_ne!(err("keys=a:x=:grow"), EINVAL);
+    assert_eq!(ext("keys=a:grow:x="), Err(EINVAL));
+    assert_eq!(ext("keys=a:grow:bogus"), Err(EINVAL));
+    assert_eq!(ext("vals=b:grow"), Err(EINVAL));
+    assert_eq!(ext("keys=a:grow:grows"), Err(EINVAL));
 }

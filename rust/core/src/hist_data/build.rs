@@ -10,11 +10,13 @@ use super::*;
 ///
 /// First as hist builds it, and so with hist's result for every text: a
 /// text hist builds is built as hist builds it, and the first error is
-/// hist's. Only when that fails and a value ends with a statistic
-/// (`.min`, `.max`, `.avg`, which hist rejects: rhist's extension, see
-/// [`super::super::stats`]), or the text may name `common_comm` (also
-/// rhist's), is the text built again, afresh, with statistics and
-/// `common_comm`; if that fails too, the error is still hist's.
+/// hist's. Only when that fails and the text may be one of rhist's
+/// extensions (a value ending with a statistic, `.min`, `.max`, `.avg`,
+/// `.quantiles`, see [`super::super::stats`]; more keys, values or sort
+/// keys than hist takes, up to [`KEYS_EXT_MAX`], [`VAL_FIELDS_EXT_MAX`]
+/// and [`SORT_KEYS_EXT_MAX`]; `common_comm`) is the text built again,
+/// afresh, as an extension; if that fails too, the error is still
+/// hist's.
 pub(super) fn build<'a>(
     hd: &mut HistData<'a>,
     spec: &TriggerSpec<'a>,
@@ -22,23 +24,23 @@ pub(super) fn build<'a>(
     options: BuildOptions<'_>,
 ) -> Result<(), HistError> {
     match build_as(hd, spec, event, options, false) {
-        Err(e) if spec.may_have_stats() || spec.may_have_comm() => {
+        Err(e) if spec.may_be_extension() || spec.may_have_comm() => {
             *hd = HistData::BLANK;
             hd.spec = *spec;
             hd.comm = spec.may_have_comm();
-            build_as(hd, spec, event, options, spec.may_have_stats()).map_err(|_| e)
+            build_as(hd, spec, event, options, spec.may_be_extension()).map_err(|_| e)
         }
         built => built,
     }
 }
 
-/// [`build`], with statistics or as hist.
+/// [`build`], as an extension or as hist.
 fn build_as<'a>(
     hd: &mut HistData<'a>,
     spec: &TriggerSpec<'a>,
     event: &EventDesc<'a>,
     options: BuildOptions<'_>,
-    stats: bool,
+    ext: bool,
 ) -> Result<(), HistError> {
     // parse_actions(): the grammar did what comes before onmatch()'s
     // look-up of its event.
@@ -57,7 +59,7 @@ fn build_as<'a>(
         handler.action()?;
     }
     let mut b = Builder::new(hd, event, options)?;
-    b.stats = stats;
+    b.ext = ext;
     let built = (|| {
         b.create_val_fields()?;
         b.create_var_fields()?;
@@ -95,8 +97,9 @@ pub(super) struct Builder<'h, 'e, 'a> {
     /// The build stopped at something not supported, where C goes
     /// on (its error is [`not_supported`]).
     unsupported: bool,
-    /// Values may have statistics ([`build`]).
-    stats: bool,
+    /// Built as rhist's extensions ([`build`]): statistics, and more
+    /// keys, values and sort keys.
+    ext: bool,
     /// With [`HistData::comm`], the generic `comm` is `common_comm`.
     pub(super) generic_comm: bool,
 }
@@ -133,7 +136,7 @@ impl<'h, 'e, 'a> Builder<'h, 'e, 'a> {
             log: options.log,
             deferred: None,
             unsupported: false,
-            stats: false,
+            ext: false,
             generic_comm: true,
         })
     }
@@ -185,20 +188,32 @@ impl<'a> Builder<'_, '_, 'a> {
         })?;
         self.hd.vals[0] = hitcount;
         self.hd.n_vals = 1;
-        let vals = match self.stats {
-            false => self.spec().vals(),
-            true => self.spec().vals_with_stats(),
+        let spec = *self.spec();
+        let (hist, ext);
+        let (fields, too_many, need_nohc) = match self.ext {
+            false => {
+                hist = spec.vals();
+                (
+                    hist.fields(),
+                    hist.too_many_error(),
+                    hist.nohitcount_error(),
+                )
+            }
+            true => {
+                ext = spec.vals_ext();
+                (ext.fields(), ext.too_many_error(), ext.nohitcount_error())
+            }
         };
-        for &text in vals.fields() {
-            match self.stats {
+        for &text in fields {
+            match self.ext {
                 false => self.create_val_field(text)?,
                 true => self.create_val_field_or_stat(text)?,
             }
         }
-        if let Some(e) = vals.too_many_error() {
+        if let Some(e) = too_many {
             return Err(e);
         }
-        if let Some(e) = vals.nohitcount_error() {
+        if let Some(e) = need_nohc {
             return Err(e);
         }
         Ok(())
@@ -246,8 +261,7 @@ impl<'a> Builder<'_, '_, 'a> {
     /// `system.event.field`), else a statistic of what is before its last
     /// `.` (`lat.max`, `$lat.min`, `a-b.avg`, `lat.hex.max`): a number,
     /// neither a string, a stack trace, an `.execname` nor a `.percent`
-    /// or `.graph`. At most [`VALS_MAX`] values are sums, as in hist. Its
-    /// errors are not shown (the build's is hist's).
+    /// or `.graph`. Its errors are not shown (the build's is hist's).
     fn create_val_field_or_stat(&mut self, text: &'a str) -> Result<(), HistError> {
         let mark = (
             self.hd.n_nodes,
@@ -285,10 +299,6 @@ impl<'a> Builder<'_, '_, 'a> {
                 (id, Some(stat))
             }
         };
-        let vals = self.hd.val_stats().iter().skip(1);
-        if stat.is_none() && vals.filter(|s| s.is_none()).count() >= VALS_MAX {
-            return Err(not_supported());
-        }
         self.push_val(id, stat)
     }
 
@@ -350,11 +360,22 @@ impl<'a> Builder<'_, '_, 'a> {
 
     /// `create_key_fields()`.
     fn create_key_fields(&mut self) -> Result<(), HistError> {
-        let keys = self.spec().keys();
-        for &key in keys.fields() {
+        let spec = *self.spec();
+        let (hist, ext);
+        let (fields, too_many) = match self.ext {
+            false => {
+                hist = spec.keys();
+                (hist.fields(), hist.too_many_error())
+            }
+            true => {
+                ext = spec.keys_ext();
+                (ext.fields(), ext.too_many_error())
+            }
+        };
+        for &key in fields {
             self.create_key_field(key)?;
         }
-        match keys.too_many_error() {
+        match too_many {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -403,11 +424,29 @@ impl<'a> Builder<'_, '_, 'a> {
 
     /// `create_sort_keys()`.
     fn create_sort_keys(&mut self) -> Result<(), HistError> {
-        let Some(sort) = self.spec().sort_keys() else {
-            return Ok(());
+        // More sort keys only where the keys or values are already an
+        // extension: a text hist could take but for a third sort key
+        // keeps hist's TOO_MANY_SORT_FIELDS, which its selftests check.
+        let spec = *self.spec();
+        let (hist, ext);
+        let (keys, error) = match self.ext && self.hd.fields_beyond_hist() {
+            false => match spec.sort_keys() {
+                Some(sort) => {
+                    hist = sort;
+                    (hist.keys(), hist.error())
+                }
+                None => return Ok(()),
+            },
+            true => match spec.sort_keys_ext() {
+                Some(sort) => {
+                    ext = sort;
+                    (ext.keys(), ext.error())
+                }
+                None => return Ok(()),
+            },
         };
         let mut n = 0;
-        for (i, key) in sort.keys().iter().enumerate() {
+        for (i, key) in keys.iter().enumerate() {
             // A statistic, named as it prints (`lat.max.descending`):
             // hist, which has none, takes the name to be `lat`.
             let stat = (1..self.hd.n_vals).find_map(|j| {
@@ -464,7 +503,7 @@ impl<'a> Builder<'_, '_, 'a> {
             }
             n = i + 1;
         }
-        if let Some(e) = sort.error() {
+        if let Some(e) = error {
             return Err(e);
         }
         self.hd.n_sort_keys = n;

@@ -141,16 +141,16 @@ impl EventContext for Ev {
             *o = f;
         }
     }
+    fn comm(&self) -> [u8; 16] {
+        let mut c = [0u8; 16];
+        c[..self.comm.len()].copy_from_slice(self.comm);
+        c
+    }
 }
 
 impl TaskContext for Ev {
     fn pid(&self) -> i32 {
         self.pid
-    }
-    fn comm(&self) -> [u8; 16] {
-        let mut c = [0u8; 16];
-        c[..self.comm.len()].copy_from_slice(self.comm);
-        c
     }
 }
 

@@ -231,7 +231,8 @@ fn min_max_avg_of_unsigned_and_signed_values() {
     let hd = build(SIX);
     assert!(hd.has_stats());
     assert_eq!(hd.n_sums(), 7);
-    assert!(hd.program().is_none(), "statistics take the general path");
+    // More sums than a program holds: the general path.
+    assert!(hd.program().is_none());
     assert_eq!(
         info(&hd),
         "rhist:keys=a:vals=hitcount,b.min,b.max,b.avg,c.min,c.max,c.avg:sort=hitcount:size=2048"
@@ -452,9 +453,10 @@ fn rejected_texts_keep_hists_errors() {
         ("keys=a:vals=b.max:sort=b", "max"),
         ("keys=a:vals=b.max:sort=b.max.up", "max"),
         ("keys=a:vals=b.max:sort=c", "max"),
-        // Seven statistics.
+        // Seventeen statistics.
         (
-            "keys=a:vals=b.min,b.max,b.avg,c.min,c.max,c.avg,a.max",
+            "keys=a:vals=b.min,b.max,b.avg,c.min,c.max,c.avg,a.max,a.min,a.avg,\
+             b.min,b.max,b.avg,c.min,c.max,c.avg,a.max,a.min",
             "min",
         ),
     ] {
@@ -483,8 +485,10 @@ fn rejected_texts_keep_hists_errors() {
         err("keys=a:vals=nosuch,b.max").kind(),
         Some(HistErrorKind::FieldNotFound)
     );
-    // Three sums are two too many, as in hist: silent.
-    let e = err("keys=a:vals=a,b,c,b.max");
+    // Three sums are taken now (`morefields`); with a bad fifth value,
+    // hist's error, which stops at two: silent.
+    assert_eq!(build("keys=a:vals=a,b,c,b.max").n_sums(), 5);
+    let e = err("keys=a:vals=a,b,c,b.max,nosuch");
     assert_eq!((e.kind(), e.errno()), (None, errno::EINVAL));
     // A reference that resolves nowhere: C's two entries.
     let owner = build("keys=a:t=c");
@@ -498,14 +502,14 @@ fn rejected_texts_keep_hists_errors() {
     for text in [
         "keys=a:vals=b.max:sort=c",
         "keys=a:vals=s.max",
-        "keys=a:vals=a,b,c,b.max",
+        "keys=a:vals=a,b,c,b.max,nosuch",
     ] {
         assert_eq!(err(text), hist_err(text), "{text}");
     }
 }
 
-/// Statistics count apart from sums: two sums as in hist, and up to six
-/// values in all.
+/// Statistics and sums count together: up to sixteen values besides
+/// hitcount, in any mix (`morefields`).
 #[test]
 fn how_statistics_count() {
     assert_eq!(build("keys=a:vals=a,b,c.max").n_sums(), 4);
@@ -513,10 +517,20 @@ fn how_statistics_count() {
     assert_eq!(build("keys=a:vals=a,b,a.min,b.max,c.avg,c.min").n_sums(), 7);
     assert_eq!(build("keys=a:vals=hitcount,b.max,hitcount").n_sums(), 3);
     assert_eq!(build("keys=a:vals=a,b,hitcount,c.max").n_sums(), 4);
-    assert!(try_build_with("keys=a:vals=hitcount,a,b,hitcount,c.max", None).is_err());
-    assert!(try_build_with("keys=a:vals=a,b,a.min,b.max,c.avg,c.min,c.max", None).is_err());
-    // hist's rule for its own texts.
-    assert_eq!(err("keys=a:vals=a,b,c").kind(), None);
+    // A second hitcount is a value, as in hist.
+    assert_eq!(build("keys=a:vals=hitcount,a,b,hitcount,c.max").n_sums(), 5);
+    assert_eq!(
+        build("keys=a:vals=a,b,a.min,b.max,c.avg,c.min,c.max").n_sums(),
+        8
+    );
+    let sixteen = "keys=a:vals=a,b,c,a.min,a.max,a.avg,b.min,b.max,b.avg,\
+                   c.min,c.max,c.avg,b.quantiles,a,b,c";
+    assert_eq!(build(sixteen).n_sums(), 17);
+    let seventeen = "keys=a:vals=a,b,c,a.min,a.max,a.avg,b.min,b.max,b.avg,\
+                     c.min,c.max,c.avg,b.quantiles,a,b,c,a";
+    // hist's error for what is past the limit: its silent -EINVAL.
+    let e = err(seventeen);
+    assert_eq!((e.kind(), e.errno()), (None, errno::EINVAL));
 }
 
 #[test]
@@ -775,8 +789,8 @@ fn percentiles_build_as_a_statistic() {
     assert_eq!(hd.n_percentiles(), 1);
     assert_eq!((hd.sketch_index(0), hd.sketch_index(1)), (None, Some(0)));
     assert_eq!(hd.sketch_params(), Some(PoolParams::new(2048, 8192)));
-    // No compiled program: the general path records.
-    assert!(hd.program().is_none());
+    // The compiled program records.
+    assert!(hd.program().is_some_and(|p| p.has_stats()));
     let hd = build("keys=a:vals=b.max,a.quantiles,b,b.quantiles:size=128");
     assert_eq!(hd.n_percentiles(), 2);
     assert_eq!(hd.sketch_index(2), Some(0));
@@ -1038,9 +1052,10 @@ fn percentiles_errors_are_hists() {
         ("keys=a:vals=b.quantiles:sort=b", "quantiles"),
         // A misspelt one.
         ("keys=a:vals=b.quantile", "quantile"),
-        // Seven values.
+        // Seventeen values.
         (
-            "keys=a:vals=b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min",
+            "keys=a:vals=b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min,\
+             b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min,a,b,c",
             "min",
         ),
     ] {
@@ -1098,4 +1113,35 @@ fn two_quantiles_values_and_nohitcount() {
         ),
         "{out}"
     );
+}
+
+/// `grow` with what the build finds (references, `.quantiles`) is out
+/// of its scope; with statistics and plain values it builds, and its
+/// info says `:grow`.
+#[test]
+fn grow_scope_of_the_build() {
+    use super::super::grammar::GrowScope;
+    let ext = |text| trigger::parse_ext_as(&trigger::RHIST, text).unwrap();
+    let spec = ext("keys=a:vals=b.max,b.avg,c:size=128:grow");
+    let hd = HistData::build(&spec, &EVENT).unwrap();
+    assert_eq!(hd.grow_scope(), Ok(()));
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,b.max,b.avg,c:sort=hitcount:size=128:grow"
+    );
+    let spec = ext("keys=a:vals=b.quantiles:grow");
+    let hd = HistData::build(&spec, &EVENT).unwrap();
+    assert_eq!(hd.grow_scope(), Err(GrowScope::Quantiles));
+    let owner = build("keys=a:t=b");
+    let spec = ext("keys=a:vals=$t:grow");
+    let mut hd = HistData::empty(&spec);
+    let lookup = One(&owner);
+    let options = BuildOptions {
+        vars: Some(&lookup),
+        ..Default::default()
+    };
+    HistData::build_into_with(&mut hd, &spec, &EVENT, options).unwrap();
+    assert_eq!(hd.grow_scope(), Err(GrowScope::References));
+    // Without `grow`, nothing to say.
+    assert_eq!(build("keys=a:vals=b.quantiles").grow_scope(), Ok(()));
 }

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `:grow` under threads: updaters account events through a generation
+//! index loaded once per event while another thread publishes a larger
+//! map, waits for every updater that may still be in the old one (a
+//! grace period, modelled with a sequence counter per updater, odd while
+//! it is in an event), folds the old map into the new one and "frees" it
+//! (clears it and marks it freed: an updater that used it after would
+//! fail the test, or lose counts). The totals must come out exact.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use rhist_core::hist::grow::{next_bits, GrowTrigger};
+use rhist_core::hist::map::{MapParams, TracingMap};
+
+const UPDATERS: usize = 3;
+const EVENTS: usize = 30_000;
+const KEYS: u64 = 6_000;
+const FIRST_BITS: u32 = 6;
+
+fn params(bits: u32) -> MapParams {
+    MapParams::new(bits, 8, 3, 0)
+        .with_private_words(1)
+        .per_cpu(UPDATERS)
+}
+
+fn storage(p: &MapParams) -> Vec<AtomicU64> {
+    (0..p.storage_words().unwrap())
+        .map(|_| AtomicU64::new(0))
+        .collect()
+}
+
+/// Per key: hits, sum, max.
+type Entries = HashMap<u64, (u64, u64, u64)>;
+
+#[test]
+fn grow_under_updaters_loses_and_doubles_nothing() {
+    for round in 0..4u64 {
+        run(round);
+    }
+}
+
+/// One updater: `EVENTS` events; what it accounted and what it saw
+/// dropped.
+#[allow(clippy::too_many_arguments)]
+fn update(
+    t: usize,
+    seed: u64,
+    maps: &[TracingMap<'_>],
+    triggers: &[GrowTrigger],
+    freed: &[AtomicBool],
+    current: &AtomicUsize,
+    requested: &AtomicBool,
+    seq: &AtomicU64,
+    used_freed: &AtomicBool,
+) -> (Entries, u64) {
+    let (mut model, mut dropped) = (Entries::new(), 0);
+    let mut x = 0x2545_f491_4f6c_dd1du64 ^ (seed << 8) ^ t as u64;
+    for i in 0..EVENTS {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let (key, v) = (x % KEYS, (x >> 32) % 1000);
+        // Enter, then load the generation once. Nothing in here panics:
+        // the grower would wait forever.
+        seq.fetch_add(1, Ordering::SeqCst);
+        let g = current.load(Ordering::SeqCst);
+        if freed[g].load(Ordering::SeqCst) {
+            used_freed.store(true, Ordering::Relaxed);
+        }
+        let map = &maps[g];
+        let e = map.insert_uncounted(&key.to_ne_bytes(), |e| {
+            e.private_words()[0].store(key ^ 0x5a, Ordering::Relaxed)
+        });
+        if let Some(e) = &e {
+            e.update_sum_on(t as u32, 0, 1);
+            e.update_sum_on(t as u32, 1, v);
+            e.update_max_on(t as u32, 2, v);
+        }
+        if triggers[g].check(map.len()) {
+            requested.store(true, Ordering::Release);
+        }
+        // Leave.
+        seq.fetch_add(1, Ordering::Release);
+        match e {
+            Some(_) => {
+                let m = model.entry(key).or_default();
+                *m = (m.0 + 1, m.1 + v, m.2.max(v));
+            }
+            None => dropped += 1,
+        }
+        // The grow work gets CPU time now and then.
+        if i % 64 == 0 {
+            std::thread::yield_now();
+        }
+    }
+    (model, dropped)
+}
+
+fn run(seed: u64) {
+    let mut sizes = vec![FIRST_BITS];
+    while let Some(b) = next_bits(*sizes.last().unwrap()) {
+        if b > 14 {
+            break;
+        }
+        sizes.push(b);
+    }
+    let stores: Vec<Vec<AtomicU64>> = sizes.iter().map(|&b| storage(&params(b))).collect();
+    let maps: Vec<TracingMap<'_>> = sizes
+        .iter()
+        .zip(&stores)
+        .map(|(&b, s)| TracingMap::new(params(b), s).unwrap())
+        .collect();
+    let triggers: Vec<GrowTrigger> = sizes.iter().map(|&b| GrowTrigger::new(b)).collect();
+    let freed: Vec<AtomicBool> = sizes.iter().map(|_| AtomicBool::new(false)).collect();
+    let current = AtomicUsize::new(0);
+    let requested = AtomicBool::new(false);
+    let seqs: Vec<AtomicU64> = (0..UPDATERS).map(|_| AtomicU64::new(0)).collect();
+    let done = AtomicUsize::new(0);
+    let used_freed = AtomicBool::new(false);
+
+    let results: Vec<(Entries, u64)> = std::thread::scope(|s| {
+        let grower = s.spawn(|| {
+            let mut grows = 0;
+            loop {
+                if !requested.swap(false, Ordering::Acquire) {
+                    if done.load(Ordering::Acquire) == UPDATERS {
+                        return grows;
+                    }
+                    std::thread::yield_now();
+                    continue;
+                }
+                let g = current.load(Ordering::Relaxed);
+                if g + 1 >= maps.len() {
+                    continue;
+                }
+                // Publish.
+                current.store(g + 1, Ordering::SeqCst);
+                // Grace period: every updater in an event may have loaded
+                // the old index; wait until each has left that event.
+                for seq in &seqs {
+                    let at = seq.load(Ordering::SeqCst);
+                    if at % 2 == 1 {
+                        while seq.load(Ordering::Acquire) == at {
+                            std::hint::spin_loop();
+                        }
+                    }
+                }
+                // Fold, then free.
+                let mut lost = 0;
+                let moved = maps[g]
+                    .fold_into(&maps[g + 1], |i| i == 2, |_| lost += 1)
+                    .unwrap();
+                assert_eq!((moved, lost), (maps[g].len(), 0));
+                freed[g].store(true, Ordering::SeqCst);
+                maps[g].clear();
+                grows += 1;
+            }
+        });
+        let updaters: Vec<_> = (0..UPDATERS)
+            .map(|t| {
+                let (maps, triggers, freed, current) = (&maps, &triggers, &freed, &current);
+                let (requested, seq, used_freed, done) = (&requested, &seqs[t], &used_freed, &done);
+                s.spawn(move || {
+                    let r = update(
+                        t, seed, maps, triggers, freed, current, requested, seq, used_freed,
+                    );
+                    done.fetch_add(1, Ordering::Release);
+                    r
+                })
+            })
+            .collect();
+        let results = updaters.into_iter().map(|h| h.join().unwrap()).collect();
+        assert!(grower.join().unwrap() >= 1);
+        results
+    });
+
+    assert!(!used_freed.load(Ordering::Relaxed), "a freed map was used");
+    let mut want = Entries::new();
+    let mut dropped = 0;
+    for (m, d) in results {
+        dropped += d;
+        for (k, (h, s, x)) in m {
+            let w = want.entry(k).or_default();
+            *w = (w.0 + h, w.1 + s, w.2.max(x));
+        }
+    }
+    let map = &maps[current.load(Ordering::SeqCst)];
+    // What the first maps dropped before the grow work ran, exactly.
+    assert_eq!(map.drops(), dropped);
+    assert_eq!(map.len(), want.len());
+    let mut hits = 0;
+    for e in map.iter() {
+        let key = e.key_word(0);
+        let (h, s, x) = want[&key];
+        let got = (e.read_sum(0), e.read_sum(1), e.read_max(2));
+        assert_eq!(got, (h, s, x), "key {key}");
+        assert_eq!(e.private_words()[0].load(Ordering::Relaxed), key ^ 0x5a);
+        hits += e.read_sum(0);
+    }
+    assert_eq!(hits + dropped, (UPDATERS * EVENTS) as u64);
+    eprintln!("seed {seed}: {} keys, {dropped} dropped", want.len());
+}
