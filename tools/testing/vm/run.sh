@@ -112,9 +112,11 @@ fi
 
 [ -n "$log" ] || log=$vmdir/console.log
 set +e
-# The boot log goes to the log file; the terminal sees it from /init on.
+# The boot log goes to the log file as the guest writes it (tr unbuffered:
+# a test on the host may follow the log); the terminal sees it from /init
+# on.
 timeout --foreground -k 5 "$timeout" "${qemu[@]}" < /dev/null 2>&1 |
-	tr -d '\r' | tee "$log" | sed -n '/^Run \/init/,$p'
+	stdbuf -o0 tr -d '\r' | tee "$log" | sed -n '/^Run \/init/,$p'
 
 status=${PIPESTATUS[0]}
 set -e
