@@ -77,6 +77,8 @@ one rustfmt-cmap sh -c 'cd tools/testing/bench/cmap && cargo fmt --check'
 # the module declarations from the crate root).
 one rustfmt-module rustfmt --edition 2021 --check rust/rhist_main.rs
 one rustfmt-fuzz rustfmt --edition 2021 --check tools/testing/fuzz/fuzz_targets/parse_build.rs
+one rustfmt-exporter sh -c 'cd tools/rhist-exporter && cargo fmt --check'
+one clippy-exporter sh -c 'cd tools/rhist-exporter && cargo clippy -q --locked -- -D warnings'
 one clippy-core sh -c 'cd rust/core && cargo clippy --all-targets -- -D warnings'
 # The host fuzzer's target compiles against the core as it is (it went
 # unbuilt, and broken, while the core's API moved on). libFuzzer is C++:
@@ -292,6 +294,29 @@ else
 	one_failed=1
 fi
 suite_end fault
+fi
+
+# --- the Prometheus exporter: its own tests, and a real Prometheus --------
+# The unit tests; a scrape of fixture documents (--once) that promtool,
+# from Debian's prometheus, finds valid; then one boot of the test kernel
+# whose exporter a Prometheus on the host scrapes (exporter/prometheus.sh:
+# prometheus-count, prometheus-rate, prometheus-clean).
+if want exporter; then
+suite_start exporter
+one exporter-unit sh -c 'cd tools/rhist-exporter && cargo test -q --locked'
+one exporter-promtool sh -c 'command -v promtool > /dev/null || exit 1
+	cd tools/rhist-exporter && cargo run -q --locked -- --once --tracefs tests/tracefs > "$0" &&
+	cat "$0" && grep -q "^rhist_lat2_hitcount_total{pid=\"-1\",trace_instance=\"X\"} 4$" "$0" &&
+	promtool check metrics < "$0"' "$logs/exporter-once.txt"
+if [ "$built" = 0 ]; then
+	tools/testing/exporter/prometheus.sh "$logs/prometheus" > "$logs/prometheus.log" 2>&1
+	for t in prometheus-count prometheus-rate prometheus-clean; do
+		one "$t" sh -c 'cat "$0"; grep -q "^ok $1" "$0"' "$logs/prometheus.log" "$t"
+	done
+else
+	one_failed=3
+fi
+suite_end exporter
 fi
 
 # --- a smoke run of the benchmark: one round, tiny counts ----------------

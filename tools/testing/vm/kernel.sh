@@ -4,7 +4,7 @@
 # patches/*.patch, configures tinyconfig plus our fragments, builds
 # bzImage. Each stage is skipped when its inputs have not changed.
 #
-# Usage: kernel.sh [test|bench|kasan|dropin]   (default: $RHIST_FLAVOUR, or test)
+# Usage: kernel.sh [test|bench|kasan|dropin|net]   (default: $RHIST_FLAVOUR, or test)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -15,7 +15,7 @@ config_dir=$RHIST_TOP/tools/testing/config
 fragments=("$config_dir/rhist.config")
 case "$flavour" in
 test) ;;
-bench|kasan|dropin) fragments+=("$config_dir/$flavour.config") ;;
+bench|kasan|dropin|net) fragments+=("$config_dir/$flavour.config") ;;
 *) echo "kernel.sh: unknown flavour $flavour" >&2; exit 2 ;;
 esac
 

@@ -93,10 +93,18 @@ cp -r "$tree/tools/testing/selftests/ftrace" "$root/test/ftrace"
 [ ! -d "$RHIST_BUILD/clients" ] || cp -a "$RHIST_BUILD/clients/." "$root/"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$vmdir/initramfs.gz"
 
+# RHIST_HOSTFWD=tcp:127.0.0.1:HOSTPORT-:GUESTPORT: a virtio-net card on
+# QEMU's user network, with that port of the host forwarded to the
+# guest's, and the host's 127.0.0.1 at 10.0.2.2 for the guest (the guest
+# script brings the card up: ifconfig eth0 10.0.2.15).
+net=(-nic none)
+if [ -n "${RHIST_HOSTFWD:-}" ]; then
+	net=(-netdev "user,id=net0,hostfwd=$RHIST_HOSTFWD" -device virtio-net-pci,netdev=net0)
+fi
 qemu=(qemu-system-x86_64 -accel tcg,thread=$tcg "${icount[@]}" -cpu max -smp 2 -m $mem
 	-kernel "$tree/arch/x86/boot/bzImage" -initrd "$vmdir/initramfs.gz"
 	-append "console=ttyS0 panic=-1 oops=panic rhist.mode=$mode$append"
-	-nographic -no-reboot)
+	"${net[@]}" -nographic -no-reboot)
 
 if [ "$mode" = shell ]; then
 	exec "${qemu[@]}"
@@ -104,9 +112,11 @@ fi
 
 [ -n "$log" ] || log=$vmdir/console.log
 set +e
-# The boot log goes to the log file; the terminal sees it from /init on.
+# The boot log goes to the log file as the guest writes it (tr unbuffered:
+# a test on the host may follow the log); the terminal sees it from /init
+# on.
 timeout --foreground -k 5 "$timeout" "${qemu[@]}" < /dev/null 2>&1 |
-	tr -d '\r' | tee "$log" | sed -n '/^Run \/init/,$p'
+	stdbuf -o0 tr -d '\r' | tee "$log" | sed -n '/^Run \/init/,$p'
 
 status=${PIPESTATUS[0]}
 set -e

@@ -10,7 +10,8 @@ PACKAGES=(linux-source-6.12 rustc-web rust-web-src clang lld llvm
 	libclang-dev qemu-system-x86 flex bison bc libelf-dev libssl-dev cpio
 	busybox-static xz-utils kmod python3
 	trace-cmd libtracefs-dev libtraceevent-dev gcc libc6-dev pkg-config
-	libbpf-dev zlib1g-dev)
+	libbpf-dev zlib1g-dev
+	prometheus curl)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

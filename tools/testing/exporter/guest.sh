@@ -1,0 +1,38 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The guest side of prometheus.sh: rhist's histogram of rhist_sample with
+# rhist-exporter serving it on eth0 (port 9464, forwarded to the host),
+# events fired in two phases the host checks against what Prometheus
+# scraped. Waits at the end for the host's "done" on the port that
+# /test/signal-port names, at 10.0.2.2 (QEMU's address of the host).
+set -e
+D=/sys/kernel/debug/rhist_test
+EV=events/rhist_test/rhist_sample
+ifconfig eth0 10.0.2.15 netmask 255.255.255.0 up
+route add default gw 10.0.2.2
+echo 'rhist:keys=a' >> $EV/trigger
+# rhist as hist on the drop-in kernel: its file is hist_json there.
+/test/rhist-exporter --listen 0.0.0.0:9464 2> /tmp/exporter.err &
+until wget -q -O /tmp/m http://127.0.0.1:9464/metrics; do usleep 100000; done
+echo EXPORTER-READY
+
+# Phase 1: a known count per key, then the file as rhist prints it.
+echo 'count=1000 seed=1 keys=8' > $D/fire
+echo COUNTS-START
+grep '^{ a:' $EV/rhist
+echo COUNTS-END
+# Scrapes of these counts (every 3 s, once Prometheus is up) before the
+# next events.
+sleep 15
+
+# Phase 2: 50 events every half second, the total after each burst.
+fired=1000
+done_url=http://10.0.2.2:$(cat /test/signal-port)/done
+while ! wget -q -O /dev/null "$done_url" 2> /dev/null; do
+	echo 'count=50 seed=2 keys=8' > $D/fire
+	fired=$((fired + 50))
+	echo "FIRED $fired"
+	usleep 500000
+done
+echo '!rhist:keys=a' >> $EV/trigger
+cat /tmp/exporter.err

@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rhist-exporter scraped by a real Prometheus (Debian's prometheus
+# package): the guest (guest.sh) serves rhist's histogram of rhist_sample
+# on its port 9464, forwarded by QEMU's user network to a free port of
+# the host's 127.0.0.1, which a Prometheus started here scrapes every
+# 3 seconds (a scrape reads the ~1,000 events' files: about a second
+# under TCG). Through Prometheus's HTTP API:
+#   prometheus-count: each key's hitcount_total equals what the guest's
+#                     rhist file shows for it;
+#   prometheus-rate:  rate(rhist_hits_total[30s]) is within 20% of the
+#                     events the guest fired over those 30 s of the host's
+#                     clock (its "FIRED n" lines, timed as they arrive);
+#   prometheus-clean: the guest's kernel reported nothing.
+# Prints "ok NAME" or "FAIL NAME: why" per test; exits 1 if one failed.
+#
+# Usage: prometheus.sh [WORKDIR]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+. "$top/tools/testing/vm/lib.sh"
+work=${1:-$(mktemp -d)}
+mkdir -p "$work/signal" "$work/prom"
+
+# Debian's prometheus and curl: tools/testing/vm/setup.sh installs them.
+command -v prometheus > /dev/null && command -v curl > /dev/null ||
+	{ echo "FAIL prometheus-count: no prometheus or curl (tools/testing/vm/setup.sh)"; exit 1; }
+# The net flavour's kernel (the test configuration and a virtio-net
+# card) and its modules, then the exporter.
+"$top/tools/testing/vm/kernel.sh" net && "$top/tools/testing/vm/modules.sh" net ||
+	{ echo "FAIL prometheus-count: the net kernel or its modules did not build"; exit 1; }
+"$top/tools/rhist-exporter/build.sh" "$work/overlay" ||
+	{ echo "FAIL prometheus-count: rhist-exporter did not build"; exit 1; }
+
+# Three free ports of 127.0.0.1: the guest's exporter, the guest's
+# "done" signal, Prometheus.
+read -r p_exp p_sig p_prom < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(3)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')
+
+pids=()
+cleanup() { kill "${pids[@]}" 2> /dev/null; wait 2> /dev/null; }
+trap cleanup EXIT
+
+python3 -m http.server "$p_sig" --bind 127.0.0.1 --directory "$work/signal" \
+	> "$work/signal.log" 2>&1 &
+pids+=($!)
+
+# The guest reaches the signal server as 10.0.2.2 (QEMU's host address).
+echo "$p_sig" > "$work/signal-port"
+RHIST_HOSTFWD="tcp:127.0.0.1:$p_exp-:9464" \
+	"$top/tools/testing/vm/run.sh" --flavour net --timeout 900 --log "$work/guest.log" \
+	--file "$work/overlay/usr/bin/rhist-exporter" --file "$work/signal-port" \
+	"$here/guest.sh" > "$work/run.out" 2>&1 &
+vm=$!
+pids+=($vm)
+# The guest's console, each line with the host's time it came at (the
+# log is written as the guest prints: tee, no buffer).
+touch "$work/guest.log"
+tail -n +1 -F "$work/guest.log" 2> /dev/null | while IFS= read -r line; do
+	printf '%s %s\n' "$(date +%s.%N)" "$line"
+done > "$work/console" &
+pids+=($!)
+
+# wait_for PATTERN SECONDS: until the guest's console has PATTERN.
+wait_for() {
+	local t=0
+	until grep -q "$1" "$work/console"; do
+		sleep 1
+		t=$((t + 1))
+		if [ $t -ge "$2" ] || ! kill -0 $vm 2> /dev/null; then
+			return 1
+		fi
+	done
+}
+
+failed=0
+fail() { echo "FAIL $1: $2"; failed=1; }
+if ! wait_for 'EXPORTER-READY' 300; then
+	fail prometheus-count "the guest's exporter did not start"
+	cut -d' ' -f2- "$work/console" | tail -30
+	exit 1
+fi
+
+cat > "$work/prometheus.yml" << EOF
+global:
+  scrape_interval: 3s
+  scrape_timeout: 3s
+scrape_configs:
+  - job_name: rhist
+    static_configs:
+      - targets: ['127.0.0.1:$p_exp']
+EOF
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom" \
+	--web.listen-address="127.0.0.1:$p_prom" > "$work/prometheus.log" 2>&1 &
+pids+=($!)
+
+# query EXPR: the value of the instant query's single result ("" if none).
+query() {
+	curl -s --get "http://127.0.0.1:$p_prom/api/v1/query" --data-urlencode "query=$1" |
+		python3 -c '
+import json, sys
+r = json.load(sys.stdin).get("data", {}).get("result", [])
+print(r[0]["value"][1] if len(r) == 1 else "")' 2> /dev/null
+}
+
+# samples SELECTOR: the raw samples' values Prometheus holds for it (one
+# series) over the last 10 minutes, one a line.
+samples() {
+	curl -s --get "http://127.0.0.1:$p_prom/api/v1/query" --data-urlencode "query=$1[10m]" |
+		python3 -c '
+import json, sys
+r = json.load(sys.stdin).get("data", {}).get("result", [])
+for v in (r[0]["values"] if len(r) == 1 else []):
+    print(v[1])' 2> /dev/null
+}
+
+# prometheus-count: every key of the rhist file, as Prometheus has it:
+# the guest waits 15 s (a few scrapes) after printing the counts before
+# it fires more, so that one scrape holds exactly these.
+wait_for COUNTS-END 120 || fail prometheus-count "the guest printed no counts"
+wait_for 'FIRED ' 120
+metric=rhist_rhist_test_rhist_sample_hitcount_total
+ok=1 n=0
+while read -r a count; do
+	n=$((n + 1))
+	seen=$(samples "${metric}{a=\"$a\"}" | sort -un | tr '\n' ' ')
+	echo "    key a=$a: rhist $count, Prometheus's samples: $seen"
+	case " $seen" in *" $count "*) ;; *) ok=0 ;; esac
+done < <(sed -n '/COUNTS-START/,/COUNTS-END/p' "$work/console" |
+	sed -n 's/.*{ a: *\([0-9]*\) } hitcount: *\([0-9]*\).*/\1 \2/p')
+[ $n -gt 0 ] && [ $ok = 1 ] && echo "ok prometheus-count ($n keys)" ||
+	fail prometheus-count "a key's count is not among Prometheus's samples"
+
+# prometheus-rate: 30 s of bursts after 10 s of them.
+sleep 40
+now=$(date +%s.%N)
+rate=$(query "rate(rhist_hits_total{histogram=\"rhist_rhist_test_rhist_sample\"}[30s])")
+fired=$(awk -v t="$now" '$2 == "FIRED" { if ($1 <= t - 30) a = $3; if ($1 <= t) b = $3 }
+	END { print (b - a) / 30 }' "$work/console")
+echo "    rate: Prometheus $rate/s, fired $fired/s (host clock)"
+python3 -c "import sys; r, f = float('${rate:-nan}'), float('$fired'); sys.exit(not (f > 0 and abs(r - f) <= 0.2 * f))" &&
+	echo "ok prometheus-rate" || fail prometheus-rate "rate $rate against $fired fired"
+
+touch "$work/signal/done"
+wait $vm
+vmrc=$?
+if [ $vmrc = 0 ]; then
+	echo "ok prometheus-clean"
+else
+	fail prometheus-clean "the guest's run exited $vmrc (run.sh: a kernel problem, a failure or a hang)"
+	cat "$work/run.out"
+fi
+exit $failed
