@@ -41,7 +41,19 @@ FILTERS='zz_==_1 a_== a_==_1_&&'
 	for a in $ATTRS; do
 		for f in $FILTERS; do echo "keys=a:$a if $f" | tr _ ' '; done
 	done
-} > /tmp/pairs
+} |
+# Left out: two of hist's limits that rhist's extension lifts together
+# (4 keys, 3 values, 3 sort fields: rhist.rst, "More keys and values"),
+# which make a text rhist takes, and one of them with a bad filter, which
+# rhist builds as an extension and then rejects with the filter's error
+# (rhist.rst, "Extensions beyond hist": a later step's error), where hist
+# stops at the limit.
+awk '{ n = 0
+	if ($0 ~ /keys=a,b,c,s( |:|$)/) n++
+	if ($0 ~ /vals=a,b,c( |:|$)/) n++
+	if ($0 ~ /sort=a,b,c( |:|$)/) n++
+	if (n >= 1 && $0 ~ / if /) n++
+	if (n < 2) print }' > /tmp/pairs
 while read -r bad; do compare_hist_rhist "$bad"; done < /tmp/pairs
 echo "$(wc -l < /tmp/pairs) two-error texts compared"
 
