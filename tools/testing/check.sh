@@ -186,7 +186,7 @@ t0=$SECONDS
 # claims, counts and racing reads, and :grow's publish, wait and fold,
 # in a target directory of their own.
 (cd rust/core && {
-	cargo test --all-targets 2>&1
+	cargo test --no-fail-fast --all-targets 2>&1
 	rc=$?
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
 		cargo test --release --test loom_map --test loom_sketch --test loom_grow 2>&1 || rc=1
