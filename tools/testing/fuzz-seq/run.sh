@@ -5,7 +5,8 @@
 # against rhist, in one boot of the VM. Prints each difference and a
 # summary; exits non-zero on a difference, a failed reset, or a guest
 # that crashed, warned or hung (then the sequence up to the step that
-# killed it is saved for --file).
+# killed it is saved for --file). Where hist leaves triggers on the
+# test events, it boots again for the sequences after (seq.sh).
 #
 # Usage: run.sh [N [SEED]] | run.sh --file SEQS
 set -euo pipefail
@@ -34,29 +35,57 @@ fi
 # probes a quarter faster. (Two boots side by side are no faster: one
 # takes both host cores.)
 start=$SECONDS
-rc=0
-RHIST_APPEND="rcupdate.rcu_expedited=1${RHIST_APPEND:+ $RHIST_APPEND}" \
-"$here/../vm/run.sh" --timeout $((300 + 10 * n)) --log "$tmp/console.log" \
-	"${files[@]}" "$here/seq.sh" |
-	grep -v '^S \|^SEQ-DONE ' || rc=${PIPESTATUS[0]}
-done=$(grep -c '^SEQ-DONE ' "$tmp/console.log" || true)
-# A guest that did not get to its summary line crashed, warned or hung.
-if [ "$rc" != 0 ] && ! grep -q '^fuzz-seq: [0-9]* sequences' "$tmp/console.log"; then
-	# The step that was running: keep its sequence up to it.
-	last=$(grep '^S ' "$tmp/console.log" | tail -1 || true)
-	if [ -n "$last" ]; then
-		read -r _ s cmd step <<< "$last"
-		out=${RHIST_FUZZ_SEQ_SAVE:-$PWD/fuzz-seq-failed.txt}
-		awk -v s="$s" -v k="$step" '
-			/^seed / { print; next }
-			$0 == "seq " s { on = 1; print; next }
-			on && (/^end$/ || ++i > k) { print "end"; exit }
-			on { print }' "$tmp/seqs.txt" > "$out"
-		echo "fuzz-seq: the guest failed in sequence $s, run $cmd, step $step: $(
-			awk -v s="$s" -v k="$step" '$0 == "seq " s { on = 1; next } on && ++i == k { print; exit }' \
-			"$tmp/seqs.txt")"
-		echo "fuzz-seq: replay with: tools/testing/fuzz-seq/run.sh --file $out"
+rc=0 boot=0 done=0 n_seq=0 n_diff=0 n_rleak=0 n_cleak=0
+while :; do
+	boot=$((boot + 1))
+	log=$tmp/console.$boot.log
+	brc=0
+	RHIST_APPEND="rcupdate.rcu_expedited=1${RHIST_APPEND:+ $RHIST_APPEND}" \
+	"$here/../vm/run.sh" --timeout $((300 + 10 * n)) --log "$log" \
+		"${files[@]}" "$here/seq.sh" |
+		grep -v '^S \|^SEQ-DONE \|^fuzz-seq: [0-9]* sequences' || brc=${PIPESTATUS[0]}
+	done=$((done + $(grep -c '^SEQ-DONE ' "$log" || true)))
+	summary=$(grep '^fuzz-seq: [0-9]* sequences' "$log" || true)
+	# A guest that did not get to its summary line crashed, warned or hung.
+	if [ -z "$summary" ]; then
+		rc=$brc
+		[ "$rc" != 0 ] || rc=1
+		# The step that was running: keep its sequence up to it.
+		last=$(grep '^S ' "$log" | tail -1 || true)
+		if [ -n "$last" ]; then
+			read -r _ s cmd step <<< "$last"
+			out=${RHIST_FUZZ_SEQ_SAVE:-$PWD/fuzz-seq-failed.txt}
+			awk -v s="$s" -v k="$step" '
+				/^seed / { print; next }
+				$0 == "seq " s { on = 1; print; next }
+				on && (/^end$/ || ++i > k) { print "end"; exit }
+				on { print }' "$tmp/seqs.txt" > "$out"
+			echo "fuzz-seq: the guest failed in sequence $s, run $cmd, step $step: $(
+				awk -v s="$s" -v k="$step" '$0 == "seq " s { on = 1; next } on && ++i == k { print; exit }' \
+				"$tmp/seqs.txt")"
+			echo "fuzz-seq: replay with: tools/testing/fuzz-seq/run.sh --file $out"
+		fi
+		break
 	fi
-fi
+	[ "$brc" = 0 ] || rc=$brc
+	read -r a b c e <<< "$(echo "$summary" | sed 's/^fuzz-seq: \([0-9]*\) sequences, \([0-9]*\) differences, \([0-9]*\) rhist leaks, \([0-9]*\) hist leaks.*/\1 \2 \3 \4/')"
+	n_seq=$((n_seq + a)) n_diff=$((n_diff + b)) n_rleak=$((n_rleak + c)) n_cleak=$((n_cleak + e))
+	# Triggers a leak left on the test events: the sequences after the
+	# one named go to a new boot (seq.sh).
+	after=$(sed -n 's/^RESUME-AFTER //p' "$log")
+	[ -n "$after" ] || break
+	echo "fuzz-seq: triggers left on the test events after sequence ${after:-none}: booting again for the rest"
+	awk -v s="$after" '
+		/^seed / { print; next }
+		go { print }
+		$0 == "end" && cur == s { go = 1 }
+		/^seq / { cur = substr($0, 5) }' "$tmp/seqs.txt" > "$tmp/rest.txt"
+	if [ -z "$after" ] || ! grep -q '^end$' "$tmp/rest.txt"; then
+		[ -n "$after" ] || { echo "fuzz-seq: a boot did no sequence"; rc=1; }
+		break
+	fi
+	mv "$tmp/rest.txt" "$tmp/seqs.txt"
+done
+echo "fuzz-seq: $n_seq sequences, $n_diff differences, $n_rleak rhist leaks, $n_cleak hist leaks (seed $seed, $boot boots)"
 echo "fuzz-seq: N=$n SEED=$seed, $done sequences done, $((SECONDS - start)) s wall time, exit $rc"
 exit $rc
