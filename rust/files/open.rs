@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the per-event files share: opening one (the event file and trace
+//! array pinned, a seq_file whose private data is an [`OpenFile`]),
+//! releasing it, and the event's hits that poll() compares.
+
+use core::cell::Cell;
+use kernel::ffi::{c_int, c_void};
+
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::alloc::KBox;
+use kernel::bindings;
+use kernel::error::{code, Error};
+use kernel::prelude::*;
+
+use crate::command;
+use crate::poll::Poller;
+use crate::tracefs::{self, EventMutexGuard, EventMutexHeld};
+
+/// What an open file keeps, the seq_file's private data (C's
+/// `hist_file_data`), with what one kind of file adds (`extra`). The
+/// cells are used under `event_mutex` only.
+pub(super) struct OpenFile<T> {
+    /// The `struct file`, through which the event file is found.
+    pub(super) filp: *mut bindings::file,
+    /// The event's hits when the file was last read.
+    pub(super) last_read: Cell<u64>,
+    /// The event's hits when the file was last read or polled.
+    pub(super) last_act: Cell<u64>,
+    /// Its part in the count of polled files.
+    pub(super) poller: Poller,
+    /// What the kind of file keeps besides.
+    pub(super) extra: T,
+}
+
+/// The hits of every rhist trigger of `file`, summed: C's
+/// `get_hist_hit_count()`.
+///
+/// # Safety
+///
+/// `file` must be live.
+pub(super) unsafe fn event_hits(
+    held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+) -> u64 {
+    let mut hits = 0u64;
+    // SAFETY: `file` is live; nothing is unlinked meanwhile.
+    for data in unsafe { tracefs::triggers(held, file) } {
+        // SAFETY: `data` is on the list, so live.
+        if unsafe { command::is_ours(data) } {
+            // SAFETY: as above; `data` is an rhist trigger.
+            hits = hits.wrapping_add(unsafe { command::state(held, data) }.hist().hits());
+        }
+    }
+    hits
+}
+
+/// How a file's seq_file shows it.
+#[derive(Clone, Copy)]
+pub(super) enum Seq {
+    /// One record, written by this show function (`single_open()`).
+    Single(unsafe extern "C" fn(*mut bindings::seq_file, *mut c_void) -> c_int),
+    /// Records, by these operations (`seq_open()`).
+    Records(&'static bindings::seq_operations),
+}
+
+/// Opens a file: pins the event file and trace array, then a seq_file
+/// whose private pointer is an [`OpenFile`] with `extra`.
+///
+/// # Safety
+///
+/// Called by the VFS with a valid inode and file of an event directory.
+pub(super) unsafe fn open<T>(
+    inode: *mut bindings::inode,
+    filp: *mut bindings::file,
+    seq: Seq,
+    extra: T,
+) -> c_int {
+    // SAFETY: the inode's private data is the event file (eventfs).
+    let ret = unsafe { bindings::tracing_open_file_tr(inode, filp) };
+    if ret != 0 {
+        return ret;
+    }
+    let opened = (|| -> Result {
+        let last_act = {
+            let guard = EventMutexGuard::lock();
+            // SAFETY: `filp` is being opened on a file of an event
+            // directory.
+            let file = unsafe { tracefs::event_file(guard.held(), filp) };
+            if file.is_null() {
+                return Err(code::ENODEV);
+            }
+            // SAFETY: `file` is live (`event_file()`).
+            unsafe { event_hits(guard.held(), file) }
+        };
+        let state = KBox::new(
+            OpenFile {
+                filp,
+                last_read: Cell::new(0),
+                last_act: Cell::new(last_act),
+                poller: Poller::new(),
+                extra,
+            },
+            GFP_KERNEL,
+        )?;
+        let state = KBox::into_raw(state);
+        // `tracing_open_file_tr()` left the event file in `private_data`,
+        // where `single_open()` and `seq_open()` want to put the seq_file.
+        // SAFETY: `filp` is being opened; `show` and `ops` match the
+        // seq_file contract; `seq_open()` succeeded, so `private_data` is
+        // its seq_file.
+        let ret = unsafe {
+            (*filp).private_data = core::ptr::null_mut();
+            match seq {
+                Seq::Single(show) => bindings::single_open(filp, Some(show), state.cast()),
+                Seq::Records(ops) => {
+                    let ret = bindings::seq_open(filp, ops);
+                    if ret == 0 {
+                        (*(*filp).private_data.cast::<bindings::seq_file>()).private = state.cast();
+                    }
+                    ret
+                }
+            }
+        };
+        if ret != 0 {
+            // SAFETY: `state` came from `KBox::into_raw()` above and was
+            // not kept.
+            drop(unsafe { KBox::from_raw(state) });
+            return Err(Error::from_errno(ret));
+        }
+        Ok(())
+    })();
+    match opened {
+        Ok(()) => 0,
+        Err(e) => {
+            // SAFETY: undoes `tracing_open_file_tr()`.
+            unsafe { bindings::tracing_release_file_tr(inode, filp) };
+            e.to_errno()
+        }
+    }
+}
+
+/// Releases a file [`open`] opened with [`Seq::Single`] and no extra.
+///
+/// # Safety
+///
+/// Called by the VFS only, for the last reference of `filp`, an `rhist` or
+/// `rhist_debug` file opened by this module, whose `inode` is live.
+pub(super) unsafe extern "C" fn release(
+    inode: *mut bindings::inode,
+    filp: *mut bindings::file,
+) -> c_int {
+    // SAFETY: `open()` made `filp` a seq_file whose private data is an
+    // `OpenFile` from `KBox::into_raw()`; this is its last use.
+    let state = unsafe {
+        let m = (*filp).private_data.cast::<bindings::seq_file>();
+        KBox::from_raw((*m).private.cast::<OpenFile<()>>())
+    };
+    drop(state);
+    // SAFETY: undoes `open()`'s `single_open()` and
+    // `tracing_open_file_tr()`.
+    unsafe { bindings::tracing_single_release_file_tr(inode, filp) }
+}
