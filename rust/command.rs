@@ -44,21 +44,23 @@ use crate::instance::InstanceRef;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::Synths;
-use crate::tracefs::{self, EventMutexHeld, SeqWriter};
+use crate::tracefs::{self, EventMutexHeld, ListEnd, SeqWriter};
+use attach::detach;
 use attach::{attach, unregister_one, AttachSetup};
 use errors::reject;
-use lifetime::{free, DeferredFlush, DEFERRED};
+use lifetime::{free, put, DeferredFlush, DEFERRED};
 pub(crate) use state::Trigger;
 use state::{BuildError, Hist, Resolved};
 
 use crate::trigger_cmd::{
-    c_bytes, reg, remove_each, Attached, Registered, Registry, TriggerCommand,
+    c_bytes, list_and_enable, parse, reg, remove_each, Attached, Command, Registered, Registry,
+    TriggerCommand, TriggerWrite,
 };
 
 /// The `rhist` command (`hist` in the drop-in build).
 static COMMAND: TriggerCommand = TriggerCommand::new(bindings::event_command {
     flags: bindings::event_command_flags_EVENT_CMD_FL_NEEDS_REC as c_int,
-    parse: Some(parse),
+    parse: Some(parse::<Rhist>),
     reg: Some(reg::<Rhist>),
     unreg: Some(unreg),
     unreg_all: Some(unreg_all),
@@ -185,40 +187,55 @@ unsafe fn find_named<'a>(held: EventMutexHeld<'a>, name: &str) -> Option<&'a Tri
         .find(|t| t.name() == Some(name))
 }
 
-/// `parse()`: handles `[!]rhist:<param> [if <filter>]` written to `file`'s
-/// trigger file, as hist's parse does. Called with `event_mutex` held.
-///
-/// # Safety
-///
-/// Called by the tracing core only, for a write to the live `file`'s
-/// trigger file, with `event_mutex` held: `cmd_ops` is this command,
-/// `glob` and `param_and_filter` NUL-terminated strings or null.
-unsafe extern "C" fn parse(
-    cmd_ops: *mut bindings::event_command,
-    file: *mut bindings::trace_event_file,
-    glob: *mut c_char,
-    _cmd: *mut c_char,
-    param_and_filter: *mut c_char,
-) -> c_int {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: the tracing core passes valid strings and a live file.
-    let (glob, text) = unsafe { (c_bytes(glob).unwrap_or(b""), c_bytes(param_and_filter)) };
-    let remove = glob.first() == Some(&b'!');
-    let Some(text) = text else {
-        return code::EINVAL.to_errno();
-    };
-    // What an instance's removal left is dropped before a command looks
-    // at the triggers, as it would have been in hist.
-    // SAFETY: `trace_types_lock` is not held: no caller of the tracing
-    // core's `trigger_process_regex()` takes it.
-    unsafe { DEFERRED.release(held) };
-    // SAFETY: the tracing core's arguments.
-    match unsafe { run_command(held, cmd_ops, file, text, remove) } {
-        Ok(()) => 0,
-        // SAFETY: `file` is live.
-        Err(BuildError::Hist(err)) => unsafe { reject(held, file, text, &err) },
-        Err(BuildError::Kernel(e)) => e.to_errno(),
+impl Command for Rhist {
+    const REGISTRY: &'static Registry = &REGISTRY;
+
+    /// Handles `[!]rhist:<param> [if <filter>]`, as hist's parse does.
+    unsafe fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int {
+        let (file, remove) = (write.file, write.remove);
+        let Some(text) = write.text else {
+            return code::EINVAL.to_errno();
+        };
+        // What an instance's removal left is dropped before a command looks
+        // at the triggers, as it would have been in hist.
+        // SAFETY: `trace_types_lock` is not held: no caller of the tracing
+        // core's `trigger_process_regex()` takes it.
+        unsafe { DEFERRED.release(held) };
+        // SAFETY: `file` is live and `cmd_ops` this command (our contract).
+        match unsafe { run_command(held, write.cmd_ops, file, text, remove) } {
+            Ok(()) => 0,
+            // SAFETY: `file` is live.
+            Err(BuildError::Hist(err)) => unsafe { reject(held, file, text, &err) },
+            Err(BuildError::Kernel(e)) => e.to_errno(),
+        }
+    }
+
+    /// Attaches `data` to `file`, at the tail of its trigger list.
+    unsafe fn register(
+        held: EventMutexHeld<'_>,
+        data: *mut bindings::event_trigger_data,
+        file: *mut bindings::trace_event_file,
+    ) -> c_int {
+        // SAFETY: `data` is a live rhist trigger set up by `attach()`, which
+        // reserved its slot in `REGISTRY` and holds a reference until it
+        // returns; `put()` drops one, as `free()` does.
+        unsafe { list_and_enable(held, file, data, ListEnd::Tail, &REGISTRY, put) }
+    }
+
+    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[*mut bindings::event_trigger_data]) {
+        for &data in triggers {
+            // SAFETY: each trigger is live and on its file's list (our
+            // contract).
+            unsafe { detach(held, data) };
+        }
+        for &data in triggers {
+            // SAFETY: `data` is detached and holds the list's reference;
+            // `put()` waits for running probes before it frees. This task
+            // holds no lock but `event_mutex` (our contract).
+            unsafe { put(held, data) };
+        }
+        // SAFETY: as above.
+        unsafe { DEFERRED.release(held) };
     }
 }
 

@@ -24,8 +24,8 @@ use crate::command::is_ours;
 use crate::hist::enable::EnableSpec;
 use crate::tracefs::{self, EventMutexHeld, ListEnd, SeqWriter};
 use crate::trigger_cmd::{
-    c_bytes, list_and_enable, reg, remove_each, Attached, Command, EventPin, Registered, Registry,
-    TriggerCommand,
+    c_bytes, list_and_enable, parse, reg, remove_each, Attached, Command, EventPin, Registered,
+    Registry, TriggerCommand, TriggerWrite,
 };
 
 /// What an enable trigger owns, in its `private_data`.
@@ -43,7 +43,7 @@ struct Target {
 /// `enable_rhist` (`enable`) or `disable_rhist` (`disable`).
 const fn enable_command(name: &'static core::ffi::CStr) -> TriggerCommand {
     TriggerCommand::new(bindings::event_command {
-        parse: Some(parse),
+        parse: Some(parse::<Enable>),
         reg: Some(reg::<Enable>),
         unreg: Some(unreg),
         unreg_all: Some(unreg_all),
@@ -113,49 +113,19 @@ unsafe fn find_enable_file(
     usable.then_some(file)
 }
 
-/// `parse()`: handles `[!](enable|disable)_rhist:<param> [if <filter>]`
-/// written to `file`'s trigger file. Called with `event_mutex` held.
-///
-/// # Safety
-///
-/// Called by the tracing core only, for a write to the live `file`'s
-/// trigger file, with `event_mutex` held: `cmd_ops` is one of this
-/// module's commands, `glob`, `cmd` and `param_and_filter` NUL-terminated
-/// strings or null.
-unsafe extern "C" fn parse(
-    cmd_ops: *mut bindings::event_command,
-    file: *mut bindings::trace_event_file,
-    glob: *mut c_char,
-    _cmd: *mut c_char,
-    param_and_filter: *mut c_char,
-) -> c_int {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: the tracing core passes valid strings, a live file and one
-    // of our commands.
-    let ret = unsafe {
-        let remove = c_bytes(glob).unwrap_or(b"").first() == Some(&b'!');
-        create_or_remove(held, cmd_ops, file, c_bytes(param_and_filter), remove)
-    };
-    match ret {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
 /// Carries out the command `cmd_ops` with `text` on `file`, in the order
 /// of C's `event_enable_trigger_parse()`, so that each error is its.
 ///
 /// # Safety
 ///
-/// `parse()`'s arguments.
-unsafe fn create_or_remove(
-    held: EventMutexHeld<'_>,
-    cmd_ops: *mut bindings::event_command,
-    file: *mut bindings::trace_event_file,
-    text: Option<&[u8]>,
-    remove: bool,
-) -> Result {
+/// `write.file` must be live and `write.cmd_ops` one of our commands.
+unsafe fn create_or_remove(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> Result {
+    let TriggerWrite {
+        cmd_ops,
+        file,
+        text,
+        remove,
+    } = write;
     let spec = EnableSpec::parse(text).map_err(|e| Error::from_errno(-e))?;
     // SAFETY: `file` is live, so is its instance.
     let target_file = unsafe { find_enable_file(held, (*file).tr, spec.system, spec.event) }
@@ -516,6 +486,16 @@ struct Enable;
 
 impl Command for Enable {
     const REGISTRY: &'static Registry = &REGISTRY;
+
+    /// Handles `[!](enable|disable)_rhist:<param> [if <filter>]`.
+    unsafe fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int {
+        // SAFETY: `write.file` is live and `write.cmd_ops` one of our
+        // commands (our contract).
+        match unsafe { create_or_remove(held, write) } {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
 
     /// Attaches `data` to `file`, unless a trigger of either command
     /// there acts on the same event (`EEXIST`).

@@ -113,6 +113,13 @@ pub(crate) trait Command {
     /// The triggers the command attached.
     const REGISTRY: &'static Registry;
 
+    /// Carries out `write`. Returns 0 or a negative errno.
+    ///
+    /// # Safety
+    ///
+    /// `write.file` must be live and `write.cmd_ops` this command.
+    unsafe fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int;
+
     /// Attaches `data` to `file`, or says why not (a negative errno).
     ///
     /// # Safety
@@ -136,6 +143,47 @@ pub(crate) trait Command {
     /// file, holding the list's reference. The task must hold no lock but
     /// `event_mutex`.
     unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[*mut bindings::event_trigger_data]);
+}
+
+/// A write of `[!]<command>:<text>` to an event's trigger file.
+#[derive(Clone, Copy)]
+pub(crate) struct TriggerWrite<'a> {
+    /// The command written.
+    pub(crate) cmd_ops: *mut bindings::event_command,
+    /// The event file whose trigger file was written.
+    pub(crate) file: *mut bindings::trace_event_file,
+    /// What followed `<command>:`; `None` when nothing did.
+    pub(crate) text: Option<&'a [u8]>,
+    /// Whether the write started with `!`.
+    pub(crate) remove: bool,
+}
+
+/// `parse()` of every command: [`Command::parse`].
+///
+/// # Safety
+///
+/// Called by the tracing core only, for a write to the live `file`'s
+/// trigger file, with `event_mutex` held: `cmd_ops` is command `C`,
+/// `glob` and `param_and_filter` NUL-terminated strings or null.
+pub(crate) unsafe extern "C" fn parse<C: Command>(
+    cmd_ops: *mut bindings::event_command,
+    file: *mut bindings::trace_event_file,
+    glob: *mut c_char,
+    _cmd: *mut c_char,
+    param_and_filter: *mut c_char,
+) -> c_int {
+    // SAFETY: the lock is held for the whole call (our contract).
+    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: the tracing core passes valid strings or null.
+    let (glob, text) = unsafe { (c_bytes(glob).unwrap_or(b""), c_bytes(param_and_filter)) };
+    let write = TriggerWrite {
+        cmd_ops,
+        file,
+        text,
+        remove: glob.first() == Some(&b'!'),
+    };
+    // SAFETY: `file` is live and `cmd_ops` is `C` (our contract).
+    unsafe { C::parse(held, write) }
 }
 
 /// `reg()` of every command: [`Command::register`]. The tracing core

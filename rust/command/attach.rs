@@ -4,20 +4,20 @@
 //! filter, the trace clock, the file's trigger list and the registry.
 
 use core::ptr;
-use kernel::ffi::{c_int, c_void};
+use kernel::ffi::c_void;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 
-use super::lifetime::{put, DEFERRED};
+use super::lifetime::put;
 use super::state::{BuildError, Trigger};
 use super::{state, Rhist, REGISTRY};
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::grammar::TriggerSpec;
-use crate::tracefs::{self, EventMutexHeld, ListEnd};
-use crate::trigger_cmd::{get_ref, list_and_enable, Command, Registry};
+use crate::tracefs::{self, EventMutexHeld};
+use crate::trigger_cmd::{get_ref, Command};
 
 /// What attaching a trigger needs of its text, in buffers of its own.
 pub(super) struct AttachSetup {
@@ -124,38 +124,6 @@ pub(super) unsafe fn attach(
     // SAFETY: drops the setup reference; on failure this frees everything.
     unsafe { put(held, data) };
     result
-}
-
-impl Command for Rhist {
-    const REGISTRY: &'static Registry = &REGISTRY;
-
-    /// Attaches `data` to `file`, at the tail of its trigger list.
-    unsafe fn register(
-        held: EventMutexHeld<'_>,
-        data: *mut bindings::event_trigger_data,
-        file: *mut bindings::trace_event_file,
-    ) -> c_int {
-        // SAFETY: `data` is a live rhist trigger set up by `attach()`, which
-        // reserved its slot in `REGISTRY` and holds a reference until it
-        // returns; `put()` drops one, as `free()` does.
-        unsafe { list_and_enable(held, file, data, ListEnd::Tail, &REGISTRY, put) }
-    }
-
-    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[*mut bindings::event_trigger_data]) {
-        for &data in triggers {
-            // SAFETY: each trigger is live and on its file's list (our
-            // contract).
-            unsafe { detach(held, data) };
-        }
-        for &data in triggers {
-            // SAFETY: `data` is detached and holds the list's reference;
-            // `put()` waits for running probes before it frees. This task
-            // holds no lock but `event_mutex` (our contract).
-            unsafe { put(held, data) };
-        }
-        // SAFETY: as above.
-        unsafe { DEFERRED.release(held) };
-    }
 }
 
 /// Unlinks `data` from its event file, as the tracing core's own
