@@ -101,9 +101,19 @@ checkpatch() {
 # The tree is unpacked from a tarball, without the history in which a
 # Fixes: tag's commit could be looked up.
 for p in patches/*.patch; do
+	[ "${p#patches/0000-}" = "$p" ] || continue
 	one "checkpatch-$(basename "$p" .patch | cut -c1-4)" checkpatch \
 		--ignore UNKNOWN_COMMIT_ID "$RHIST_TOP/$p"
 done
+# The cover letter names every patch of the series, in order.
+one cover-letter sh -c 'for p in patches/*.patch; do
+		[ "${p#patches/0000-}" = "$p" ] || continue
+		sed -n "s/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p" "$p" | head -1
+	done > "$0.subjects"
+	n=$(wc -l < "$0.subjects")
+	grep -q "^Subject: \[PATCH 0/$n\] " patches/0000-cover-letter.patch &&
+	while IFS= read -r s; do grep -qF "  $s" patches/0000-cover-letter.patch || exit 1; done < "$0.subjects"' \
+	"$logs/cover-letter"
 for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_{events.[ch],race.c} \
 	tools/testing/clients/{hist_client,json_check}.c tools/testing/bench/bpf/rhist_bpf{,.bpf}.c; do
 	one "checkpatch-$(basename "$f")" checkpatch --no-tree -f "$RHIST_TOP/$f"

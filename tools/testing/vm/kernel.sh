@@ -21,7 +21,13 @@ esac
 
 hash() { cat "$@" | sha256sum | cut -c1-16; }
 
-source_id="$(stat -c %s-%Y "$tarball")-$(hash "$RHIST_TOP"/patches/*.patch)"
+# The series: patches/*.patch but the cover letter (0000-*), in order.
+series=()
+for p in "$RHIST_TOP"/patches/*.patch; do
+	case ${p##*/} in 0000-*) ;; *) series+=("$p") ;; esac
+done
+
+source_id="$(stat -c %s-%Y "$tarball")-$(hash "${series[@]}")"
 config_id="$source_id-$(hash "${fragments[@]}")"
 
 unpack() {
@@ -33,13 +39,13 @@ unpack() {
 	echo "$source_id" > "$tree/.rhist-source"
 }
 
-# Applies patches/*.patch to DIR and keeps a copy of them there, so that a
+# Applies the series to DIR and keeps a copy of them there, so that a
 # later series can replace this one without unpacking again.
 apply_patches() {
 	local p
 	rm -rf "$1/.rhist-patches"
 	mkdir -p "$1/.rhist-patches"
-	for p in "$RHIST_TOP"/patches/*.patch; do
+	for p in "${series[@]}"; do
 		echo "    applying $(basename "$p")"
 		patch -d "$1" -p1 --quiet --forward < "$p"
 		cp "$p" "$1/.rhist-patches/"
