@@ -29,6 +29,10 @@
 #                hotplug, rmmod), each run as hist and as rhist in one
 #                boot; prints every difference, fails on any crash
 #                (tools/testing/fuzz-seq/). FILE=seqs.txt replays a file.
+#   make check-series
+#                builds 6.12 as packaged, then after each patch of
+#                patches/ in turn (tools/testing/patches/prefixes.sh;
+#                20-40 minutes on 2 cores).
 #
 # Kbuild builds the module itself (see Kbuild); this Makefile drives the
 # scripts in tools/testing/vm/.
@@ -37,7 +41,7 @@ VM := tools/testing/vm
 # The kernel that run and vm boot: test, or dropin with DROPIN=1.
 KERNEL := $(if $(filter 1,$(DROPIN)),dropin,test)
 
-.PHONY: all setup kernel modules vm run check check-kasan bench soak fuzz-guest fuzz-seq host clean
+.PHONY: all setup kernel modules vm run check check-kasan check-series bench soak fuzz-guest fuzz-seq host clean
 
 all: modules
 
@@ -66,6 +70,9 @@ check:
 
 check-kasan:
 	@RHIST_FLAVOUR=kasan RHIST_SUITES="kunit e2e soak fault" tools/testing/check.sh
+
+check-series: setup
+	@tools/testing/patches/prefixes.sh
 
 bench:
 	@tools/testing/bench/run.sh
