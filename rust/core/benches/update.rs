@@ -6,31 +6,13 @@
 //! `cargo bench --bench update -- --warm-up-time 1 --measurement-time 2`
 
 use std::hint::black_box;
-use std::sync::atomic::AtomicU64;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
 use rhist_core::hist::hist_data::HistData;
 use rhist_core::hist::histogram::{map_params, Histogram};
 use rhist_core::hist::map::TracingMap;
 use rhist_core::hist::trigger;
-
-#[path = "common/mod.rs"]
-mod common;
-use common::Task;
-
-const FIELDS: [EventField<'static>; 3] = [
-    EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
-    EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
-    EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
-];
-
-const EVENT: EventDesc<'static> = EventDesc {
-    system: "rhist_test",
-    name: "rhist_sample",
-    fields: &FIELDS,
-    common_fields: &COMMON_FIELDS,
-};
+use rhist_core::testing::{map_storage, record, EVENT, TASK};
 
 /// 4096 records of 64 keys, with varied values.
 fn records() -> Vec<[u8; 24]> {
@@ -40,12 +22,7 @@ fn records() -> Vec<[u8; 24]> {
             s ^= s << 13;
             s ^= s >> 7;
             s ^= s << 17;
-            let mut r = [0u8; 24];
-            r[4..8].copy_from_slice(&42i32.to_ne_bytes());
-            r[8..16].copy_from_slice(&(s % 64).to_ne_bytes());
-            r[16..20].copy_from_slice(&((s >> 8) as u32).to_ne_bytes());
-            r[20..24].copy_from_slice(&((s >> 40) as i32).to_ne_bytes());
-            r
+            record(s % 64, (s >> 8) as u32, (s >> 40) as i32)
         })
         .collect()
 }
@@ -63,14 +40,12 @@ fn shapes(c: &mut Criterion) {
         let spec = trigger::parse(text).unwrap();
         let data = HistData::build(&spec, &EVENT).unwrap();
         let params = map_params(&data, 2);
-        let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-            .map(|_| AtomicU64::new(0))
-            .collect();
+        let storage = map_storage(&params);
         let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
         g.bench_function(name, |b| {
             let mut i = 0;
             b.iter(|| {
-                hist.update(black_box(&recs[i & 4095]), &Task);
+                hist.update(black_box(&recs[i & 4095]), &TASK);
                 i += 1;
             })
         });

@@ -17,25 +17,23 @@
 //! gets its sketches' pool.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
-use rhist_core::hist::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+use rhist_core::hist::event::{EventDesc, EventField, FieldStorage};
 use rhist_core::hist::hist_data::HistData;
 use rhist_core::hist::histogram::{map_params, Histogram};
-use rhist_core::hist::map::{First, MapKey, TracingMap};
+use rhist_core::hist::map::{First, MapKey};
 use rhist_core::hist::program::Program;
-use rhist_core::hist::sketch::SketchPool;
 use rhist_core::hist::trigger;
-
-#[path = "../benches/common/mod.rs"]
-mod common;
-use common::Task;
+use rhist_core::testing::{
+    histogram, map_storage, pool_storage, record, sample_event, FIELD_A, FIELD_B, FIELD_C, TASK,
+};
 
 /// The bench event's fields (tools/testing/rhist_test_events).
 const FIELDS: [EventField<'static>; 5] = [
-    EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
-    EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
-    EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
+    FIELD_A,
+    FIELD_B,
+    FIELD_C,
     EventField::new("s", "char[16]", 24, 16, true, FieldStorage::StaticString),
     EventField::new(
         "d",
@@ -50,23 +48,18 @@ const FIELDS: [EventField<'static>; 5] = [
 /// A record's size: the fields, then `d`'s string.
 const REC: usize = 64;
 
-const EVENT: EventDesc<'static> = EventDesc {
-    system: "rhist_test",
-    name: "rhist_sample",
-    fields: &FIELDS,
-    common_fields: &COMMON_FIELDS,
-};
+const EVENT: EventDesc<'static> = sample_event(&FIELDS);
 
 /// One event, out of line so that its code can be read apart.
 #[inline(never)]
 fn one_event(hist: &Histogram<'_>, rec: &[u8]) {
-    hist.update(rec, &Task);
+    hist.update(rec, &TASK);
 }
 
 /// One event by the general path, out of line too.
 #[inline(never)]
 fn one_event_general(hist: &Histogram<'_>, rec: &[u8]) {
-    hist.update_general(rec, &Task);
+    hist.update_general(rec, &TASK);
 }
 
 /// The first `stage` stages of one event of a compiled trigger whose key
@@ -126,27 +119,20 @@ fn main() {
     let stage: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
     let spec = trigger::parse(&text).expect("trigger");
     let data = HistData::build(&spec, &EVENT).expect("hist data");
-    let params = map_params(&data, 2);
-    let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-        .map(|_| AtomicU64::new(0))
-        .collect();
-    let pool_params = data.sketch_params();
-    let pool_storage: Vec<AtomicU64> = (0..pool_params.map_or(0, |p| p.storage_words().unwrap()))
-        .map(|_| AtomicU64::new(0))
-        .collect();
-    let pool = pool_params.map(|p| SketchPool::new(p, &pool_storage).unwrap());
-    let map = TracingMap::new(params, &storage).unwrap();
-    let hist = Histogram::with_sketches(&data, map, pool).unwrap();
+    let storage = map_storage(&map_params(&data, 2));
+    let pool = pool_storage(&data);
+    let hist = histogram(&data, 2, &storage, &pool);
     let mut recs = vec![[0u8; REC]; 4096];
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     for r in recs.iter_mut() {
         s ^= s << 13;
         s ^= s >> 7;
         s ^= s << 17;
-        r[4..8].copy_from_slice(&42i32.to_ne_bytes());
-        r[8..16].copy_from_slice(&(s % keys).to_ne_bytes());
-        r[16..20].copy_from_slice(&(((s >> 8) % 4) as u32).to_ne_bytes());
-        r[20..24].copy_from_slice(&(((s >> 40) % 4) as i32).to_ne_bytes());
+        r[..24].copy_from_slice(&record(
+            s % keys,
+            ((s >> 8) % 4) as u32,
+            ((s >> 40) % 4) as i32,
+        ));
         let name = format!("task-{}", s % keys);
         r[24..24 + name.len()].copy_from_slice(name.as_bytes());
         // d: 16 bytes at 44, NUL included.

@@ -1299,81 +1299,27 @@ impl<'a> Histogram<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+    use super::super::event::{EventDesc, EventField, FieldStorage};
     use super::super::trigger;
     use super::*;
+    use crate::testing::{
+        map_storage, print_of, record, sample_event, zeros, NoSink, Task, VarsOf, EVENT, FIELD_A,
+        FIELD_B, FIELD_C, TASK,
+    };
     use core::sync::atomic::AtomicU64;
     use std::string::String;
     use std::vec::Vec;
 
-    const fn field(
-        name: &'static str,
-        offset: u32,
-        size: u32,
-        signed: bool,
-    ) -> EventField<'static> {
-        EventField::new(name, "u64", offset, size, signed, FieldStorage::Other)
-    }
-
-    const FIELDS: [EventField<'static>; 3] = [
-        field("a", 8, 8, false),
-        field("b", 16, 4, false),
-        field("c", 20, 4, true),
-    ];
-
-    const EVENT: EventDesc<'static> = EventDesc {
-        system: "rhist_test",
-        name: "rhist_sample",
-        fields: &FIELDS,
-        common_fields: &COMMON_FIELDS,
-    };
-
-    /// A task of the given pid, named `bash`.
-    struct Ctx {
-        pid: i32,
-    }
-
-    impl EventContext for Ctx {
-        fn cpu(&self) -> u32 {
-            1
-        }
-        fn timestamp(&self) -> u64 {
-            1_000_000
-        }
-        fn clock_in_ns(&self) -> bool {
-            true
-        }
-        fn stacktrace(&self, out: &mut [u64]) {
-            out.fill(0);
-        }
-
-        fn comm(&self) -> [u8; 16] {
-            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
-        }
-    }
-
-    impl TaskContext for Ctx {
-        fn pid(&self) -> i32 {
-            self.pid
-        }
-    }
-
-    fn record(a: u64, b: u32, c: i32) -> [u8; 24] {
-        let mut r = [0u8; 24];
-        r[4..8].copy_from_slice(&42i32.to_ne_bytes());
-        r[8..16].copy_from_slice(&a.to_ne_bytes());
-        r[16..20].copy_from_slice(&b.to_ne_bytes());
-        r[20..24].copy_from_slice(&c.to_ne_bytes());
-        r
-    }
+    /// A task of pid 42 named `bash`, on CPU 1.
+    const CTX: Task = Task { cpu: 1, ..TASK };
 
     /// Runs `text` over `records` and returns the entries and Totals.
     fn run(text: &str, records: &[[u8; 24]]) -> String {
-        run_as(&Ctx { pid: 42 }, text, records)
+        run_as(&CTX, text, records)
     }
 
     /// Runs `text` over `records` fired by the task `ctx`.
-    fn run_as(ctx: &Ctx, text: &str, records: &[[u8; 24]]) -> String {
+    fn run_as(ctx: &Task, text: &str, records: &[[u8; 24]]) -> String {
         with_hist(text, |hist| {
             for r in records {
                 hist.update(r, ctx);
@@ -1387,28 +1333,17 @@ mod tests {
         let spec = trigger::parse(text).unwrap();
         let data = HistData::build(&spec, &EVENT).unwrap();
         let params = map_params(&data, 1);
-        let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-            .map(|_| AtomicU64::new(0))
-            .collect();
+        let storage = map_storage(&params);
         let map = TracingMap::new(params, &storage).unwrap();
         f(&Histogram::new(&data, map).unwrap())
-    }
-
-    /// The histogram's table.
-    fn print_of(hist: &Histogram<'_>) -> String {
-        let mut order = std::vec![0u32; hist.map().max_elts()];
-        let mut out = String::new();
-        hist.print(&mut out, &output::NoSymbols, &mut order)
-            .unwrap();
-        out
     }
 
     /// The event of the program tests: the test event's numbers, then
     /// strings of every kind.
     const STR_FIELDS: [EventField<'static>; 6] = [
-        field("a", 8, 8, false),
-        field("b", 16, 4, false),
-        field("c", 20, 4, true),
+        FIELD_A,
+        FIELD_B,
+        FIELD_C,
         EventField::new("s", "char[12]", 24, 12, true, FieldStorage::StaticString),
         EventField::new(
             "d",
@@ -1428,12 +1363,7 @@ mod tests {
         ),
     ];
 
-    const STR_EVENT: EventDesc<'static> = EventDesc {
-        system: "rhist_test",
-        name: "rhist_sample",
-        fields: &STR_FIELDS,
-        common_fields: &COMMON_FIELDS,
-    };
+    const STR_EVENT: EventDesc<'static> = sample_event(&STR_FIELDS);
 
     /// A record of [`STR_EVENT`]: `a`, `b`, `c`, then 52 bytes from
     /// `tail` (the strings and what the locations point at).
@@ -1442,34 +1372,6 @@ mod tests {
         r[..24].copy_from_slice(&record(a, b, c));
         r[24..].copy_from_slice(tail);
         r
-    }
-
-    /// [`Ctx`] on CPU `.1`.
-    struct OnCpu<'c>(&'c Ctx, u32);
-
-    impl EventContext for OnCpu<'_> {
-        fn cpu(&self) -> u32 {
-            self.1
-        }
-        fn timestamp(&self) -> u64 {
-            self.0.timestamp()
-        }
-        fn clock_in_ns(&self) -> bool {
-            self.0.clock_in_ns()
-        }
-        fn stacktrace(&self, out: &mut [u64]) {
-            self.0.stacktrace(out)
-        }
-
-        fn comm(&self) -> [u8; 16] {
-            self.0.comm()
-        }
-    }
-
-    impl TaskContext for OnCpu<'_> {
-        fn pid(&self) -> i32 {
-            self.0.pid()
-        }
     }
 
     /// The entries, sums and Totals of `text` over `records`, each cut
@@ -1486,14 +1388,12 @@ mod tests {
         for ((interpret, n_cpus), out) in ways.into_iter().zip(outs.iter_mut()) {
             let params = map_params(&data, n_cpus);
             assert_eq!(params.n_cpus, n_cpus, "{text}");
-            let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-                .map(|_| AtomicU64::new(0))
-                .collect();
+            let storage = map_storage(&params);
             // The `.quantiles` values' sketches, if any.
             let words = data
                 .sketch_params()
                 .map_or(0, |p| p.storage_words().unwrap());
-            let pool_storage: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+            let pool_storage = zeros(words);
             let pool = (data.sketch_params()).map(|p| SketchPool::new(p, &pool_storage).unwrap());
             let map = TracingMap::new(params, &storage).unwrap();
             let mut hist = Histogram::with_sketches(&data, map, pool).unwrap();
@@ -1503,7 +1403,7 @@ mod tests {
                 compiled = hist.program().is_some();
             }
             for (i, (r, len)) in records.iter().enumerate() {
-                hist.update(&r[..*len], &OnCpu(&Ctx { pid: 42 }, i as u32 % 4));
+                hist.update(&r[..*len], &CTX.on(i as u32 % 4));
             }
             let mut order = std::vec![0u32; hist.map().max_elts()];
             hist.print(out, &output::NoSymbols, &mut order).unwrap();
@@ -1584,9 +1484,7 @@ mod tests {
             let p = data.program().unwrap();
             let words = p.key_words();
             let params = map_params(&data, 1);
-            let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-                .map(|_| AtomicU64::new(0))
-                .collect();
+            let storage = map_storage(&params);
             let map = TracingMap::new(params, &storage).unwrap();
             let mut compact = 0;
             let mut strings = 0;
@@ -1739,7 +1637,7 @@ mod tests {
     fn execname_of_idle_and_negative_pids_like_hist() {
         let records = [record(1, 10, -1)];
         for (pid, name) in [(42, "bash"), (0, "<idle>"), (-1, "<XXX>")] {
-            let out = run_as(&Ctx { pid }, "keys=common_pid.execname", &records);
+            let out = run_as(&Task { pid, ..CTX }, "keys=common_pid.execname", &records);
             let line = out.lines().find(|l| l.starts_with("{ ")).unwrap();
             assert!(
                 line.starts_with(&std::format!("{{ common_pid: {name:<16}[")),
@@ -1749,38 +1647,17 @@ mod tests {
     }
 
     /// A task named `bash` whose stack is two frames deep.
-    struct Deep;
-
-    impl EventContext for Deep {
-        fn cpu(&self) -> u32 {
-            0
-        }
-        fn timestamp(&self) -> u64 {
-            0
-        }
-        fn clock_in_ns(&self) -> bool {
-            true
-        }
-        fn stacktrace(&self, out: &mut [u64]) {
-            out.fill(0);
-            out[..2].copy_from_slice(&[0xffff_ffff_8100_0010, 0xffff_ffff_8100_0020]);
-        }
-
-        fn comm(&self) -> [u8; 16] {
-            *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
-        }
-    }
-
-    impl TaskContext for Deep {
-        fn pid(&self) -> i32 {
-            7
-        }
-    }
+    const DEEP: Task = Task {
+        pid: 7,
+        ts: 0,
+        stack: [0xffff_ffff_8100_0010, 0xffff_ffff_8100_0020, 0],
+        ..TASK
+    };
 
     /// An event with a number `a` and a `char s[8]`.
     fn string_event() -> EventDesc<'static> {
         static STR_FIELDS: [EventField<'static>; 2] = [
-            field("a", 8, 8, false),
+            FIELD_A,
             EventField::new("s", "char[8]", 16, 8, false, FieldStorage::StaticString),
         ];
         EventDesc {
@@ -1799,15 +1676,13 @@ mod tests {
         let data = HistData::build(&spec, &event).unwrap();
         let params = map_params(&data, 1);
         assert_eq!(params.n_private, COMM_WORDS + 3 * vars::STR_VAR_WORDS);
-        let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-            .map(|_| AtomicU64::new(0))
-            .collect();
+        let storage = map_storage(&params);
         let hist = Histogram::new(&data, TracingMap::new(params, &storage).unwrap()).unwrap();
         // s is not NUL-terminated: strscpy() stops at the bound, 7 bytes.
         let mut rec = [0u8; 24];
         rec[8] = 5;
         rec[16..24].copy_from_slice(b"abcdefgh");
-        hist.update(&rec, &Deep);
+        hist.update(&rec, &DEEP);
         let elt = hist.map().lookup(&5u64.to_ne_bytes()).unwrap();
         let words: Vec<u64> = elt
             .private_words()
@@ -1876,7 +1751,7 @@ mod tests {
         );
         with_hist("keys=a:c=common_comm", |hist| {
             assert!(!hist.needs_comm);
-            hist.update(&record(1, 10, 0), &Ctx { pid: 42 });
+            hist.update(&record(1, 10, 0), &CTX);
             let elt = hist.map().lookup(&1u64.to_ne_bytes()).unwrap();
             let words: Vec<u64> = elt
                 .private_words()
@@ -1896,7 +1771,7 @@ mod tests {
             with_hist(text, |hist| {
                 assert_eq!(hist.hits(), 0);
                 for i in 0..n {
-                    hist.update(&record(i, (i % 7) as u32, 1), &Ctx { pid: 42 });
+                    hist.update(&record(i, (i % 7) as u32, 1), &CTX);
                 }
                 assert_eq!(hist.hits(), hits, "{text}");
                 let out = print_of(hist);
@@ -1930,10 +1805,7 @@ mod tests {
         let spec = trigger::parse("keys=a:vals=b/2,c:x=c-1").unwrap();
         let data = HistData::build(&spec, &EVENT).unwrap();
         assert_eq!(map_params(&data, 1).n_sums, 3);
-        assert_eq!(
-            data.var_value(0, &record(1, 10, -1), &Ctx { pid: 42 }),
-            (-2i64) as u64
-        );
+        assert_eq!(data.var_value(0, &record(1, 10, -1), &CTX), (-2i64) as u64);
         assert_eq!(
             run("keys=a:vals=b-a,c:sort=b-a", &records),
             "{ a:          2 } hitcount:          1  c:          3\n\
@@ -1953,35 +1825,11 @@ mod tests {
         );
     }
 
-    /// A trigger without actions.
-    struct NoSink;
-
-    impl ActionSink for NoSink {
-        fn trace(&self, _: usize, _: &[u64], _: &[u32]) {}
-        fn snapshot(&self, _: u64, _: &[u8], _: &[u8; 16]) {}
-    }
-
-    /// A lookup of the variables of one registered histogram, identity 1.
-    struct One<'h>(&'h HistData<'h>);
-
-    impl super::super::var_ref::VarLookup for One<'_> {
-        fn find_var(
-            &self,
-            _: Option<(&str, &str)>,
-            name: &str,
-        ) -> super::super::var_ref::Found<'_> {
-            use super::super::var_ref::Found;
-            self.0
-                .var_target(name, 1, EVENT.system, EVENT.name)
-                .map_or(Found::None, Found::One)
-        }
-    }
-
     /// Builds `text` against the histogram of `owner`.
     fn build_with<'h>(text: &'h str, owner: &'h HistData<'h>) -> HistData<'h> {
         let spec = trigger::parse(text).unwrap();
         let mut hd = HistData::empty(&spec);
-        let lookup = One(owner);
+        let lookup = VarsOf(owner);
         let options = hist_data::BuildOptions {
             vars: Some(&lookup),
             ..Default::default()
@@ -1991,9 +1839,7 @@ mod tests {
     }
 
     fn storage(data: &HistData<'_>) -> Vec<AtomicU64> {
-        (0..map_params(data, 1).storage_words().unwrap())
-            .map(|_| AtomicU64::new(0))
-            .collect()
+        map_storage(&map_params(data, 1))
     }
 
     /// `(key a, sum 1)` of each entry, sorted.
@@ -2012,7 +1858,7 @@ mod tests {
     /// operand consumes it.
     #[test]
     fn references_resolve_against_the_other_histogram() {
-        let ctx = Ctx { pid: 42 };
+        let ctx = CTX;
         let spec = trigger::parse("keys=a:t=b").unwrap();
         let d1 = HistData::build(&spec, &EVENT).unwrap();
         let s1 = storage(&d1);
@@ -2077,7 +1923,7 @@ mod tests {
     #[test]
     fn a_string_reference_reads_the_copy_slot() {
         let event = string_event();
-        let ctx = Ctx { pid: 42 };
+        let ctx = CTX;
         let spec = trigger::parse("keys=a:n=a,x=s,y=s").unwrap();
         let d1 = HistData::build(&spec, &event).unwrap();
         let s1 = storage(&d1);
@@ -2107,11 +1953,11 @@ mod tests {
 /// each synthetic event's fields handed to the sink.
 #[cfg(all(test, not(loom)))]
 mod action_tests {
-    use super::super::event::{EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+    use super::super::event::{EventDesc, EventField, FieldStorage};
     use super::super::hist_data::{BuildOptions, SynthField, SynthLookup};
     use super::super::trigger;
-    use super::super::var_ref::{Found, VarLookup};
     use super::*;
+    use crate::testing::{build_with_actions, comm, map_storage, sample_event, Task, VarsOf, TASK};
     use core::cell::RefCell;
     use core::sync::atomic::AtomicU64;
     use std::format;
@@ -2124,37 +1970,15 @@ mod action_tests {
         EventField::new("ss", "char[8]", 20, 8, false, FieldStorage::StaticString),
     ];
 
-    const EVENT: EventDesc<'static> = EventDesc {
-        system: "rhist_test",
-        name: "rhist_sample",
-        fields: &FIELDS,
-        common_fields: &COMMON_FIELDS,
-    };
+    const EVENT: EventDesc<'static> = sample_event(&FIELDS);
 
-    struct Ctx(u64);
-
-    impl EventContext for Ctx {
-        fn cpu(&self) -> u32 {
-            0
-        }
-        fn timestamp(&self) -> u64 {
-            self.0
-        }
-        fn clock_in_ns(&self) -> bool {
-            true
-        }
-        fn stacktrace(&self, out: &mut [u64]) {
-            out.fill(0);
-        }
-
-        fn comm(&self) -> [u8; 16] {
-            *b"sh\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
-        }
-    }
-
-    impl TaskContext for Ctx {
-        fn pid(&self) -> i32 {
-            7
+    /// `sh`, pid 7, at `ts`.
+    fn at(ts: u64) -> Task {
+        Task {
+            pid: 7,
+            ts,
+            comm: comm(b"sh"),
+            ..TASK
         }
     }
 
@@ -2164,16 +1988,6 @@ mod action_tests {
         r[16..20].copy_from_slice(&b.to_ne_bytes());
         r[20..20 + s.len()].copy_from_slice(s);
         r
-    }
-
-    struct Owner<'h>(&'h HistData<'h>);
-
-    impl VarLookup for Owner<'_> {
-        fn find_var(&self, _: Option<(&str, &str)>, name: &str) -> Found<'_> {
-            self.0
-                .var_target(name, 1, EVENT.system, EVENT.name)
-                .map_or(Found::None, Found::One)
-        }
     }
 
     /// `lat u64 d; u32 bb; char ss[8]; char nm[8]`.
@@ -2233,9 +2047,7 @@ mod action_tests {
     }
 
     fn storage(data: &HistData<'_>) -> Vec<AtomicU64> {
-        (0..map_params(data, 1).storage_words().unwrap())
-            .map(|_| AtomicU64::new(0))
-            .collect()
+        map_storage(&map_params(data, 1))
     }
 
     #[test]
@@ -2248,7 +2060,7 @@ mod action_tests {
         let text = "keys=a:d=common_timestamp-$t0:\
                     onmatch(rhist_test.rhist_sample).lat($d,bb,ss,$nm)";
         let spec = trigger::parse(text).unwrap();
-        let owner = Owner(&d1);
+        let owner = VarsOf(&d1);
         let exists = |_: &str, _: &str| true;
         let options = BuildOptions {
             vars: Some(&owner),
@@ -2264,12 +2076,12 @@ mod action_tests {
 
         let sink = Sink::default();
         // No t0 for key 1 yet: nothing.
-        h2.update_with_refs(&record(1, 5, b"x"), &Ctx(100), &[&h1], &sink);
+        h2.update_with_refs(&record(1, 5, b"x"), &at(100), &[&h1], &sink);
         assert!(sink.0.borrow().is_empty());
-        h1.update(&record(1, 0, b"waker"), &Ctx(1000));
-        h2.update_with_refs(&record(1, 5, b"wakee"), &Ctx(1250), &[&h1], &sink);
+        h1.update(&record(1, 0, b"waker"), &at(1000));
+        h2.update_with_refs(&record(1, 5, b"wakee"), &at(1250), &[&h1], &sink);
         // t0 was consumed: the next one is dropped.
-        h2.update_with_refs(&record(1, 6, b"again"), &Ctx(1300), &[&h1], &sink);
+        h2.update_with_refs(&record(1, 6, b"again"), &at(1300), &[&h1], &sink);
         let got = sink.0.borrow();
         assert_eq!(got.len(), 1);
         let (action, fields) = &got[0];
@@ -2293,19 +2105,11 @@ mod action_tests {
     /// Builds `text` on EVENT with its actions, runs `records` through it
     /// and gives the printed entries (without Totals).
     fn run_actions(text: &str, records: &[(u64, u32, &[u8])], sink: &dyn ActionSink) -> String {
-        let spec = trigger::parse(text).unwrap();
-        let enable = || Ok(());
-        let options = BuildOptions {
-            enable_snapshot: Some(&enable),
-            ..Default::default()
-        };
-        let mut data = HistData::empty(&spec);
-        HistData::build_into_with(&mut data, &spec, &EVENT, options).unwrap();
-        data.create_actions(&EVENT, options).unwrap();
+        let data = build_with_actions(text, &EVENT);
         let st = storage(&data);
         let h = Histogram::new(&data, TracingMap::new(map_params(&data, 1), &st).unwrap()).unwrap();
         for &(a, b, s) in records {
-            h.update_with_refs(&record(a, b, s), &Ctx(0), &[], sink);
+            h.update_with_refs(&record(a, b, s), &at(0), &[], sink);
         }
         let mut order = std::vec![0u32; h.map().max_elts()];
         let mut out = String::new();
@@ -2373,15 +2177,7 @@ mod action_tests {
     /// The details of the last snapshot, before the Totals.
     #[test]
     fn snapshot_details_are_printed() {
-        let spec = trigger::parse("keys=bb:v=a:onmax($v).snapshot()").unwrap();
-        let enable = || Ok(());
-        let options = BuildOptions {
-            enable_snapshot: Some(&enable),
-            ..Default::default()
-        };
-        let mut data = HistData::empty(&spec);
-        HistData::build_into_with(&mut data, &spec, &EVENT, options).unwrap();
-        data.create_actions(&EVENT, options).unwrap();
+        let data = build_with_actions("keys=bb:v=a:onmax($v).snapshot()", &EVENT);
         let st = storage(&data);
         let h = Histogram::new(&data, TracingMap::new(map_params(&data, 1), &st).unwrap()).unwrap();
         let mut order = std::vec![0u32; h.map().max_elts()];

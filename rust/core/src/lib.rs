@@ -9,10 +9,14 @@
 
 #![no_std]
 
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 extern crate std;
 
 #[path = "rhist_core.rs"]
 pub mod hist;
 
 pub use hist::*;
+
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;

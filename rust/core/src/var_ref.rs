@@ -424,15 +424,14 @@ mod tests {
 #[cfg(all(test, not(loom)))]
 mod build_tests {
     use super::super::error::{HistError, HistErrorKind};
-    use super::super::event::{EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS};
+    use super::super::event::{EventDesc, EventField, FieldStorage};
     use super::super::grammar::parse_trigger;
     use super::super::hist_data::{BuildOptions, HistData};
     use super::*;
+    use crate::testing::{event, Task, TASK};
     use std::format;
     use std::string::String;
     use std::vec::Vec;
-
-    static COMMON: [EventField<'static>; 4] = COMMON_FIELDS;
 
     static WAKING: [EventField<'static>; 3] = [
         EventField::new("pid", "pid_t", 8, 4, true, FieldStorage::Other),
@@ -456,19 +455,6 @@ mod build_tests {
         EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
         EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
     ];
-
-    fn event(
-        system: &'static str,
-        name: &'static str,
-        fields: &'static [EventField<'static>],
-    ) -> EventDesc<'static> {
-        EventDesc {
-            system,
-            name,
-            fields,
-            common_fields: &COMMON,
-        }
-    }
 
     /// Registered triggers: identity, event, hist data.
     struct Instance(Vec<(u64, EventDesc<'static>, HistData<'static>)>);
@@ -553,25 +539,12 @@ mod build_tests {
         s
     }
 
-    struct Ctx;
-
-    impl EventContext for Ctx {
-        fn cpu(&self) -> u32 {
-            0
-        }
-        fn timestamp(&self) -> u64 {
-            5_000_000
-        }
-        fn clock_in_ns(&self) -> bool {
-            true
-        }
-        fn stacktrace(&self, out: &mut [u64]) {
-            out.fill(0);
-        }
-        fn comm(&self) -> [u8; 16] {
-            [0; 16]
-        }
-    }
+    /// A task of no name at 5 ms.
+    const CTX: Task = Task {
+        ts: 5_000_000,
+        comm: [0; 16],
+        ..TASK
+    };
 
     #[test]
     fn the_target_is_what_init_var_ref_copies() {
@@ -697,7 +670,7 @@ mod build_tests {
         );
         assert_eq!(refs(&hd), [(0, 0, true)]);
         // 5000 us less the variable's 1200.
-        assert_eq!(hd.sum_value_refs(1, &[0; 24], &Ctx, &[1200]), 3800);
+        assert_eq!(hd.sum_value_refs(1, &[0; 24], &CTX, &[1200]), 3800);
         for t in [
             "keys=common_pid:vals=common_timestamp-$ts0",
             "keys=common_pid:vals=$ts0+1",
@@ -712,13 +685,13 @@ mod build_tests {
         let hd = build("keys=common_pid:vals=a/$c");
         let mut rec = [0u8; 24];
         rec[8] = 12;
-        assert_eq!(hd.sum_value_refs(1, &rec, &Ctx, &[999]), 3);
+        assert_eq!(hd.sum_value_refs(1, &rec, &CTX, &[999]), 3);
         let t = "keys=common_pid:vals=a/$z";
         assert_eq!(err(t), HistError::new(DivisionByZero, at(t, "$z")));
         // Two constants fold; the reference stays, read once.
         let hd = build("keys=common_pid:vals=$c*2");
         assert_eq!(refs(&hd), [(0, 3, true)]);
-        assert_eq!(hd.sum_value_refs(1, &rec, &Ctx, &[999]), 8);
+        assert_eq!(hd.sum_value_refs(1, &rec, &CTX, &[999]), 8);
     }
 
     #[test]
@@ -729,9 +702,9 @@ mod build_tests {
             "hist:keys=common_pid:vals=hitcount,$ts0,sched.sched_switch.$q\
              :x=sched.sched_waking.$p:sort=hitcount:size=2048"
         );
-        assert_eq!(hd.sum_value_refs(1, &[0; 24], &Ctx, &[7, 8, 9]), 7);
-        assert_eq!(hd.sum_value_refs(2, &[0; 24], &Ctx, &[7, 8, 9]), 8);
-        assert_eq!(hd.var_value_refs(0, &[0; 24], &Ctx, &[7, 8, 9]), 9);
+        assert_eq!(hd.sum_value_refs(1, &[0; 24], &CTX, &[7, 8, 9]), 7);
+        assert_eq!(hd.sum_value_refs(2, &[0; 24], &CTX, &[7, 8, 9]), 8);
+        assert_eq!(hd.var_value_refs(0, &[0; 24], &CTX, &[7, 8, 9]), 9);
         let mut s = String::new();
         hd.write_debug_with(&mut s, &"00000000deadbeef", &|out, hist| {
             write!(out, "<{:x}>", hist.unwrap_or(0))

@@ -13,24 +13,12 @@
 
 #![cfg(loom)]
 
-#[path = "../src/map.rs"]
-#[allow(dead_code)]
-mod map;
+mod common;
 
-// What map.rs uses of its siblings (`super::stats`).
-#[path = "../src/stats.rs"]
-#[allow(dead_code)]
-mod stats;
-
+use common::map::{MapParams, TracingMap};
+use common::{model, new_map};
 use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use loom::thread;
-use map::{MapParams, TracingMap};
-
-fn new_map(p: MapParams) -> TracingMap<'static> {
-    let n = p.storage_words().unwrap();
-    let s: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    TracingMap::new(p, Box::leak(s.into_boxed_slice())).unwrap()
-}
 
 struct Gens {
     maps: [TracingMap<'static>; 2],
@@ -83,14 +71,7 @@ fn grow(g: &Gens) {
 
 #[test]
 fn publish_wait_fold() {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = runs.clone();
-    b.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    model("publish_wait_fold", || {
         let p = |bits| MapParams::new(bits, 8, 2, 0);
         let g: &'static Gens = Box::leak(Box::new(Gens {
             maps: [new_map(p(0)), new_map(p(1))],
@@ -112,6 +93,4 @@ fn publish_wait_fold() {
         assert_eq!(g.maps[1].len(), 1);
         assert_eq!(g.maps[1].drops(), 0);
     });
-    let n = runs.load(std::sync::atomic::Ordering::Relaxed);
-    println!("publish_wait_fold: {n} executions");
 }

@@ -3,50 +3,19 @@
 //! Model check of the map's insert protocol with loom.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom_map`.
-//! This file compiles the real `src/map.rs` into itself: there, with
-//! `cfg(all(loom, test))`, the map runs on loom's atomics, so the claim,
-//! publish and lookup steps checked here are the shipped ones, with the
-//! shipped orderings.
+//! This file compiles the real `src/map.rs` into itself (through
+//! `tests/common`): there, with `cfg(all(loom, test))`, the map runs on
+//! loom's atomics, so the claim, publish and lookup steps checked here are
+//! the shipped ones, with the shipped orderings.
 
 #![cfg(loom)]
 
-#[path = "../src/map.rs"]
-#[allow(dead_code)]
-mod map;
+mod common;
 
-// What map.rs uses of its siblings (`super::stats`).
-#[path = "../src/stats.rs"]
-#[allow(dead_code)]
-mod stats;
-
-use loom::sync::atomic::{AtomicU64, Ordering};
+use common::map::{self, key_hash, First, MapKey, MapParams, TracingMap};
+use common::{model, new_map};
+use loom::sync::atomic::Ordering;
 use loom::thread;
-use map::{key_hash, First, MapKey, MapParams, TracingMap};
-
-/// A map over leaked loom atomics (a few words per run of the model).
-fn new_map(p: MapParams) -> TracingMap<'static> {
-    let n = p.storage_words().unwrap();
-    let s: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    TracingMap::new(p, Box::leak(s.into_boxed_slice())).unwrap()
-}
-
-/// Runs `f` under loom (at most 3 preemptions unless `LOOM_MAX_PREEMPTIONS`
-/// says otherwise) and reports how many executions were explored.
-fn model(name: &str, f: impl Fn() + Sync + Send + 'static) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-    let runs = Arc::new(AtomicUsize::new(0));
-    let counter = runs.clone();
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(move || {
-        counter.fetch_add(1, Ordering::Relaxed);
-        f()
-    });
-    println!("{name}: {} executions", runs.load(Ordering::Relaxed));
-}
 
 /// 3-word keys: a reader seeing only some words of one would notice.
 fn key24(id: u64) -> [u8; 24] {

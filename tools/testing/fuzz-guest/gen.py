@@ -158,13 +158,26 @@ def with_stats(rng, text):
     return ":".join(parts) + sep + filt
 
 
-def generate_stats(n, seed, corpus, seen):
-    """n texts with statistics (rhist's extension), not in seen."""
-    rng = random.Random("stats %d" % seed)
+def distinct(n, rng, make, seen):
+    """n texts from make(rng) (None: none this try), each one line of at
+    most MAX_LEN characters and not in seen, which takes them; at most
+    100 * n tries."""
     out = []
     tries = 0
     while len(out) < n and tries < 100 * n:
         tries += 1
+        text = make(rng)
+        if (text is None or "\n" in text or len(text) > MAX_LEN
+                or text in seen):
+            continue
+        seen.add(text)
+        out.append(text)
+    return out
+
+
+def generate_stats(n, seed, corpus, seen):
+    """n texts with statistics (rhist's extension), not in seen."""
+    def make(rng):
         text = with_stats(rng, rng.choice(corpus))
         for _ in range(rng.choice([0, 0, 0, 1, 1, 2])):
             if rng.random() < 0.3:  # a statistic anywhere
@@ -173,34 +186,24 @@ def generate_stats(n, seed, corpus, seen):
                 text = "".join(toks)
             else:
                 text = mutate(rng, text, corpus)
-        if "\n" in text or len(text) > MAX_LEN or text in seen:
-            continue
-        seen.add(text)
-        out.append(text)
-    return out
+        return text
+    return distinct(n, random.Random("stats %d" % seed), make, seen)
 
 
 def generate_comm(n, seed, corpus, seen):
     """n texts with common_comm or comm (rhist's extension), not in seen."""
-    rng = random.Random("comm %d" % seed)
-    out = []
-    tries = 0
-    while len(out) < n and tries < 100 * n:
-        tries += 1
+    def make(rng):
         toks = TOKEN_RE.findall(rng.choice(corpus))
         fields = [i for i, t in enumerate(toks) if t in FIELDS]
         if not fields:
-            continue
+            return None
         for i in rng.sample(fields, min(len(fields), rng.choice([1, 1, 2]))):
             toks[i] = rng.choice(COMM_FIELDS)
         text = "".join(toks)
         for _ in range(rng.choice([0, 0, 1, 1, 2])):
             text = mutate(rng, text, corpus)
-        if "\n" in text or len(text) > MAX_LEN or text in seen:
-            continue
-        seen.add(text)
-        out.append(text)
-    return out
+        return text
+    return distinct(n, random.Random("comm %d" % seed), make, seen)
 
 
 def with_more(rng, text):
@@ -233,42 +236,30 @@ def with_more(rng, text):
 def generate_more(n, seed, corpus, seen):
     """n texts with more keys, values or sort keys (rhist's extension),
     not in seen."""
-    rng = random.Random("more %d" % seed)
-    out = []
-    tries = 0
-    while len(out) < n and tries < 100 * n:
-        tries += 1
+    def make(rng):
         text = with_more(rng, rng.choice(corpus))
         for _ in range(rng.choice([0, 0, 0, 1, 1, 2])):
             text = mutate(rng, text, corpus)
-        if "\n" in text or len(text) > MAX_LEN or text in seen:
-            continue
-        seen.add(text)
-        out.append(text)
-    return out
+        return text
+    return distinct(n, random.Random("more %d" % seed), make, seen)
 
 
 def generate(n, seed):
     corpus = load_corpus()
-    rng = random.Random(seed)
     seen = set()
-    out = []
-    tries = 0
     n_stats = n_more = n // 20
     n_comm = n // 40
-    n -= n_stats + n_more + n_comm
-    while len(out) < n and tries < 100 * n:
-        tries += 1
+
+    def make(rng):
         text = rng.choice(corpus)
         # One text in ten is left valid; the others get 1 to 3 mutations.
         for _ in range(rng.choice([0, 1, 1, 1, 1, 1, 1, 2, 2, 3])):
             text = mutate(rng, text, corpus)
-        if "\n" in text or len(text) > MAX_LEN or text in seen:
-            continue
-        seen.add(text)
-        out.append(text)
-    out += generate_comm(n_comm, seed, corpus, seen)
-    return (out + generate_stats(n_stats, seed, corpus, seen)
+        return text
+    out = distinct(n - n_stats - n_more - n_comm, random.Random(seed), make,
+                   seen)
+    return (out + generate_comm(n_comm, seed, corpus, seen)
+            + generate_stats(n_stats, seed, corpus, seen)
             + generate_more(n_more, seed, corpus, seen))
 
 

@@ -14,18 +14,10 @@
 T=$EV/trigger
 Q='keys=a:vals=b.quantiles'
 
-# refs: hist's triggers whose files give the exact quantiles.
-refs() {
-	expect_write "${1}hist:keys=a,b:sort=a,b:size=32768" $T
-	expect_write "${1}hist:keys=b:sort=b:size=32768" $T
-}
-copy_refs() {
-	cat $EV/hist > /tmp/hist
-	awk '/^# event histogram/ { n++ } n == 1' /tmp/hist > /tmp/hb
-	awk '/^# event histogram/ { n++ } n == 2' /tmp/hist > /tmp/hu
-	grep -q 'keys=a,b' /tmp/hb && grep -q 'keys=b:' /tmp/hu || fail "hist's files"
-	grep -q 'Dropped: 0$' /tmp/hb && grep -q 'Dropped: 0$' /tmp/hu || fail "hist dropped events"
-}
+# refs [!]: hist's triggers whose files (/tmp/hb, /tmp/hu) give the
+# exact quantiles.
+refs() { hist_refs "${1:-}" 32768 a,b b; }
+copy_refs() { copy_hist_refs a,b=/tmp/hb b=/tmp/hu; }
 
 # check WHAT [FILE]: every quantile of rhist's entries (FILE, the rhist
 # file by default) and of its summary line against hist's values.

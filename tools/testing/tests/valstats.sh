@@ -58,18 +58,10 @@ check() {
 	echo "ok $1: $(wc -l < /tmp/r) entries"
 }
 
-# refs: hist's triggers whose files give the expected numbers.
-refs() {
-	expect_write "${1}hist:keys=a,b:sort=a,b:size=8192" $T
-	expect_write "${1}hist:keys=a,c:sort=a,c:size=8192" $T
-}
-copy_refs() {
-	cat $EV/hist > /tmp/hist
-	# The two histograms of the file: keys=a,b first, as attached.
-	awk '/^# event histogram/ { n++ } n == 1' /tmp/hist > /tmp/hb
-	awk '/^# event histogram/ { n++ } n == 2' /tmp/hist > /tmp/hc
-	grep -q 'keys=a,b' /tmp/hb && grep -q 'keys=a,c' /tmp/hc || fail "hist's files"
-}
+# refs [!]: hist's triggers whose files (/tmp/hb, /tmp/hc) give the
+# expected numbers.
+refs() { hist_refs "${1:-}" 8192 a,b a,c; }
+copy_refs() { copy_hist_refs a,b=/tmp/hb a,c=/tmp/hc; }
 
 # 1. hist rejects the modifiers; rhist takes them.
 echo > error_log

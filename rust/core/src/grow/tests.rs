@@ -6,11 +6,11 @@
 extern crate std;
 
 use super::*;
-use crate::hist::event::{EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS};
 use crate::hist::hist_data::HistData;
-use crate::hist::histogram::{map_params_sized, TaskContext};
+use crate::hist::histogram::map_params_sized;
 use crate::hist::map::TracingMap;
-use crate::hist::{output, trigger};
+use crate::hist::trigger;
+use crate::testing::{comm, map_storage, print_of, record, Task, EVENT, TASK};
 use core::sync::atomic::AtomicU64;
 use std::string::String;
 use std::vec::Vec;
@@ -64,77 +64,12 @@ fn stats_show_in_the_debug_line() {
     assert_eq!(out, "  grow: generation 2 size 2048 grows 2 failed 1\n");
 }
 
-const FIELDS: [EventField<'static>; 3] = [
-    EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
-    EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
-    EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
-];
-
-const EVENT: EventDesc<'static> = EventDesc {
-    system: "rhist_test",
-    name: "rhist_sample",
-    fields: &FIELDS,
-    common_fields: &COMMON_FIELDS,
-};
-
-struct Ctx {
-    pid: i32,
-    cpu: u32,
-}
-
-impl EventContext for Ctx {
-    fn cpu(&self) -> u32 {
-        self.cpu
-    }
-    fn timestamp(&self) -> u64 {
-        1_000_000
-    }
-    fn clock_in_ns(&self) -> bool {
-        true
-    }
-    fn stacktrace(&self, out: &mut [u64]) {
-        out.fill(0);
-    }
-    fn comm(&self) -> [u8; 16] {
-        let mut c = [0u8; 16];
-        c[..4].copy_from_slice(b"task");
-        c[4] = b'0' + (self.pid % 10) as u8;
-        c
-    }
-}
-
-impl TaskContext for Ctx {
-    fn pid(&self) -> i32 {
-        self.pid
-    }
-}
-
-fn record(a: u64, b: u32, c: i32) -> [u8; 24] {
-    let mut r = [0u8; 24];
-    r[4..8].copy_from_slice(&42i32.to_ne_bytes());
-    r[8..16].copy_from_slice(&a.to_ne_bytes());
-    r[16..20].copy_from_slice(&b.to_ne_bytes());
-    r[20..24].copy_from_slice(&c.to_ne_bytes());
-    r
-}
-
 fn storage(data: &HistData<'_>, bits: u32) -> Vec<AtomicU64> {
-    let p = map_params_sized(data, bits, 3);
-    (0..p.storage_words().unwrap())
-        .map(|_| AtomicU64::new(0))
-        .collect()
-}
-
-fn print_of(hist: &Histogram<'_>) -> String {
-    let mut order = std::vec![0u32; hist.map().max_elts()];
-    let mut out = String::new();
-    hist.print(&mut out, &output::NoSymbols, &mut order)
-        .unwrap();
-    out
+    map_storage(&map_params_sized(data, bits, 3))
 }
 
 /// `n` events of about `keys` distinct keys, from 4 CPUs and 7 tasks.
-fn events(n: usize, keys: u64) -> Vec<([u8; 24], Ctx)> {
+fn events(n: usize, keys: u64) -> Vec<([u8; 24], Task)> {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     (0..n)
         .map(|i| {
@@ -142,9 +77,15 @@ fn events(n: usize, keys: u64) -> Vec<([u8; 24], Ctx)> {
             x ^= x >> 7;
             x ^= x << 17;
             let a = x % keys;
-            let ctx = Ctx {
-                pid: (x >> 40) as i32 % 7,
+            let pid = (x >> 40) as i32 % 7;
+            // `task0` to `task6`.
+            let mut name = comm(b"task");
+            name[4] = b'0' + (pid % 10) as u8;
+            let ctx = Task {
+                pid,
                 cpu: i as u32 % 4,
+                comm: name,
+                ..TASK
             };
             (
                 record(a, (x >> 20) as u32 % 5000, (x >> 33) as i32 % 300 - 150),

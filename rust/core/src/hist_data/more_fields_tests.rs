@@ -6,14 +6,14 @@
 //! records; sorts of three and four fields; the info line's round trip.
 
 use super::super::error::{errno, HistError, HistErrorKind};
-use super::super::event::{EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS};
-use super::super::histogram::{map_params, Histogram, TaskContext};
-use super::super::map::TracingMap;
-use super::super::output::NoSymbols;
-use super::super::sketch::SketchPool;
+use super::super::event::{EventDesc, EventField, FieldStorage};
+use super::super::histogram::map_params;
 use super::super::trigger;
 use super::*;
-use core::sync::atomic::AtomicU64;
+use crate::testing::{
+    self, histogram, map_storage, pool_storage, print_of, sample_event, Task, FIELD_A, FIELD_B,
+    FIELD_C, TASK,
+};
 use std::collections::BTreeMap;
 use std::format;
 use std::string::String;
@@ -23,9 +23,9 @@ use std::vec::Vec;
 const REC_LEN: usize = 272;
 
 const FIELDS: [EventField<'static>; 9] = [
-    EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
-    EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
-    EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
+    FIELD_A,
+    FIELD_B,
+    FIELD_C,
     EventField::new("s", "char[16]", 24, 16, false, FieldStorage::StaticString),
     EventField::new("e", "u16", 40, 2, false, FieldStorage::Other),
     EventField::new("f", "u8", 42, 1, false, FieldStorage::Other),
@@ -34,12 +34,7 @@ const FIELDS: [EventField<'static>; 9] = [
     EventField::new("t", "char[208]", 64, 208, false, FieldStorage::StaticString),
 ];
 
-const EVENT: EventDesc<'static> = EventDesc {
-    system: "rhist_test",
-    name: "rhist_sample",
-    fields: &FIELDS,
-    common_fields: &COMMON_FIELDS,
-};
+const EVENT: EventDesc<'static> = sample_event(&FIELDS);
 
 /// The numbers of one record of [`EVENT`] (and its string `s`).
 #[derive(Clone, Copy, Debug)]
@@ -73,10 +68,7 @@ impl Rec {
 
     fn bytes(&self) -> [u8; REC_LEN] {
         let mut r = [0u8; REC_LEN];
-        r[4..8].copy_from_slice(&42i32.to_ne_bytes());
-        r[8..16].copy_from_slice(&self.a.to_ne_bytes());
-        r[16..20].copy_from_slice(&self.b.to_ne_bytes());
-        r[20..24].copy_from_slice(&self.c.to_ne_bytes());
+        r[..24].copy_from_slice(&testing::record(self.a, self.b, self.c));
         r[24..27].copy_from_slice(&[b'k', self.s, 0]);
         r[40..42].copy_from_slice(&self.e.to_ne_bytes());
         r[42] = self.f;
@@ -101,33 +93,8 @@ impl Rec {
     }
 }
 
-struct Ctx {
-    cpu: u32,
-}
-
-impl EventContext for Ctx {
-    fn cpu(&self) -> u32 {
-        self.cpu
-    }
-    fn timestamp(&self) -> u64 {
-        1_000
-    }
-    fn clock_in_ns(&self) -> bool {
-        true
-    }
-    fn stacktrace(&self, out: &mut [u64]) {
-        out.fill(0);
-    }
-    fn comm(&self) -> [u8; 16] {
-        *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
-    }
-}
-
-impl TaskContext for Ctx {
-    fn pid(&self) -> i32 {
-        42
-    }
-}
+/// The task of pid 42 at 1 us (on CPU 0: [`Task::on`] moves it).
+const CTX: Task = Task { ts: 1_000, ..TASK };
 
 fn try_build(text: &str) -> Result<HistData<'_>, HistError> {
     let spec = trigger::parse(text)?;
@@ -161,25 +128,13 @@ fn info(hd: &HistData<'_>) -> String {
 /// Feeds `records` (each with its CPU) to a histogram of `data` with sums
 /// for `cpus` CPUs, and prints it.
 fn run_on(data: &HistData<'_>, cpus: usize, records: &[(u32, Rec)]) -> String {
-    let zeros = |n: usize| -> Vec<AtomicU64> { (0..n).map(|_| AtomicU64::new(0)).collect() };
-    let params = map_params(data, cpus);
-    let storage = zeros(params.storage_words().unwrap());
-    let pool = zeros(
-        data.sketch_params()
-            .map_or(0, |p| p.storage_words().unwrap()),
-    );
-    let sketches = data
-        .sketch_params()
-        .map(|p| SketchPool::new(p, &pool).unwrap());
-    let map = TracingMap::new(params, &storage).unwrap();
-    let hist = Histogram::with_sketches(data, map, sketches).unwrap();
+    let map = map_storage(&map_params(data, cpus));
+    let pool = pool_storage(data);
+    let hist = histogram(data, cpus, &map, &pool);
     for (cpu, r) in records {
-        hist.update(&r.bytes(), &Ctx { cpu: *cpu });
+        hist.update(&r.bytes(), &CTX.on(*cpu));
     }
-    let mut order = std::vec![0u32; hist.map().max_elts()];
-    let mut out = String::new();
-    hist.print(&mut out, &NoSymbols, &mut order).unwrap();
-    out
+    print_of(&hist)
 }
 
 fn entries(out: &str) -> Vec<&str> {

@@ -5,6 +5,7 @@
 //! errors they give, as C gives them.
 
 use super::*;
+use crate::testing::{comm, Task, TASK};
 use std::format;
 use std::string::String;
 use std::vec::Vec;
@@ -30,19 +31,18 @@ fn owned(vals: &[(usize, &str, ValDisplay)]) -> Vec<(usize, String, ValDisplay)>
 
 /// Event descriptions and records for the tests.
 mod support {
-    use super::super::super::event::COMMON_FIELDS;
     use super::super::super::event::{EventDesc, EventField, FieldStorage};
+    pub use crate::testing::event;
+    use crate::testing::{FIELD_A, FIELD_B, FIELD_C};
     use std::vec;
     use std::vec::Vec;
-
-    pub static COMMON: [EventField<'static>; 4] = COMMON_FIELDS;
 
     use FieldStorage::{DynString, Other, RelString, Stacktrace, StaticString};
 
     pub static SAMPLE: [EventField<'static>; 6] = [
-        EventField::new("a", "u64", 8, 8, false, Other),
-        EventField::new("b", "u32", 16, 4, false, Other),
-        EventField::new("c", "s32", 20, 4, true, Other),
+        FIELD_A,
+        FIELD_B,
+        FIELD_C,
         EventField::new("s", "char[16]", 24, 16, false, StaticString),
         EventField::new("d", "__data_loc char[]", 40, 4, false, DynString),
         EventField::new("ip", "unsigned long", 48, 8, false, Other),
@@ -88,19 +88,6 @@ mod support {
         event("rhist_test", "odd", &ODD)
     }
 
-    pub fn event(
-        system: &'static str,
-        name: &'static str,
-        fields: &'static [EventField<'static>],
-    ) -> EventDesc<'static> {
-        EventDesc {
-            system,
-            name,
-            fields,
-            common_fields: &COMMON,
-        }
-    }
-
     /// A record of rhist_sample; `d` goes after the fixed part.
     pub fn sample_rec(pid: i32, a: u64, b: u32, c: i32, s: &[u8], d: &str, ip: u64) -> Vec<u8> {
         let mut r = vec![0u8; 56];
@@ -131,39 +118,13 @@ mod support {
     }
 }
 
-struct Ctx {
-    cpu: u32,
-    ts: u64,
-    ns: bool,
-    stack: [u64; 3],
-}
-
-impl EventContext for Ctx {
-    fn cpu(&self) -> u32 {
-        self.cpu
-    }
-    fn timestamp(&self) -> u64 {
-        self.ts
-    }
-    fn clock_in_ns(&self) -> bool {
-        self.ns
-    }
-    fn stacktrace(&self, out: &mut [u64]) {
-        out.fill(0);
-        for (o, s) in out.iter_mut().zip(self.stack) {
-            *o = s;
-        }
-    }
-    fn comm(&self) -> [u8; 16] {
-        *b"tester\0\0\0\0\0\0\0\0\0\0"
-    }
-}
-
-const CTX: Ctx = Ctx {
+/// `tester` on CPU 3 at 1.234567 ms, two frames deep.
+const CTX: Task = Task {
     cpu: 3,
     ts: 1_234_567,
-    ns: true,
+    comm: comm(b"tester"),
     stack: [0x10, 0x20, 0],
+    ..TASK
 };
 
 /// A resolver that knows one syscall.
@@ -585,26 +546,14 @@ fn common_comm_keys() {
     );
     // The kernel's names end within 16 bytes; one that did not would
     // keep 15, as a char[16] field key does.
-    struct Long;
-    impl EventContext for Long {
-        fn cpu(&self) -> u32 {
-            0
-        }
-        fn timestamp(&self) -> u64 {
-            0
-        }
-        fn clock_in_ns(&self) -> bool {
-            true
-        }
-        fn stacktrace(&self, out: &mut [u64]) {
-            out.fill(0);
-        }
-        fn comm(&self) -> [u8; 16] {
-            *b"0123456789abcdef"
-        }
-    }
+    let long = Task {
+        cpu: 0,
+        ts: 0,
+        comm: *b"0123456789abcdef",
+        ..TASK
+    };
     let hd = build("keys=common_comm", &ev);
-    assert_eq!(&key_of(&hd, &r, &Long)[..], b"0123456789abcde\0");
+    assert_eq!(&key_of(&hd, &r, &long)[..], b"0123456789abcde\0");
 }
 
 /// `common_comm` variables copy the name into the entry; it is no
@@ -757,7 +706,7 @@ fn cpu_timestamp_and_hitcount_keys() {
     );
     // Not converted with a clock that does not count ns.
     let hd = build("keys=common_timestamp.usecs", &ev);
-    let ctx = Ctx { ns: false, ..CTX };
+    let ctx = Task { ns: false, ..CTX };
     assert_eq!(u64s(&key_of(&hd, &r, &ctx)), [1_234_567]);
     // .usecs anywhere converts every timestamp.
     let hd = build("keys=common_timestamp:vals=common_timestamp.usecs", &ev);

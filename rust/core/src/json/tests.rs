@@ -4,15 +4,18 @@
 //! text: each model histogram's text is written again from its parsed
 //! document alone, and must be the `hist` file's, byte for byte.
 
-use super::super::event::{EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS};
-use super::super::hist_data::{ActionSink, BuildOptions, HistData};
-use super::super::histogram::{map_params, Histogram, Snapshot, TaskContext};
+use super::super::event::{EventDesc, EventField, FieldStorage};
+use super::super::hist_data::HistData;
+use super::super::histogram::{map_params, Histogram, Snapshot};
 use super::super::map::TracingMap;
 use super::super::output::{self, ValDisplay, ValStat};
-use super::super::sketch::{Quantile, SketchPool};
+use super::super::sketch::Quantile;
 use super::super::trigger;
 use super::*;
-use core::sync::atomic::AtomicU64;
+use crate::testing::{
+    build_with_actions, comm, histogram, map_storage, pool_storage, sample_event, NoSink, Task,
+    FIELD_A, FIELD_B, FIELD_C, TASK,
+};
 use serde_json::Value;
 use std::format;
 use std::string::{String, ToString};
@@ -71,21 +74,16 @@ fn escaping_writer_escapes() {
 
 // --- model histograms -----------------------------------------------------
 
-static FIELDS: [EventField<'static>; 6] = [
-    EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
-    EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
-    EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
+const FIELDS: [EventField<'static>; 6] = [
+    FIELD_A,
+    FIELD_B,
+    FIELD_C,
     EventField::new("s", "char[16]", 24, 16, true, FieldStorage::StaticString),
     EventField::new("ss", "char[8]", 40, 8, false, FieldStorage::StaticString),
     EventField::new("aa", "u64", 48, 8, false, FieldStorage::Other),
 ];
 
-const EVENT: EventDesc<'static> = EventDesc {
-    system: "rhist_test",
-    name: "rhist_sample",
-    fields: &FIELDS,
-    common_fields: &COMMON_FIELDS,
-};
+const EVENT: EventDesc<'static> = sample_event(&FIELDS);
 
 /// One event: its fields, its task and its stack.
 #[derive(Clone, Copy)]
@@ -123,34 +121,16 @@ impl Ev {
         r[48..56].copy_from_slice(&self.a.to_ne_bytes());
         r
     }
-}
 
-impl EventContext for Ev {
-    fn cpu(&self) -> u32 {
-        0
-    }
-    fn timestamp(&self) -> u64 {
-        1000
-    }
-    fn clock_in_ns(&self) -> bool {
-        true
-    }
-    fn stacktrace(&self, out: &mut [u64]) {
-        out.fill(0);
-        for (o, f) in out.iter_mut().zip(self.stack) {
-            *o = f;
+    /// The task that fires it, on CPU 0 at 1 us.
+    fn task(&self) -> Task {
+        Task {
+            pid: self.pid,
+            ts: 1000,
+            comm: comm(self.comm),
+            stack: self.stack,
+            ..TASK
         }
-    }
-    fn comm(&self) -> [u8; 16] {
-        let mut c = [0u8; 16];
-        c[..self.comm.len()].copy_from_slice(self.comm);
-        c
-    }
-}
-
-impl TaskContext for Ev {
-    fn pid(&self) -> i32 {
-        self.pid
     }
 }
 
@@ -174,39 +154,15 @@ impl Resolver for Symbols {
     }
 }
 
-/// Nothing to do for actions.
-struct NoSink;
-
-impl ActionSink for NoSink {
-    fn trace(&self, _: usize, _: &[u64], _: &[u32]) {}
-    fn snapshot(&self, _: u64, _: &[u8], _: &[u8; 16]) {}
-}
-
 /// The text (entries and Totals) and the JSON document of `text` over
 /// `events`, with `snapshot` for a `snapshot()` action.
 fn both(text: &str, events: &[Ev], snapshot: Option<&Snapshot<'_>>) -> (String, String) {
-    let spec = trigger::parse(text).unwrap();
-    let enable = || Ok(());
-    let options = BuildOptions {
-        enable_snapshot: Some(&enable),
-        ..Default::default()
-    };
-    let mut data = HistData::empty(&spec);
-    HistData::build_into_with(&mut data, &spec, &EVENT, options).unwrap();
-    data.create_actions(&EVENT, options).unwrap();
-    let zeros = |n: usize| -> Vec<AtomicU64> { (0..n).map(|_| AtomicU64::new(0)).collect() };
-    let map_storage = zeros(map_params(&data, 1).storage_words().unwrap());
-    let pool_storage = zeros(
-        data.sketch_params()
-            .map_or(0, |p| p.storage_words().unwrap()),
-    );
-    let pool = data
-        .sketch_params()
-        .map(|p| SketchPool::new(p, &pool_storage).unwrap());
-    let map = TracingMap::new(map_params(&data, 1), &map_storage).unwrap();
-    let hist = Histogram::with_sketches(&data, map, pool).unwrap();
+    let data = build_with_actions(text, &EVENT);
+    let map = map_storage(&map_params(&data, 1));
+    let pool = pool_storage(&data);
+    let hist = histogram(&data, 1, &map, &pool);
     for ev in events {
-        hist.update_with_refs(&ev.record(), ev, &[], &NoSink);
+        hist.update_with_refs(&ev.record(), &ev.task(), &[], &NoSink);
     }
     let mut order = std::vec![0u32; hist.map().max_elts()];
     let mut txt = String::new();
@@ -724,9 +680,7 @@ fn histograms_are_separated() {
 fn pieces_make_the_document() {
     let spec = trigger::parse("keys=a:vals=b.percent").unwrap();
     let data = HistData::build(&spec, &EVENT).unwrap();
-    let st: Vec<AtomicU64> = (0..map_params(&data, 1).storage_words().unwrap())
-        .map(|_| AtomicU64::new(0))
-        .collect();
+    let st = map_storage(&map_params(&data, 1));
     let hist = Histogram::new(&data, TracingMap::new(map_params(&data, 1), &st).unwrap()).unwrap();
     for i in 0..20u64 {
         let ev = Ev {
@@ -734,7 +688,7 @@ fn pieces_make_the_document() {
             b: i as u32,
             ..EV
         };
-        hist.update_with_refs(&ev.record(), &ev, &[], &NoSink);
+        hist.update_with_refs(&ev.record(), &ev.task(), &[], &NoSink);
     }
     let info: [&[u8]; 4] = [b"rhist:keys=a", b" if ", b"a < \"7\"", b" [active]"];
     let mut order = std::vec![0u32; hist.map().max_elts()];

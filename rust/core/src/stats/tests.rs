@@ -5,14 +5,18 @@
 //! what hist does kept where it takes the text or rejects it.
 
 use super::super::error::{errno, HistError, HistErrorKind};
-use super::super::event::{EventContext, EventDesc, EventField, FieldStorage, COMMON_FIELDS};
-use super::super::hist_data::{ActionSink, BuildOptions, HistData, SortField};
-use super::super::histogram::{map_params, Histogram, TaskContext};
+use super::super::event::{EventDesc, EventField, FieldStorage};
+use super::super::hist_data::{BuildOptions, HistData, SortField};
+use super::super::histogram::{map_params, Histogram};
 use super::super::map::TracingMap;
-use super::super::output::{NoSymbols, ValDisplay};
+use super::super::output::ValDisplay;
 use super::super::trigger;
-use super::super::var_ref::{Found, VarLookup};
+use super::super::var_ref::VarLookup;
 use super::*;
+use crate::testing::{
+    self, histogram, map_storage, pool_storage, print_of, sample_event, zeros, NoSink, Task,
+    VarsOf, FIELD_A, FIELD_B, FIELD_C, TASK,
+};
 use core::sync::atomic::AtomicU64;
 use std::collections::BTreeMap;
 use std::format;
@@ -94,70 +98,27 @@ fn averages_divide_as_the_kernel() {
 // Triggers.
 
 const FIELDS: [EventField<'static>; 4] = [
-    EventField::new("a", "u64", 8, 8, false, FieldStorage::Other),
-    EventField::new("b", "u32", 16, 4, false, FieldStorage::Other),
-    EventField::new("c", "s32", 20, 4, true, FieldStorage::Other),
+    FIELD_A,
+    FIELD_B,
+    FIELD_C,
     EventField::new("s", "char[16]", 24, 16, false, FieldStorage::StaticString),
 ];
 
-const EVENT: EventDesc<'static> = EventDesc {
-    system: "rhist_test",
-    name: "rhist_sample",
-    fields: &FIELDS,
-    common_fields: &COMMON_FIELDS,
-};
+const EVENT: EventDesc<'static> = sample_event(&FIELDS);
 
 /// A record of [`EVENT`].
 fn record(a: u64, b: u32, c: i32) -> [u8; 40] {
     let mut r = [0u8; 40];
-    r[4..8].copy_from_slice(&42i32.to_ne_bytes());
-    r[8..16].copy_from_slice(&a.to_ne_bytes());
-    r[16..20].copy_from_slice(&b.to_ne_bytes());
-    r[20..24].copy_from_slice(&c.to_ne_bytes());
+    r[..24].copy_from_slice(&testing::record(a, b, c));
     r[24..28].copy_from_slice(b"key\0");
     r
 }
 
-/// The task of pid 42 on CPU `cpu`.
-struct Ctx {
-    cpu: u32,
-}
-
-impl EventContext for Ctx {
-    fn cpu(&self) -> u32 {
-        self.cpu
-    }
-    fn timestamp(&self) -> u64 {
-        2_000_000
-    }
-    fn clock_in_ns(&self) -> bool {
-        true
-    }
-    fn stacktrace(&self, out: &mut [u64]) {
-        out.fill(0);
-    }
-
-    fn comm(&self) -> [u8; 16] {
-        *b"bash\0\0\0\0\0\0\0\0\0\0\0\0"
-    }
-}
-
-impl TaskContext for Ctx {
-    fn pid(&self) -> i32 {
-        42
-    }
-}
-
-/// The variables of one other histogram, identity 1.
-struct One<'h>(&'h HistData<'h>);
-
-impl VarLookup for One<'_> {
-    fn find_var(&self, _: Option<(&str, &str)>, name: &str) -> Found<'_> {
-        self.0
-            .var_target(name, 1, EVENT.system, EVENT.name)
-            .map_or(Found::None, Found::One)
-    }
-}
+/// The task of pid 42 at 2 ms (on CPU 0: [`Task::on`] moves it).
+const CTX: Task = Task {
+    ts: 2_000_000,
+    ..TASK
+};
 
 /// Builds `text` (after `rhist:`), with the variables of `other`.
 fn try_build_with<'h>(
@@ -166,7 +127,7 @@ fn try_build_with<'h>(
 ) -> Result<HistData<'h>, HistError> {
     let spec = trigger::parse(text)?;
     let mut hd = HistData::empty(&spec);
-    let lookup = other.map(One);
+    let lookup = other.map(VarsOf);
     let options = BuildOptions {
         vars: lookup.as_ref().map(|l| l as &dyn VarLookup),
         ..Default::default()
@@ -202,21 +163,12 @@ fn info(hd: &HistData<'_>) -> String {
 /// `data` whose sums are kept for `cpus` CPUs, and prints it.
 fn run_on(data: &HistData<'_>, cpus: usize, records: &[(u32, [u8; 40])]) -> String {
     let params = map_params(data, cpus);
-    let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-        .map(|_| AtomicU64::new(0))
-        .collect();
+    let storage = map_storage(&params);
     let hist = Histogram::new(data, TracingMap::new(params, &storage).unwrap()).unwrap();
     for (cpu, r) in records {
-        hist.update(r, &Ctx { cpu: *cpu });
+        hist.update(r, &CTX.on(*cpu));
     }
-    print(&hist)
-}
-
-fn print(hist: &Histogram<'_>) -> String {
-    let mut order = std::vec![0u32; hist.map().max_elts()];
-    let mut out = String::new();
-    hist.print(&mut out, &NoSymbols, &mut order).unwrap();
-    out
+    print_of(&hist)
 }
 
 /// The lines of `out` before the Totals.
@@ -370,26 +322,17 @@ fn statistics_of_another_triggers_variable() {
         info(&hd),
         "rhist:keys=a:vals=hitcount,$t.min,$t.max:sort=hitcount:size=2048"
     );
-    let storage = |d: &HistData<'_>| -> Vec<AtomicU64> {
-        (0..map_params(d, 2).storage_words().unwrap())
-            .map(|_| AtomicU64::new(0))
-            .collect()
-    };
+    let storage = |d: &HistData<'_>| map_storage(&map_params(d, 2));
     let (s1, s2) = (storage(&owner), storage(&hd));
     let h1 = Histogram::new(&owner, TracingMap::new(map_params(&owner, 2), &s1).unwrap()).unwrap();
     let h2 = Histogram::new(&hd, TracingMap::new(map_params(&hd, 2), &s2).unwrap()).unwrap();
-    struct NoSink;
-    impl ActionSink for NoSink {
-        fn trace(&self, _: usize, _: &[u64], _: &[u32]) {}
-        fn snapshot(&self, _: u64, _: &[u8], _: &[u8; 16]) {}
-    }
     for (cpu, c) in [(0, -5), (1, 9), (0, 2)] {
-        let ctx = Ctx { cpu };
+        let ctx = CTX.on(cpu);
         h1.update(&record(1, 0, c), &ctx);
         h2.update_with_refs(&record(1, 0, 0), &ctx, &[&h1], &NoSink);
     }
     assert_eq!(
-        entries(&print(&h2)),
+        entries(&print_of(&h2)),
         ["{ a:          1 } hitcount:          3  t.min:         -5  t.max:          9"]
     );
 }
@@ -661,17 +604,15 @@ fn debug_shows_the_statistics() {
 fn clear_starts_afresh() {
     let hd = build("keys=a:vals=b.min,b.max,c.avg");
     let params = map_params(&hd, 2);
-    let storage: Vec<AtomicU64> = (0..params.storage_words().unwrap())
-        .map(|_| AtomicU64::new(0))
-        .collect();
+    let storage = map_storage(&params);
     let hist = Histogram::new(&hd, TracingMap::new(params, &storage).unwrap()).unwrap();
-    hist.update(&record(1, 100, -50), &Ctx { cpu: 0 });
-    hist.update(&record(1, 1, 50), &Ctx { cpu: 1 });
+    hist.update(&record(1, 100, -50), &CTX.on(0));
+    hist.update(&record(1, 1, 50), &CTX.on(1));
     hist.clear();
-    hist.update(&record(1, 7, 3), &Ctx { cpu: 1 });
-    hist.update(&record(1, 9, 5), &Ctx { cpu: 0 });
+    hist.update(&record(1, 7, 3), &CTX.on(1));
+    hist.update(&record(1, 9, 5), &CTX.on(0));
     assert_eq!(
-        entries(&print(&hist)),
+        entries(&print_of(&hist)),
         [
             "{ a:          1 } hitcount:          2  b.min:          7  b.max:          9  \
           c.avg:          4"
@@ -735,33 +676,10 @@ proptest::proptest! {
 
 use super::super::sketch::{bucket_high, bucket_of, nearest_rank, PoolParams, SketchPool};
 
-fn zeros(n: usize) -> Vec<AtomicU64> {
-    (0..n).map(|_| AtomicU64::new(0)).collect()
-}
-
 /// The map's and the pool's storage for a histogram of `data` on `cpus`
-/// CPUs.
+/// CPUs ([`histogram`]).
 fn pct_storage(data: &HistData<'_>, cpus: usize) -> (Vec<AtomicU64>, Vec<AtomicU64>) {
-    let map = zeros(map_params(data, cpus).storage_words().unwrap());
-    let pool = zeros(
-        data.sketch_params()
-            .map_or(0, |p| p.storage_words().unwrap()),
-    );
-    (map, pool)
-}
-
-/// A histogram of `data` over `map` and `pool` ([`pct_storage`]).
-fn pct_hist<'a>(
-    data: &'a HistData<'a>,
-    cpus: usize,
-    map: &'a [AtomicU64],
-    pool: &'a [AtomicU64],
-) -> Histogram<'a> {
-    let sketches = data
-        .sketch_params()
-        .map(|p| SketchPool::new(p, pool).unwrap());
-    let map = TracingMap::new(map_params(data, cpus), map).unwrap();
-    Histogram::with_sketches(data, map, sketches).unwrap()
+    (map_storage(&map_params(data, cpus)), pool_storage(data))
 }
 
 /// The lines of `out` from the Totals on.
@@ -801,7 +719,7 @@ fn percentiles_build_as_a_statistic() {
     assert_eq!(build("keys=a:vals=b.max").sketch_params(), None);
     // A pool is needed, of the trigger's shape, and only then.
     let hd = build("keys=a:vals=b.quantiles");
-    let st = zeros(map_params(&hd, 1).storage_words().unwrap());
+    let st = map_storage(&map_params(&hd, 1));
     let map = TracingMap::new(map_params(&hd, 1), &st).unwrap();
     assert!(Histogram::new(&hd, map).is_err());
     let small = PoolParams::new(2048, 10);
@@ -815,12 +733,12 @@ fn percentiles_build_as_a_statistic() {
 fn percentiles_print_per_entry_and_in_the_totals() {
     let hd = build("keys=a:vals=b.quantiles,b.max");
     let (m, p) = pct_storage(&hd, 2);
-    let hist = pct_hist(&hd, 2, &m, &p);
+    let hist = histogram(&hd, 2, &m, &p);
     for v in 1..=100u32 {
-        hist.update(&record(1, v, 0), &Ctx { cpu: v % 2 });
+        hist.update(&record(1, v, 0), &CTX.on(v % 2));
     }
-    hist.update(&record(2, 1_000_000, 0), &Ctx { cpu: 0 });
-    let out = print(&hist);
+    hist.update(&record(2, 1_000_000, 0), &CTX.on(0));
+    let out = print_of(&hist);
     assert_eq!(
         entries(&out),
         [
@@ -847,7 +765,7 @@ fn percentiles_print_per_entry_and_in_the_totals() {
 fn percentiles_are_within_one_percent() {
     let hd = build("keys=a:vals=b.quantiles");
     let (m, p) = pct_storage(&hd, 3);
-    let hist = pct_hist(&hd, 3, &m, &p);
+    let hist = histogram(&hd, 3, &m, &p);
     let mut values: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     let mut x = 0x2545_f491_4f6c_dd1du64;
     for i in 0..20_000u32 {
@@ -858,9 +776,9 @@ fn percentiles_are_within_one_percent() {
         // Latencies of 1 µs to some 4 s, spread over the powers of two.
         let b = (x >> 8) as u32 >> ((x >> 40) % 20);
         values.entry(a).or_default().push(u64::from(b));
-        hist.update(&record(a, b, 0), &Ctx { cpu: i % 3 });
+        hist.update(&record(a, b, 0), &CTX.on(i % 3));
     }
-    let out = print(&hist);
+    let out = print_of(&hist);
     let exact = |v: &mut Vec<u64>, q: u32| {
         v.sort_unstable();
         v[nearest_rank(q, v.len() as u64) as usize - 1]
@@ -904,8 +822,8 @@ fn a_dry_pool_prints_ranges() {
     // size=128: 128 entries, 512 pages.
     let hd = build("keys=a:vals=b.quantiles:size=128");
     let (m, p) = pct_storage(&hd, 1);
-    let hist = pct_hist(&hd, 1, &m, &p);
-    let cpu = Ctx { cpu: 0 };
+    let hist = histogram(&hd, 1, &m, &p);
+    let cpu = CTX;
     for _ in 0..100 {
         hist.update(&record(0, 10, 0), &cpu);
     }
@@ -923,7 +841,7 @@ fn a_dry_pool_prints_ranges() {
     assert_eq!((stats.pages_used, stats.pages), (512, 512));
     // 1,000,000's group has no page in entry 0: unplaced.
     hist.update(&record(0, 1_000_000, 0), &cpu);
-    let out = print(&hist);
+    let out = print_of(&hist);
     let line = entries(&out)
         .into_iter()
         .find(|l| l.starts_with("{ a:          0 }"))
@@ -961,10 +879,10 @@ fn a_dry_pool_prints_ranges() {
 fn percentiles_in_hex() {
     let hd = build("keys=a:vals=b.hex.quantiles");
     let (m, p) = pct_storage(&hd, 1);
-    let hist = pct_hist(&hd, 1, &m, &p);
-    hist.update(&record(1, 100, 0), &Ctx { cpu: 0 });
+    let hist = histogram(&hd, 1, &m, &p);
+    hist.update(&record(1, 100, 0), &CTX.on(0));
     assert_eq!(
-        entries(&print(&hist)),
+        entries(&print_of(&hist)),
         [
             "{ a:          1 } hitcount:          1  b.p50:         64  b.p90:         64  \
           b.p99:         64  b.p999:         64"
@@ -976,15 +894,15 @@ fn percentiles_in_hex() {
 fn clear_empties_the_sketches() {
     let hd = build("keys=a:vals=b.quantiles");
     let (m, p) = pct_storage(&hd, 1);
-    let hist = pct_hist(&hd, 1, &m, &p);
+    let hist = histogram(&hd, 1, &m, &p);
     for v in [1u32, 1000, 1_000_000] {
-        hist.update(&record(1, v, 0), &Ctx { cpu: 0 });
+        hist.update(&record(1, v, 0), &CTX.on(0));
     }
     assert_eq!(hist.sketches().unwrap().pool().stats().pages_used, 3);
     hist.clear();
     assert_eq!(hist.sketches().unwrap().pool().stats().pages_used, 0);
-    hist.update(&record(1, 7, 0), &Ctx { cpu: 0 });
-    let out = print(&hist);
+    hist.update(&record(1, 7, 0), &CTX.on(0));
+    let out = print_of(&hist);
     assert_eq!(
         entries(&out),
         [
@@ -995,7 +913,7 @@ fn clear_empties_the_sketches() {
     assert!(out.ends_with("  pages: 1/8192  unplaced: 0\n"), "{out}");
     // Nothing at all: 0s.
     hist.clear();
-    let out = print(&hist);
+    let out = print_of(&hist);
     assert!(
         out.ends_with(
             "    Percentiles:  b.p50:          0  b.p90:          0  b.p99:          0  \
@@ -1092,11 +1010,11 @@ fn debug_shows_the_sketches() {
 fn two_quantiles_values_and_nohitcount() {
     let hd = build("keys=a:vals=b.quantiles,a.quantiles:nohitcount");
     let (m, p) = pct_storage(&hd, 1);
-    let hist = pct_hist(&hd, 1, &m, &p);
+    let hist = histogram(&hd, 1, &m, &p);
     for b in [10u32, 20, 30] {
-        hist.update(&record(5, b, 0), &Ctx { cpu: 0 });
+        hist.update(&record(5, b, 0), &CTX.on(0));
     }
-    let out = print(&hist);
+    let out = print_of(&hist);
     assert_eq!(
         entries(&out),
         [
@@ -1135,7 +1053,7 @@ fn grow_scope_of_the_build() {
     let owner = build("keys=a:t=b");
     let spec = ext("keys=a:vals=$t:grow");
     let mut hd = HistData::empty(&spec);
-    let lookup = One(&owner);
+    let lookup = VarsOf(&owner);
     let options = BuildOptions {
         vars: Some(&lookup),
         ..Default::default()
