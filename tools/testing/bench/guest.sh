@@ -82,20 +82,35 @@ detach() {
 }
 
 # The eBPF peer. bpf_of TEXT ARGS sets bpf_prog (empty: no program does
-# what TEXT does), bpf_size (the trigger's size) and bpf_keys (the most
-# entries the map may end with: a wrong field read shows as too many).
+# what TEXT does), bpf_size (the trigger's size, every map's), bpf_maps
+# (the program's maps: one per trigger) and bpf_keys (the most entries a
+# map may end with: a wrong field read shows as too many). A sort= orders
+# the read only: the program is that of the text without it.
 bpf_of() {
-	bpf_prog= bpf_size=2048 bpf_keys=
+	bpf_prog= bpf_size=2048 bpf_keys= bpf_maps=1
 	case $1 in
 	*:size=*) bpf_size=${1##*:size=} ;;
 	esac
 	keys=$(echo "$2" | sed -n 's/.*keys=\([0-9]*\).*/\1/p')
-	case ${1%:size=*} in
+	case $(echo "${1%:size=*}" | sed 's/:sort=[^:;]*//g') in
 	keys=a) bpf_prog=keys_a bpf_keys=$keys ;;
 	keys=a,b,c:vals=a,b) bpf_prog=keys_abc_vals_ab ;;
 	keys=s) bpf_prog=keys_s bpf_keys=$keys ;;
 	keys=d) bpf_prog=keys_d bpf_keys=$keys ;;
 	keys=common_type) bpf_prog=keys_common_type bpf_keys=1 ;;
+	keys=a.log2:vals=b)
+		# a in [0, keys): buckets 0 to order_base_2(keys - 1).
+		bpf_prog=keys_a_log2_vals_b bpf_keys=${keys:+1}
+		while [ -n "$keys" ] && [ $((1 << (bpf_keys - 1))) -lt $((keys - 1)) ]; do
+			bpf_keys=$((bpf_keys + 1))
+		done ;;
+	keys=a:vals=b,c) bpf_prog=keys_a_vals_bc bpf_keys=$keys ;;
+	keys=a:vals=b) bpf_prog=keys_a_vals_b bpf_keys=$keys ;;
+	keys=a,b,c) bpf_prog=keys_abc ;;
+	keys=s,a,b) bpf_prog=keys_sab ;;
+	"keys=a:vals=b;keys=a:vals=c") bpf_prog=triggers_2 bpf_keys=$keys bpf_maps=2 ;;
+	"keys=a:vals=b;keys=a:vals=c;keys=a:vals=b,c;keys=a:vals=c,b")
+		bpf_prog=triggers_4 bpf_keys=$keys bpf_maps=4 ;;
 	esac
 	[ -n "$bpf_keys" ] && [ "$bpf_keys" -le "$bpf_size" ] || bpf_keys=$bpf_size
 }
@@ -114,16 +129,23 @@ bpf_start() {
 		usleep 20000
 	done
 }
-# bpf_stop MODE: detaches and checks the map against bpf_fired events.
+# bpf_stop MODE: detaches and checks each of the bpf_maps maps against
+# bpf_fired events.
 bpf_stop() {
 	kill -TERM $bpf_pid
 	wait $bpf_pid || { echo "BENCH-ERROR $name $1 $bpf_prog: rhist_bpf failed"; cat /tmp/bpf.err; }
-	set -- "$1" $(sed -n 's/^bpf: hits=\([0-9]*\) drops=\([0-9]*\) entries=\([0-9]*\)$/\1 \2 \3/p' /tmp/bpf.out)
-	if [ $# != 4 ] || [ $(($2 + $3)) != "$bpf_fired" ] || [ "$4" -lt 1 ] ||
-	   [ "$4" -gt "$bpf_keys" ]; then
-		echo "BENCH-ERROR $name $1 $bpf_prog: hits+drops, entries: $(cat /tmp/bpf.out | tail -1)," \
-			"expected $bpf_fired events in 1 to $bpf_keys entries"
-	fi
+	n=$(grep -c '^bpf: ' /tmp/bpf.out)
+	[ "$n" = "$bpf_maps" ] ||
+		echo "BENCH-ERROR $name $1 $bpf_prog: $n maps read, expected $bpf_maps"
+	grep '^bpf: ' /tmp/bpf.out | while read -r line; do
+		set -- "$1" $(echo "$line" |
+			sed -n 's/^bpf: hits=\([0-9]*\) drops=\([0-9]*\) entries=\([0-9]*\)$/\1 \2 \3/p')
+		if [ $# != 4 ] || [ $(($2 + $3)) != "$bpf_fired" ] || [ "$4" -lt 1 ] ||
+		   [ "$4" -gt "$bpf_keys" ]; then
+			echo "BENCH-ERROR $name $1 $bpf_prog: hits+drops, entries: $line," \
+				"expected $bpf_fired events in 1 to $bpf_keys entries"
+		fi
+	done
 }
 # Tracepoint programs need BPF_SYSCALL (tools/testing/config/rhist.config).
 BPF_MODES="bpf-hash bpf-percpu"

@@ -2,17 +2,19 @@
 /*
  * rhist_bpf: loads one program of the bench's eBPF peer
  * (rhist_bpf.bpf.c), attaches it to its tracepoint and stays attached
- * until SIGTERM or SIGINT; then detaches and prints what its map holds:
+ * until SIGTERM or SIGINT; then detaches and prints what its maps hold:
  *
  *   rhist_bpf OBJECT PROGRAM MAX_ENTRIES
  *
- * prints "ready" once attached, and on the signal
- * "bpf: hits=N drops=N entries=N" (hits summed over keys and CPUs; drops:
- * events that found the map full). libbpf's messages, the verifier's
- * log among them, go to stderr.
+ * prints "ready" once attached, and on the signal one line
+ * "bpf: hits=N drops=N entries=N" per map of the program (m_PROGRAM, or
+ * m_PROGRAM_0, _1, ... in order; hits summed over keys and CPUs; drops:
+ * events that found the map full). MAX_ENTRIES is every map's size.
+ * libbpf's messages, the verifier's log among them, go to stderr.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,17 +76,42 @@ static int read_map(const struct bpf_map *map, unsigned long long *hits,
 	return err == -ENOENT ? 0 : err;
 }
 
+/* As many as rhist_bpf.bpf.c's drops map has entries. */
+#define MAX_MAPS 4
+
+/*
+ * Finds PROGRAM's maps: m_PROGRAM alone, or m_PROGRAM_0, m_PROGRAM_1, ...
+ * Returns how many, 0 for none.
+ */
+static int find_maps(struct bpf_object *obj, const char *prog,
+		     struct bpf_map **maps)
+{
+	char name[128];
+	int n;
+
+	snprintf(name, sizeof(name), "m_%s", prog);
+	maps[0] = bpf_object__find_map_by_name(obj, name);
+	if (maps[0])
+		return 1;
+	for (n = 0; n < MAX_MAPS; n++) {
+		snprintf(name, sizeof(name), "m_%s_%d", prog, n);
+		maps[n] = bpf_object__find_map_by_name(obj, name);
+		if (!maps[n])
+			break;
+	}
+	return n;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long long hits, entries, drops = 0;
+	unsigned long long hits, entries, drops[MAX_MAPS];
+	struct bpf_map *maps[MAX_MAPS], *m;
 	struct bpf_program *prog, *p;
 	struct bpf_object *obj;
-	struct bpf_map *map, *m;
 	struct bpf_link *link;
-	char map_name[64];
-	unsigned int zero = 0;
+	unsigned int i;
+	int err, sig, n;
 	sigset_t stop;
-	int err, sig;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: %s OBJECT PROGRAM MAX_ENTRIES\n", argv[0]);
@@ -95,21 +122,27 @@ int main(int argc, char **argv)
 	if (!obj)
 		return die(argv[1], errno);
 	prog = bpf_object__find_program_by_name(obj, argv[2]);
-	snprintf(map_name, sizeof(map_name), "m_%s", argv[2]);
-	map = bpf_object__find_map_by_name(obj, map_name);
-	if (!prog || !map) {
-		fprintf(stderr, "rhist_bpf: no program %s or map %s\n", argv[2], map_name);
+	n = find_maps(obj, argv[2], maps);
+	if (!prog || !n) {
+		fprintf(stderr, "rhist_bpf: no program %s or map m_%s[_0]\n", argv[2], argv[2]);
 		return 1;
 	}
 	/* Only this program, and of the keyed maps only its own. */
 	bpf_object__for_each_program(p, obj)
 		bpf_program__set_autoload(p, p == prog);
-	bpf_object__for_each_map(m, obj)
+	bpf_object__for_each_map(m, obj) {
+		bool own = false;
+
+		for (i = 0; i < (unsigned int)n; i++)
+			own |= m == maps[i];
 		if (!strncmp(bpf_map__name(m), "m_", 2))
-			bpf_map__set_autocreate(m, m == map);
-	err = bpf_map__set_max_entries(map, strtoul(argv[3], NULL, 0));
-	if (err)
-		return die("max_entries", err);
+			bpf_map__set_autocreate(m, own);
+	}
+	for (i = 0; i < (unsigned int)n; i++) {
+		err = bpf_map__set_max_entries(maps[i], strtoul(argv[3], NULL, 0));
+		if (err)
+			return die("max_entries", err);
+	}
 	err = bpf_object__load(obj);
 	if (err)
 		return die("load", err);
@@ -127,13 +160,17 @@ int main(int argc, char **argv)
 	err = bpf_link__destroy(link);
 	if (err)
 		return die("detach", err);
-	err = read_map(map, &hits, &entries);
-	if (err)
-		return die("reading the map", err);
 	m = bpf_object__find_map_by_name(obj, "drops");
-	if (!m || bpf_map_lookup_elem(bpf_map__fd(m), &zero, &drops))
-		return die("reading drops", errno);
-	printf("bpf: hits=%llu drops=%llu entries=%llu\n", hits, drops, entries);
+	if (!m)
+		return die("no drops map", ENOENT);
+	for (i = 0; i < (unsigned int)n; i++) {
+		err = read_map(maps[i], &hits, &entries);
+		if (err)
+			return die("reading the map", err);
+		if (bpf_map_lookup_elem(bpf_map__fd(m), &i, &drops[i]))
+			return die("reading drops", errno);
+		printf("bpf: hits=%llu drops=%llu entries=%llu\n", hits, drops[i], entries);
+	}
 	bpf_object__close(obj);
 	return 0;
 }
