@@ -14,6 +14,11 @@
 #                benchmark kernel; a table on stdout, files in results/
 #   make soak    the soak test (tools/testing/soak/) for SOAK_SECONDS,
 #                600 by default, instead of check's 60
+#   make KDIR=/path/to/build   (or: make external, for the running kernel)
+#                rhist.ko for that kernel, from its build tree or the
+#                external-module tree its linux-headers package installs,
+#                once tools/build/kdir-check.sh has found the patches
+#                there; the module is left in this directory
 #   make check-kasan
 #                the VM suites (KUnit, end to end, soak, fault) on a
 #                kernel with KASAN
@@ -41,9 +46,23 @@ VM := tools/testing/vm
 # The kernel that run and vm boot: test, or dropin with DROPIN=1.
 KERNEL := $(if $(filter 1,$(DROPIN)),dropin,test)
 
-.PHONY: all setup kernel modules vm run check check-kasan check-series bench soak fuzz-guest fuzz-seq host clean
+.PHONY: all external setup kernel modules vm run check check-kasan check-series bench soak fuzz-guest fuzz-seq host clean
 
+# Without KDIR, `make` builds for the test VM's kernel.
+ifeq ($(KDIR),)
 all: modules
+else
+all: external
+endif
+
+EXTERNAL_KDIR := $(or $(KDIR),/lib/modules/$(shell uname -r)/build)
+# A kernel built with clang wants its modules built with clang too.
+EXTERNAL_LLVM := $(shell grep -qs '^CONFIG_CC_IS_CLANG=y' $(EXTERNAL_KDIR)/.config && echo LLVM=1)
+
+external:
+	@tools/build/kdir-check.sh $(EXTERNAL_KDIR)
+	@$(MAKE) -C $(EXTERNAL_KDIR) M=$(CURDIR) $(EXTERNAL_LLVM) \
+		RUSTC=$$(tools/build/kdir-check.sh --rustc $(EXTERNAL_KDIR)) modules
 
 setup:
 	@$(VM)/setup.sh

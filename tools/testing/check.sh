@@ -105,6 +105,24 @@ for p in patches/*.patch; do
 	one "checkpatch-$(basename "$p" .patch | cut -c1-4)" checkpatch \
 		--ignore UNKNOWN_COMMIT_ID "$RHIST_TOP/$p"
 done
+# `make KDIR=` checks the kernel for the series first: the test
+# kernel passes; a tree without an export, an option and a binding of
+# patch 0006 and 0008, without CONFIG_RUST, and built by a rustc not
+# here, is refused, by name.
+one kdir-check-accepts-the-test-kernel tools/build/kdir-check.sh "$(kernel_tree test)"
+one kdir-check-names-missing-patches sh -c 'k=$1 f=$(mktemp -d); trap "rm -rf $f" EXIT
+	touch $f/Makefile && mkdir -p $f/rust/bindings &&
+	grep -v "HIST_TRIGGERS_README\|^CONFIG_RUST=" $k/.config |
+		sed "s/^CONFIG_RUSTC_VERSION_TEXT=.*/CONFIG_RUSTC_VERSION_TEXT=\"rustc 0.1.0\"/" > $f/.config &&
+	grep -v "	find_synth_event	" $k/Module.symvers > $f/Module.symvers &&
+	grep -v trace_synth.h $k/rust/bindings/bindings_helper.h > $f/rust/bindings/bindings_helper.h || exit 2
+	! tools/build/kdir-check.sh $f > "$0" && cat "$0" &&
+	grep -q "without CONFIG_RUST=y" "$0" &&
+	grep -q "built by .rustc 0.1.0., and no rustc of that version" "$0" &&
+	grep -q "does not export find_synth_event: patch 0006-" "$0" &&
+	grep -q "Rust bindings lack .*trace_synth.h.*: patch 0006-" "$0" &&
+	grep -q "no option HIST_TRIGGERS_README: patch 0008-" "$0" &&
+	[ $(grep -c "is missing" "$0") = 3 ]' "$logs/kdir-check.out" "$(kernel_tree test)"
 # The cover letter names every patch of the series, in order.
 one cover-letter sh -c 'for p in patches/*.patch; do
 		[ "${p#patches/0000-}" = "$p" ] || continue
