@@ -93,6 +93,34 @@ pub struct Histogram<'a> {
     /// Finds the element of its sums, for its sketches (compiled programs
     /// with sketches only).
     sums_index: Option<map::SumsIndex>,
+    /// The sketches of [`Program::last_sketch`], for the event path.
+    last_sketch: LastSketch<'a>,
+}
+
+/// The sketches of a compiled program's last value, a `.quantiles` value
+/// ([`Program::last_sketch`]), with what finds an element's sketch from
+/// its sums: the event path's constants, looked up once.
+#[derive(Clone, Copy, Debug)]
+struct LastSketch<'a> {
+    /// Finds the element of its sums.
+    at: map::SumsIndex,
+    /// The map's pool; empty when there is no such value.
+    pool: SketchPool<'a>,
+    /// Element `e`'s sketch is slot `e * n_values + j` of the pool.
+    n_values: usize,
+    j: usize,
+}
+
+impl LastSketch<'_> {
+    /// Records `v` in the sketch of the element whose sums after its
+    /// hitcount are `values`: its slot found with a mask and a shift,
+    /// and one bounds check.
+    #[inline(always)]
+    fn record(&self, values: &[AtomicU64], v: u64) {
+        let elt = self.at.elt_unchecked(values);
+        let slot = elt.wrapping_mul(self.n_values).wrapping_add(self.j);
+        self.pool.record(slot, v);
+    }
 }
 
 /// The fields of a [`Histogram`] that every trigger's event path reads.
@@ -267,6 +295,18 @@ impl<'a> Histogram<'a> {
             shape => shape,
         };
         let program = data.program();
+        let last_sketch = |p: &Program| {
+            let i = p.last_sketch()?;
+            let j = data.sketch_index(i)?;
+            let s = sketches.as_ref()?;
+            Some(LastSketch {
+                at: sums_index?,
+                pool: s.pool(),
+                n_values: data.n_percentiles(),
+                j,
+            })
+        };
+        let last_sketch = program.as_ref().and_then(last_sketch);
         Ok(Histogram {
             hot: Hot {
                 data,
@@ -282,6 +322,12 @@ impl<'a> Histogram<'a> {
             sketches,
             ops,
             sketch_of,
+            last_sketch: last_sketch.unwrap_or(LastSketch {
+                at: map::SumsIndex::NONE,
+                pool: SketchPool::empty(),
+                n_values: 0,
+                j: 0,
+            }),
         })
     }
 
@@ -568,7 +614,7 @@ impl<'a> Histogram<'a> {
     fn add_values_rest(&self, rec: &[u8], values: &[AtomicU64], from: usize) {
         match self.program.last_stat(rec, values, from) {
             Applied::Done => {}
-            Applied::Sketch(v) => self.record_sketch(values, from + 1, v),
+            Applied::Sketch(v) => self.last_sketch.record(values, v),
             Applied::NotQuick => self.add_values_all(rec, values, from),
         }
     }

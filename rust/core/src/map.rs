@@ -1770,6 +1770,14 @@ pub struct SumsIndex {
 }
 
 impl SumsIndex {
+    /// One that finds element 0 everywhere, for no map.
+    pub const NONE: SumsIndex = SumsIndex {
+        base: 0,
+        bytes: 0,
+        mask: 0,
+        shift: 0,
+    };
+
     /// The element whose sums `sums` starts in; `None` for a slice
     /// elsewhere.
     #[inline(always)]
@@ -1779,6 +1787,15 @@ impl SumsIndex {
             return None;
         }
         u32::try_from((at & self.mask) >> self.shift).ok()
+    }
+
+    /// [`elt`](Self::elt) without its checks: the element of a slice of
+    /// the map's sums; any number for a slice elsewhere, which the
+    /// caller bounds-checks wherever it uses it.
+    #[inline(always)]
+    pub fn elt_unchecked(&self, sums: &[AtomicU64]) -> usize {
+        let at = (sums.as_ptr() as usize).wrapping_sub(self.base);
+        (at & self.mask).wrapping_shr(self.shift)
     }
 }
 

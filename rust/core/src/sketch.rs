@@ -302,7 +302,9 @@ const _: () = assert!(GROUPS * 64 == BUCKETS && BUCKETS == 3776);
 pub const fn bucket_of(v: u64) -> usize {
     // `v | 64` has its leading one at bit 6 or above: at most 57 zeros.
     let s = (63 - SUB_BITS) - (v | SUB as u64).leading_zeros();
-    ((s as usize) << SUB_BITS) + (v >> s) as usize
+    // No overflow (nor an overflow check, in the kernel): s <= 57 and
+    // v >> s < 128.
+    ((s as usize) << SUB_BITS).wrapping_add(v.wrapping_shr(s) as usize)
 }
 
 /// The `s` of bucket `b`'s group: its width is `2^s`.
@@ -457,7 +459,7 @@ pub struct PoolStats {
 pub struct SketchPool<'a> {
     header: &'a [AtomicU64; POOL_HEADER_WORDS],
     /// `n_sketches` sketches of [`SKETCH_WORDS`] words.
-    sketches: &'a [AtomicU64],
+    sketches: &'a [[AtomicU64; SKETCH_WORDS]],
     /// `n_pages` pages of [`PAGE_WORDS`] counters.
     pages: &'a [AtomicU64],
 }
@@ -492,6 +494,7 @@ impl<'a> SketchPool<'a> {
             .split_first_chunk::<POOL_HEADER_WORDS>()
             .ok_or(SketchError::StorageTooSmall)?;
         let (sketches, pages) = rest.split_at(params.n_sketches * SKETCH_WORDS);
+        let (sketches, _) = sketches.as_chunks::<SKETCH_WORDS>();
         for w in s {
             w.store(0, Ordering::Relaxed);
         }
@@ -519,24 +522,42 @@ impl<'a> SketchPool<'a> {
     /// The parameters the pool was built with.
     pub fn params(&self) -> PoolParams {
         PoolParams::new(
-            self.sketches.len() / SKETCH_WORDS,
+            self.sketches.len(),
             self.pages.len() / PAGE_WORDS,
         )
+    }
+
+    /// A pool of no sketches and no pages, that records nothing.
+    #[cfg(not(all(loom, test)))]
+    pub fn empty() -> SketchPool<'static> {
+        static HEADER: [AtomicU64; POOL_HEADER_WORDS] =
+            [const { AtomicU64::new(0) }; POOL_HEADER_WORDS];
+        SketchPool {
+            header: &HEADER,
+            sketches: &[],
+            pages: &[],
+        }
     }
 
     /// Sketch `slot`; `None` past `n_sketches`.
     #[inline(always)]
     pub fn sketch(&self, slot: usize) -> Option<Sketch<'a>> {
-        // One bounds check: `slot` past `n_sketches` wraps or lands past
-        // the sketches either way.
-        let first = slot.wrapping_mul(SKETCH_WORDS);
-        let words: &'a [AtomicU64] = self.sketches;
-        let index = words.get(first..first.wrapping_add(SKETCH_WORDS))?;
+        // One bounds check.
+        let sketches: &'a [[AtomicU64; SKETCH_WORDS]] = self.sketches;
         Some(Sketch {
-            index: index.try_into().ok()?,
+            index: sketches.get(slot)?,
             header: self.header,
             pages: self.pages,
         })
+    }
+
+    /// Records `v` in sketch `slot` (nothing past `n_sketches`): the
+    /// event path, given the slot.
+    #[inline(always)]
+    pub fn record(&self, slot: usize, v: u64) {
+        if let Some(s) = self.sketch(slot) {
+            s.record(v);
+        }
     }
 
     /// Pages handed out, installed or lost.
@@ -547,7 +568,7 @@ impl<'a> SketchPool<'a> {
 
     /// What the pool has given out. Reads every sketch's unplaced count.
     pub fn stats(&self) -> PoolStats {
-        let unplaced = self.sketches.chunks_exact(SKETCH_WORDS).fold(0u64, |n, s| {
+        let unplaced = self.sketches.iter().fold(0u64, |n, s| {
             n.wrapping_add(s[UNPLACED].load(Ordering::Relaxed))
         });
         PoolStats {
@@ -563,7 +584,7 @@ impl<'a> SketchPool<'a> {
     /// update runs meanwhile and that the clearing happens before later
     /// updates. If not, counts come out wrong, but nothing worse happens.
     pub fn clear(&self) {
-        for w in self.sketches {
+        for w in self.sketches.as_flattened() {
             w.store(0, Ordering::Relaxed);
         }
         // Only the pages handed out were written to (a lost one never).
