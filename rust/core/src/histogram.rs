@@ -105,10 +105,15 @@ struct LastSketch<'a> {
     /// Finds the element of its sums.
     at: map::SumsIndex,
     /// The map's pool; empty when there is no such value.
-    pool: SketchPool<'a>,
-    /// Element `e`'s sketch is slot `e * n_values + j` of the pool.
-    n_values: usize,
-    j: usize,
+    pool: sketch::PoolWords<'a>,
+    /// Element `e`'s sketch starts at word `e * stride + first` of the
+    /// pool's sketches (its slot is `e * n_values + j`): `stride` as
+    /// [`map::SumsIndex::times`] gives it.
+    stride: usize,
+    first: usize,
+    /// The `from` of [`Program::last_sketch_value`] for which it
+    /// records, `usize::MAX` for none.
+    from: usize,
 }
 
 impl LastSketch<'_> {
@@ -117,9 +122,8 @@ impl LastSketch<'_> {
     /// and one bounds check.
     #[inline(always)]
     fn record(&self, values: &[AtomicU64], v: u64) {
-        let elt = self.at.elt_unchecked(values);
-        let slot = elt.wrapping_mul(self.n_values).wrapping_add(self.j);
-        self.pool.record(slot, v);
+        let first = self.at.elt_times(values, self.stride);
+        self.pool.record_at(first.wrapping_add(self.first), v);
     }
 }
 
@@ -299,11 +303,13 @@ impl<'a> Histogram<'a> {
             let i = p.last_sketch()?;
             let j = data.sketch_index(i)?;
             let s = sketches.as_ref()?;
+            let at = sums_index?;
             Some(LastSketch {
-                at: sums_index?,
-                pool: s.pool(),
-                n_values: data.n_percentiles(),
-                j,
+                at,
+                pool: s.pool().words(),
+                stride: at.times(data.n_percentiles() * sketch::SKETCH_WORDS)?,
+                first: j * sketch::SKETCH_WORDS,
+                from: i - 1,
             })
         };
         let last_sketch = program.as_ref().and_then(last_sketch);
@@ -324,9 +330,10 @@ impl<'a> Histogram<'a> {
             sketch_of,
             last_sketch: last_sketch.unwrap_or(LastSketch {
                 at: map::SumsIndex::NONE,
-                pool: SketchPool::empty(),
-                n_values: 0,
-                j: 0,
+                pool: SketchPool::empty().words(),
+                stride: 0,
+                first: 0,
+                from: usize::MAX,
             }),
         })
     }
@@ -592,11 +599,19 @@ impl<'a> Histogram<'a> {
 
     /// The values of [`add_sums`](Self::add_sums): inline as long as
     /// their loads are quick and they are plain sums, out of line from
-    /// the first that is not ([`add_values_rest`](Self::add_values_rest)).
+    /// the first that is not ([`add_values_rest`](Self::add_values_rest)),
+    /// unless it is the last, a `.quantiles` value: recorded here, from
+    /// the histogram's constants ([`LastSketch`]).
     #[inline(never)]
     fn add_values<F: FnOnce()>(&self, rec: &[u8], values: &[AtomicU64], after: F) {
         if let Err(from) = self.program.add_values_fast(rec, values) {
-            self.add_values_rest(rec, values, from);
+            match self
+                .program
+                .last_sketch_value(rec, from, self.last_sketch.from)
+            {
+                Some(v) => self.last_sketch.record(values, v),
+                None => self.add_values_rest(rec, values, from),
+            }
         }
         after();
     }
@@ -609,12 +624,13 @@ impl<'a> Histogram<'a> {
     /// The last value alone, the common case
     /// ([`Program::last_stat`]), keeps nothing across a call: anything
     /// else is a jump to [`add_values_all`](Self::add_values_all), a
-    /// sketch a jump to [`record_sketch`](Self::record_sketch).
+    /// sketch [`add_values`](Self::add_values) did not record a jump to
+    /// [`record_sketch`](Self::record_sketch).
     #[inline(never)]
     fn add_values_rest(&self, rec: &[u8], values: &[AtomicU64], from: usize) {
         match self.program.last_stat(rec, values, from) {
             Applied::Done => {}
-            Applied::Sketch(v) => self.last_sketch.record(values, v),
+            Applied::Sketch(v) => self.record_sketch(values, from + 1, v),
             Applied::NotQuick => self.add_values_all(rec, values, from),
         }
     }

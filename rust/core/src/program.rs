@@ -851,6 +851,23 @@ impl Program {
         Applied::Done
     }
 
+    /// The number of the last value in `rec`, when [`add_values_fast`]
+    /// stopped at it, at `from`, and that is `sketch_from`, the `from`
+    /// of the histogram's sketch of [`last_sketch`](Self::last_sketch)
+    /// (`usize::MAX` for none), and its number is in `rec`: what
+    /// [`last_stat`](Self::last_stat) returns as [`Applied::Sketch`], in
+    /// one test and a load.
+    ///
+    /// [`add_values_fast`]: Self::add_values_fast
+    #[inline(always)]
+    pub fn last_sketch_value(&self, rec: &[u8], from: usize, sketch_from: usize) -> Option<u64> {
+        if from != sketch_from {
+            return None;
+        }
+        let num = &self.last.num;
+        Some(num.of(read_word(rec, num.word_at)?))
+    }
+
     /// The sum that [`last_stat`](Self::last_stat) returns as
     /// [`Applied::Sketch`], if any: the last, a `.quantiles` value.
     pub fn last_sketch(&self) -> Option<usize> {
