@@ -225,7 +225,7 @@
 //!
 //! A compiled trigger whose last value is a `.quantiles` one records it
 //! from where the element's sums are, with the histogram's constants
-//! ([`PoolWords::record_at`]): in the kernel's instruction counts
+//! ([`SketchPool::record_at`]): in the kernel's instruction counts
 //! (`make bench`), `keys=a:vals=b.quantiles` costs 57 instructions per
 //! event more than `keys=a`, under twice a plain sum's 29.
 //!
@@ -463,7 +463,7 @@ pub struct PoolStats {
 pub struct SketchPool<'a> {
     header: &'a [AtomicU64; POOL_HEADER_WORDS],
     /// `n_sketches` sketches of [`SKETCH_WORDS`] words.
-    sketches: &'a [[AtomicU64; SKETCH_WORDS]],
+    sketches: &'a [AtomicU64],
     /// `n_pages` pages of [`PAGE_WORDS`] counters.
     pages: &'a [AtomicU64],
 }
@@ -498,7 +498,6 @@ impl<'a> SketchPool<'a> {
             .split_first_chunk::<POOL_HEADER_WORDS>()
             .ok_or(SketchError::StorageTooSmall)?;
         let (sketches, pages) = rest.split_at(params.n_sketches * SKETCH_WORDS);
-        let (sketches, _) = sketches.as_chunks::<SKETCH_WORDS>();
         for w in s {
             w.store(0, Ordering::Relaxed);
         }
@@ -525,7 +524,10 @@ impl<'a> SketchPool<'a> {
 
     /// The parameters the pool was built with.
     pub fn params(&self) -> PoolParams {
-        PoolParams::new(self.sketches.len(), self.pages.len() / PAGE_WORDS)
+        PoolParams::new(
+            self.sketches.len() / SKETCH_WORDS,
+            self.pages.len() / PAGE_WORDS,
+        )
     }
 
     /// A pool of no sketches and no pages, that records nothing.
@@ -543,47 +545,29 @@ impl<'a> SketchPool<'a> {
     /// Sketch `slot`; `None` past `n_sketches`.
     #[inline(always)]
     pub fn sketch(&self, slot: usize) -> Option<Sketch<'a>> {
-        // One bounds check.
-        let sketches: &'a [[AtomicU64; SKETCH_WORDS]] = self.sketches;
+        // One bounds check: `slot` past `n_sketches` wraps or lands past
+        // the sketches either way.
+        let first = slot.wrapping_mul(SKETCH_WORDS);
+        let words: &'a [AtomicU64] = self.sketches;
+        let index = words.get(first..first.wrapping_add(SKETCH_WORDS))?;
         Some(Sketch {
-            index: sketches.get(slot)?,
+            index: index.try_into().ok()?,
             header: self.header,
             pages: self.pages,
         })
     }
 
-    /// The pool as [`PoolWords`], for the event path.
-    pub fn words(&self) -> PoolWords<'a> {
-        PoolWords {
-            words: self.sketches.as_flattened(),
-            header: self.header,
-            pages: self.pages,
-        }
-    }
-}
-
-/// A pool's sketches as words, for the event path
-/// ([`SketchPool::words`]): a sketch is found by its first word.
-#[derive(Clone, Copy, Debug)]
-pub struct PoolWords<'a> {
-    /// The sketches, one after the other.
-    words: &'a [AtomicU64],
-    header: &'a [AtomicU64; POOL_HEADER_WORDS],
-    pages: &'a [AtomicU64],
-}
-
-impl PoolWords<'_> {
     /// Records `v` in the sketch whose first word is `first`, that is
     /// `slot * SKETCH_WORDS` (nothing past the sketches): the event
     /// path, given the sketch's place. [`Sketch::record`] with one bounds
-    /// check for the sketch and its index word, and only the pages kept
-    /// in registers: the page's claim, out of line, finds the rest.
+    /// check for the sketch and its slot; the page's claim, out of line,
+    /// finds the rest.
     #[inline(always)]
     pub fn record_at(&self, first: usize, v: u64) {
         let b = bucket_of(v);
         // The group is below SKETCH_WORDS: for a `first` of a sketch, its
         // slot.
-        let Some(slot) = self.words.get(first.wrapping_add(b >> SUB_BITS)) else {
+        let Some(slot) = self.sketches.get(first.wrapping_add(b >> SUB_BITS)) else {
             return;
         };
         // As in `Sketch::record()`.
@@ -600,14 +584,11 @@ impl PoolWords<'_> {
     #[cold]
     #[inline(never)]
     fn record_slow_at(&self, first: usize, b: usize) {
-        let index = self.words.get(first..first.wrapping_add(SKETCH_WORDS));
-        if let Some(index) = index.and_then(|i| i.try_into().ok()) {
-            record_slow(index, self.header, self.pages, b, 1);
+        if let Some(s) = self.sketch(first / SKETCH_WORDS) {
+            record_slow(s.index, s.header, s.pages, b, 1);
         }
     }
-}
 
-impl<'a> SketchPool<'a> {
     /// Pages handed out, installed or lost.
     fn pages_used(&self) -> usize {
         let next = self.header[NEXT].load(Ordering::Relaxed);
@@ -616,7 +597,7 @@ impl<'a> SketchPool<'a> {
 
     /// What the pool has given out. Reads every sketch's unplaced count.
     pub fn stats(&self) -> PoolStats {
-        let unplaced = self.sketches.iter().fold(0u64, |n, s| {
+        let unplaced = self.sketches.chunks_exact(SKETCH_WORDS).fold(0u64, |n, s| {
             n.wrapping_add(s[UNPLACED].load(Ordering::Relaxed))
         });
         PoolStats {
@@ -632,7 +613,7 @@ impl<'a> SketchPool<'a> {
     /// update runs meanwhile and that the clearing happens before later
     /// updates. If not, counts come out wrong, but nothing worse happens.
     pub fn clear(&self) {
-        for w in self.sketches.as_flattened() {
+        for w in self.sketches {
             w.store(0, Ordering::Relaxed);
         }
         // Only the pages handed out were written to (a lost one never).
@@ -1140,8 +1121,23 @@ impl<'a> MapSketches<'a> {
     }
 
     /// The pool, for its [`stats`](SketchPool::stats).
-    pub fn pool(&self) -> SketchPool<'a> {
-        self.pool
+    #[inline(always)]
+    pub fn pool(&self) -> &SketchPool<'a> {
+        &self.pool
+    }
+
+    /// No sketches: what a map without `.quantiles` values holds.
+    #[cfg(not(all(loom, test)))]
+    pub fn empty() -> MapSketches<'static> {
+        MapSketches {
+            pool: SketchPool::empty(),
+            n_values: 0,
+        }
+    }
+
+    /// Sketches per element: 0 for [`empty`](Self::empty).
+    pub fn n_values(&self) -> usize {
+        self.n_values
     }
 
     /// Sketch of value `j` of element `elt` (`TracingMap`'s index).

@@ -135,7 +135,7 @@ fn record_at_is_record() {
         SketchPool::new(params, &sa).unwrap(),
         SketchPool::new(params, &sb).unwrap(),
     );
-    let words = a.words();
+    let words = a;
     for (i, v) in [0u64, 1, 63, 64, 200, 200, 1 << 40, u64::MAX, 5, 1 << 20]
         .into_iter()
         .enumerate()
@@ -370,7 +370,7 @@ fn map_sketches() {
     assert_eq!(p, PoolParams::new(8, 32));
     let s = storage(&p);
     let m = MapSketches::new(SketchPool::new(p, &s).unwrap(), 2).unwrap();
-    assert!(MapSketches::new(m.pool(), SKETCHES_MAX + 1).is_err());
+    assert!(MapSketches::new(*m.pool(), SKETCHES_MAX + 1).is_err());
     m.record(3, 1, 500);
     m.record(3, 0, 7);
     m.record(1, 1, 900);
