@@ -459,6 +459,26 @@ impl Hist {
         // histogram and freed after it (invariants of `Self`).
         let data: &'static HistData<'static> =
             unsafe { &*ptr::from_ref::<HistData<'static>>(&resolved.data) };
+        Self::assemble(
+            data, map, sketches, resolved, synths, snapshot, map_memory, instance,
+        )
+    }
+
+    /// The end of [`new`](Self::new): the histogram, moved into the
+    /// result. Not inlined: the histogram's copies would add to `new()`'s
+    /// frame.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        data: &'static HistData<'static>,
+        map: TracingMap<'static>,
+        sketches: Option<SketchPool<'static>>,
+        resolved: Resolved,
+        synths: KVec<Option<SynthPin>>,
+        snapshot: Option<SnapshotCond>,
+        map_memory: VVec<u8>,
+        instance: Option<InstanceRef>,
+    ) -> Result<Arc<Self>, BuildError> {
         let hist = Histogram::with_sketches(data, map, sketches)?;
         Ok(Arc::new(
             Hist {

@@ -82,8 +82,9 @@ pub struct Snapshot<'k> {
 pub struct Histogram<'a> {
     /// The fields every trigger's event path reads (by `Deref`).
     hot: Hot<'a>,
-    /// The sketches of the `.quantiles` values, if there are any.
-    sketches: Option<MapSketches<'a>>,
+    /// The sketches of the `.quantiles` values ([`MapSketches::empty`]
+    /// if there are none).
+    sketches: MapSketches<'a>,
     /// How an event updates each sum of a histogram with statistics
     /// (`data.slot_op()`, looked up once).
     ops: [SlotOp; SKETCHED_MAX],
@@ -91,8 +92,57 @@ pub struct Histogram<'a> {
     /// (`data.sketch_index()`, looked up once).
     sketch_of: [u8; SKETCHED_MAX],
     /// Finds the element of its sums, for its sketches (compiled programs
-    /// with sketches only).
-    sums_index: Option<map::SumsIndex>,
+    /// with sketches only; [`map::SumsIndex::NONE`] finds none).
+    sums_index: map::SumsIndex,
+    /// Where the event path finds the sketch of [`Program::last_sketch`].
+    last_sketch: LastSketch,
+}
+
+/// Where the sketch of a compiled program's last value, a `.quantiles`
+/// value ([`Program::last_sketch`]), is for an element whose sums the
+/// histogram's `sums_index` finds: the event path's constants, looked up
+/// once. Small: a histogram is built on a small stack.
+#[derive(Clone, Copy, Debug)]
+struct LastSketch {
+    /// Element `e`'s sketch starts at word `e * stride + first` of the
+    /// pool's sketches (its slot is `e * n_values + j`): `stride` as
+    /// [`map::SumsIndex::times`] gives it.
+    stride: usize,
+    first: usize,
+    /// The `from` of [`Program::last_sketch_value`] for which it
+    /// records, `u32::MAX` for none.
+    from: u32,
+}
+
+impl LastSketch {
+    /// That of `program`'s last value, if it is a `.quantiles` one
+    /// ([`Program::last_sketch`]) with sketches in `sketches`, and
+    /// `index` finds its elements; none if not. Out of line: its
+    /// temporaries stay out of the frame of whoever makes a histogram.
+    #[inline(never)]
+    fn new(
+        data: &HistData<'_>,
+        program: Option<&Program>,
+        sketches: &MapSketches<'_>,
+        index: Option<map::SumsIndex>,
+    ) -> Self {
+        let found = || {
+            let i = program?.last_sketch()?;
+            let j = data.sketch_index(i)?;
+            let n = sketches.n_values();
+            (j < n).then_some(())?;
+            Some(LastSketch {
+                stride: index?.times(n * sketch::SKETCH_WORDS)?,
+                first: j * sketch::SKETCH_WORDS,
+                from: u32::try_from(i - 1).ok()?,
+            })
+        };
+        found().unwrap_or(LastSketch {
+            stride: 0,
+            first: 0,
+            from: u32::MAX,
+        })
+    }
 }
 
 /// The fields of a [`Histogram`] that every trigger's event path reads.
@@ -267,6 +317,9 @@ impl<'a> Histogram<'a> {
             shape => shape,
         };
         let program = data.program();
+        let sketches = sketches.unwrap_or(MapSketches::empty());
+        let last_sketch = LastSketch::new(data, program.as_ref(), &sketches, sums_index);
+        let sums_index = sums_index.unwrap_or(map::SumsIndex::NONE);
         Ok(Histogram {
             hot: Hot {
                 data,
@@ -282,6 +335,7 @@ impl<'a> Histogram<'a> {
             sketches,
             ops,
             sketch_of,
+            last_sketch,
         })
     }
 
@@ -300,7 +354,7 @@ impl<'a> Histogram<'a> {
 
     /// The sketches of the `.quantiles` values, if it has any.
     pub fn sketches(&self) -> Option<&MapSketches<'a>> {
-        self.sketches.as_ref()
+        (self.sketches.n_values() > 0).then_some(&self.sketches)
     }
 
     /// Accounts one event record: builds its key, finds or inserts its
@@ -546,11 +600,26 @@ impl<'a> Histogram<'a> {
 
     /// The values of [`add_sums`](Self::add_sums): inline as long as
     /// their loads are quick and they are plain sums, out of line from
-    /// the first that is not ([`add_values_rest`](Self::add_values_rest)).
+    /// the first that is not ([`add_values_rest`](Self::add_values_rest)),
+    /// unless it is the last, a `.quantiles` value: recorded here, from
+    /// the histogram's constants ([`LastSketch`]).
     #[inline(never)]
     fn add_values<F: FnOnce()>(&self, rec: &[u8], values: &[AtomicU64], after: F) {
         if let Err(from) = self.program.add_values_fast(rec, values) {
-            self.add_values_rest(rec, values, from);
+            let last = &self.last_sketch;
+            match self
+                .program
+                .last_sketch_value(rec, from, last.from as usize)
+            {
+                Some(v) => {
+                    // Its slot found with a mask, a multiply and a shift,
+                    // and one bounds check.
+                    let first = self.sums_index.elt_times(values, last.stride);
+                    let first = first.wrapping_add(last.first);
+                    self.sketches.pool().record_at(first, v);
+                }
+                None => self.add_values_rest(rec, values, from),
+            }
         }
         after();
     }
@@ -563,7 +632,8 @@ impl<'a> Histogram<'a> {
     /// The last value alone, the common case
     /// ([`Program::last_stat`]), keeps nothing across a call: anything
     /// else is a jump to [`add_values_all`](Self::add_values_all), a
-    /// sketch a jump to [`record_sketch`](Self::record_sketch).
+    /// sketch [`add_values`](Self::add_values) did not record a jump to
+    /// [`record_sketch`](Self::record_sketch).
     #[inline(never)]
     fn add_values_rest(&self, rec: &[u8], values: &[AtomicU64], from: usize) {
         match self.program.last_stat(rec, values, from) {
@@ -586,10 +656,10 @@ impl<'a> Histogram<'a> {
     /// the other statistics keep none of what it needs.
     #[inline(never)]
     fn record_sketch(&self, values: &[AtomicU64], i: usize, v: u64) {
-        let (Some(s), Some(&j)) = (&self.sketches, self.sketch_of.get(i)) else {
+        let (Some(s), Some(&j)) = (self.sketches(), self.sketch_of.get(i)) else {
             return;
         };
-        if let Some(idx) = self.sums_index.and_then(|s| s.elt(values)) {
+        if let Some(idx) = self.sums_index.elt(values) {
             s.record(idx, usize::from(j), v);
         }
     }
@@ -958,7 +1028,7 @@ impl<'a> Histogram<'a> {
                         Some(&j) => Some(usize::from(j)),
                         None => self.data.sketch_index(i),
                     };
-                    if let (Some(s), Some(j)) = (&self.sketches, j) {
+                    if let (Some(s), Some(j)) = (self.sketches(), j) {
                         s.record(elt.index(), j, n);
                     }
                 }
@@ -1010,7 +1080,7 @@ impl<'a> Histogram<'a> {
     /// event updates it meanwhile (the trigger is paused).
     pub fn clear(&self) {
         self.map.clear();
-        if let Some(s) = &self.sketches {
+        if let Some(s) = self.sketches() {
             s.clear();
         }
     }
@@ -1126,7 +1196,7 @@ impl<'a> Histogram<'a> {
                     out.write_char(' ')?;
                 }
                 if let Some(j) = self.data.sketch_index(i) {
-                    let sketch = self.sketches.as_ref().and_then(|s| s.sketch(idx, j));
+                    let sketch = self.sketches().and_then(|s| s.sketch(idx, j));
                     let p = sketch.map(|s| s.percentiles());
                     self.write_percentiles(out, i, display, p.map(|p| p.p))?;
                     continue;
@@ -1194,7 +1264,7 @@ impl<'a> Histogram<'a> {
     /// values: each one's quantiles over all of `entries`, then the
     /// pool's pages used and total, and the values it had no page for.
     fn write_percentiles_summary(&self, out: &mut dyn Write, entries: &[u32]) -> fmt::Result {
-        let Some(s) = &self.sketches else {
+        let Some(s) = self.sketches() else {
             return Ok(());
         };
         out.write_str("    Percentiles:")?;

@@ -920,6 +920,7 @@ impl<'a> TracingMap<'a> {
             // All ones for one copy.
             mask: cpu.wrapping_sub(1),
             shift: sum.trailing_zeros(),
+            elt_mask: cpu.wrapping_sub(1) & !(sum - 1),
         })
     }
 
@@ -1767,9 +1768,20 @@ pub struct SumsIndex {
     mask: usize,
     /// The distance between two elements' sums is `1 << shift` bytes.
     shift: u32,
+    /// `mask` without the bits below `1 << shift`.
+    elt_mask: usize,
 }
 
 impl SumsIndex {
+    /// One that finds element 0 everywhere, for no map.
+    pub const NONE: SumsIndex = SumsIndex {
+        base: 0,
+        bytes: 0,
+        mask: 0,
+        shift: 0,
+        elt_mask: 0,
+    };
+
     /// The element whose sums `sums` starts in; `None` for a slice
     /// elsewhere.
     #[inline(always)]
@@ -1779,6 +1791,26 @@ impl SumsIndex {
             return None;
         }
         u32::try_from((at & self.mask) >> self.shift).ok()
+    }
+
+    /// The multiplier of [`elt_times`](Self::elt_times) for `k`, if
+    /// there is one: `k << (16 - shift)`, with no product overflowing.
+    pub fn times(&self, k: usize) -> Option<usize> {
+        let m = k.checked_shl(16u32.checked_sub(self.shift)?)?;
+        self.bytes.checked_mul(m)?;
+        Some(m)
+    }
+
+    /// `elt(sums) * k` without [`elt`](Self::elt)'s checks, `m` being
+    /// [`times`](Self::times)`(k)`: the element of a slice of the map's
+    /// sums, times `k`; any number for a slice elsewhere, which the
+    /// caller bounds-checks wherever it uses it. A mask, a multiply and a
+    /// constant shift.
+    #[inline(always)]
+    pub fn elt_times(&self, sums: &[AtomicU64], m: usize) -> usize {
+        let at = (sums.as_ptr() as usize).wrapping_sub(self.base);
+        // The bits below the element's sums cleared: `elt << shift`.
+        (at & self.elt_mask).wrapping_mul(m) >> 16
     }
 }
 
@@ -2387,8 +2419,16 @@ mod tests {
                     let sums = m.cpu_sums(idx, cpu).unwrap().words();
                     assert_eq!(index.elt(sums), Some(idx), "{n_sums} {cpu}");
                     assert_eq!(index.elt(&sums[n_sums - 1..]), Some(idx));
+                    // The event path's: times 64, for each value's slice.
+                    let m64 = index.times(64).unwrap();
+                    for at in 0..n_sums {
+                        let e = index.elt_times(&sums[at..], m64);
+                        assert_eq!(e, idx as usize * 64, "{n_sums} {cpu} {at}");
+                    }
                 }
             }
+            // No multiplier whose product with the map's bytes overflows.
+            assert_eq!(index.times(usize::MAX >> 8), None);
             let elsewhere = [AtomicU64::new(0)];
             assert_eq!(index.elt(&elsewhere), None);
             assert_eq!(index.elt(&s[..1]), None);

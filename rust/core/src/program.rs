@@ -836,15 +836,43 @@ impl Program {
         if from != usize::from(last.from) {
             return Applied::NotQuick;
         }
-        let (Some(word), Some(sum)) = (read_word(rec, last.num.word_at), values.get(from)) else {
+        let Some(word) = read_word(rec, last.num.word_at) else {
             return Applied::NotQuick;
         };
         let v = last.num.of(word);
+        // A sketch's slot is not written: no bounds check for it.
         if last.sketch {
             return Applied::Sketch(v);
         }
+        let Some(sum) = values.get(from) else {
+            return Applied::NotQuick;
+        };
         raise(sum, v ^ last.xor);
         Applied::Done
+    }
+
+    /// The number of the last value in `rec`, when [`add_values_fast`]
+    /// stopped at it, at `from`, and that is `sketch_from`, the `from`
+    /// of the histogram's sketch of [`last_sketch`](Self::last_sketch)
+    /// (`usize::MAX` for none), and its number is in `rec`: what
+    /// [`last_stat`](Self::last_stat) returns as [`Applied::Sketch`], in
+    /// one test and a load.
+    ///
+    /// [`add_values_fast`]: Self::add_values_fast
+    #[inline(always)]
+    pub fn last_sketch_value(&self, rec: &[u8], from: usize, sketch_from: usize) -> Option<u64> {
+        if from != sketch_from {
+            return None;
+        }
+        let num = &self.last.num;
+        Some(num.of(read_word(rec, num.word_at)?))
+    }
+
+    /// The sum that [`last_stat`](Self::last_stat) returns as
+    /// [`Applied::Sketch`], if any: the last, a `.quantiles` value.
+    pub fn last_sketch(&self) -> Option<usize> {
+        let last = &self.last;
+        (last.sketch && last.from != u8::MAX).then_some(usize::from(last.from) + 1)
     }
 
     /// Whether some value has a statistic that is not a plain sum

@@ -17,8 +17,8 @@
 //! comes out within 1% of the exact one (see *The error bound*).
 //!
 //! The 64 counters of one power of two are a *page* (512 bytes). A sketch
-//! has no counters of its own, only a 128-byte *index* with a slot for
-//! each of the 59 powers of two: a page number, or none yet. Pages come
+//! has no counters of its own, only a 512-byte *index* with a slot (a
+//! word) for each of the 59 powers of two: a page, or none yet. Pages come
 //! from a *pool* that all the sketches of a map share ([`SketchPool`]),
 //! made with the map and never grown: the first value a sketch gets in a
 //! power of two claims the next free page with one atomic increment and
@@ -93,24 +93,27 @@
 //!
 //! # Memory
 //!
-//! A sketch is 16 words (128 bytes, two cache lines): 15 index words of
-//! four 16-bit slots (59 used; slot `g` holds 1 + the page of group `g`,
-//! 0 for none), then the count of unplaced values. A page is 64 `u64`
-//! counters, 512 bytes, eight cache lines. A pool of `n_sketches`
-//! sketches and `n_pages` pages ([`PoolParams`]) takes
+//! A sketch is 64 words (512 bytes, eight cache lines): 59 index words,
+//! the slots (slot `g` holds `64 (p + 1)` for page `p` of group `g`, the
+//! index of its first counter in the pages plus 64, 0 for none), then the
+//! count of unplaced values, and 4 unused. A slot is a word of its own,
+//! not a quarter of one (as it was, in 128 bytes), so that recording
+//! loads it as it is: no shift and mask on the event path, for 384 bytes
+//! more per sketch. A page is 64 `u64` counters, 512 bytes, eight cache
+//! lines. A pool of `n_sketches` sketches and `n_pages` pages
+//! ([`PoolParams`]) takes
 //!
-//! `64 + 128 n_sketches + 512 n_pages` bytes (plus up to 63 to align),
+//! `64 + 512 n_sketches + 512 n_pages` bytes (plus up to 63 to align),
 //!
-//! with `n_pages` at most 65,534 (a slot is 16 bits). By default a map
-//! gets 4 pages per sketch ([`PoolParams::for_map`]):
-//! `n_pages = min(4 n_sketches, 65,534)`. For the default `size=2048`
-//! with one `.quantiles` value that is `64 + 262,144 + 4,194,304`
-//! bytes, 4.25 MiB, against 59 MiB for a flat array of the 3,776 buckets
-//! per entry (30,208 bytes each).
+//! with `n_pages` at most 65,534. By default a map gets 4 pages per
+//! sketch ([`PoolParams::for_map`]): `n_pages = min(4 n_sketches,
+//! 65,534)`. For the default `size=2048` with one `.quantiles` value
+//! that is `64 + 1,048,576 + 4,194,304` bytes, 5 MiB, against 59 MiB for
+//! a flat array of the 3,776 buckets per entry (30,208 bytes each).
 //!
 //! What a sketch uses: one page per power of two its values touch. A
 //! latency in ns between 10 µs (`[2^13, 2^14)`, group 8) and 10 ms
-//! (`[2^23, 2^24)`, group 18) touches 11: 5,632 bytes of pages, 5,760
+//! (`[2^23, 2^24)`, group 18) touches 11: 5,632 bytes of pages, 6,144
 //! with its index, a fifth of the flat array. One between 50 µs and
 //! 400 µs touches 4 (2 KiB); a constant, one. The default pool holds the
 //! 2,048 entries at 4 pages each on average: 744 entries spanning the
@@ -138,29 +141,27 @@
 //!
 //! # Recording: the protocol
 //!
-//! [`Sketch::record`]: compute the bucket, load the index word of its
-//! group, and if the slot holds a page, add 1 to the bucket's counter in
-//! it: one load and one atomic add. Otherwise (out of line, once per
+//! [`Sketch::record`]: compute the bucket, load the slot of its group,
+//! and if it holds a page, add 1 to the bucket's counter in it: one load
+//! and one atomic add. Otherwise (out of line, once per
 //! group and sketch):
 //!
 //! 1. If the pool's `next` page is past the end, the pool is dry: use
 //!    the slot's page if someone installed one meanwhile, else count the
 //!    value as unplaced.
 //! 2. Take page `p = next.fetch_add(1)` (past the end: as in 1).
-//! 3. Install `p + 1` in the slot with a compare-and-swap of the index
-//!    word, from the value loaded. If it fails because another slot of
-//!    the word changed, retry with the new word; if the slot itself now
-//!    holds a page, someone (another CPU, or an NMI that interrupted
-//!    this update) installed one first: give `p` back if it is still the
-//!    last page handed out (`next` compare-and-swapped from `p + 1` back
-//!    to `p`), else count it lost ([`PoolStats::pages_lost`]), and use
-//!    theirs.
+//! 3. Install `p` in the slot with a compare-and-swap from empty. If it
+//!    fails, the slot now holds a page: someone (another CPU, or an NMI
+//!    that interrupted this update) installed one first: give `p` back
+//!    if it is still the last page handed out (`next` compare-and-swapped
+//!    from `p + 1` back to `p`), else count it lost
+//!    ([`PoolStats::pages_lost`]), and use theirs.
 //! 4. Add to the counter in whichever page the slot holds.
 //!
-//! A slot changes once between clears (0 to a page), so the
-//! compare-and-swap fails at most three times because of other slots and
-//! once because of its own: every update takes a bounded number of
-//! steps, and none waits for another. Of the claimers that race for one
+//! A slot changes once between clears (0 to a page), and is a word of
+//! its own, so the compare-and-swap fails at most once, and is not
+//! retried: every update takes a bounded number of steps, and none waits
+//! for another. Of the claimers that race for one
 //! slot, all but the winner lose a page unless it was the last handed
 //! out: at most one per context that can update at once (CPUs times the
 //! four levels an event path nests to), per slot, and only in such a
@@ -216,20 +217,26 @@
 //!
 //! * a plain sum, `AtomicU64::fetch_add` to the entry's word: 5 (bounds
 //!   check, address, the locked add);
-//! * [`Sketch::record`], the entry's `Sketch` at hand: 32, of which 8
-//!   take the handle; the record itself is 24: 8 for the bucket, 9 for
-//!   its slot in the index, 7 for the counter's address, the bounds check
-//!   that also tells an empty slot, and the locked add;
-//! * [`MapSketches::record`], from the element's index: 41.
+//! * [`Sketch::record`], the entry's `Sketch` at hand: 25, of which 8
+//!   take the handle; the record itself is some 17: 8 for the bucket,
+//!   the load of its slot, the counter's address, the bounds check that
+//!   also tells an empty slot, and the locked add;
+//! * [`MapSketches::record`], from the element's index: 30.
+//!
+//! A compiled trigger whose last value is a `.quantiles` one records it
+//! from where the element's sums are, with the histogram's constants
+//! ([`SketchPool::record_at`]): in the kernel's instruction counts
+//! (`make bench`), `keys=a:vals=b.quantiles` costs 57 instructions per
+//! event more than `keys=a`, under twice a plain sum's 29.
 //!
 //! The rest of an event's path in a compiled trigger is some 140
 //! instructions (`stages.sh`): a `.quantiles` value adds about a
-//! quarter to it, a sum some 3%. In time, the locked add weighs most in
+//! fifth to it, a sum some 3%. In time, the locked add weighs most in
 //! both (some 20 cycles of latency; the sketch's arithmetic before it
 //! touches no memory but the index word): on the host (a loaded two-core
 //! AMD EPYC VM) an update took 1.7 to 1.9 times a plain sum's time. The
-//! sketch touches two lines where a sum touches one: the index's first
-//! line (groups 0 to 31, every value below 2^37) and the counter's. Its
+//! sketch touches two lines where a sum touches one: its group's slot's
+//! and the counter's. Its
 //! lines are shared by the CPUs that update the entry, as shared sums
 //! are: per-CPU copies would multiply its memory by the CPUs.
 
@@ -258,18 +265,15 @@ pub const GROUPS: usize = 65 - SUB_BITS as usize;
 pub const BUCKETS: usize = GROUPS * SUB;
 /// Words of a page: one counter per bucket of a group.
 pub const PAGE_WORDS: usize = SUB;
-/// Slots of an index word.
-const SLOTS_PER_WORD: usize = 4;
-/// Bits of a slot.
-const SLOT_BITS: u32 = 16;
-/// Index words of a sketch.
-const INDEX_WORDS: usize = GROUPS.div_ceil(SLOTS_PER_WORD);
+/// Index words of a sketch: one slot per group.
+const INDEX_WORDS: usize = GROUPS;
 /// The word of a sketch that counts its unplaced values.
 const UNPLACED: usize = INDEX_WORDS;
-/// Words of a sketch: its index and its unplaced count, two cache lines.
-pub const SKETCH_WORDS: usize = 16;
-/// Most pages a pool has: slot values 1..=`PAGES_MAX` name pages.
-pub const PAGES_MAX: usize = (1 << SLOT_BITS) - 2;
+/// Words of a sketch: its index and its unplaced count (and 4 unused),
+/// eight cache lines.
+pub const SKETCH_WORDS: usize = 64;
+/// Most pages a pool has.
+pub const PAGES_MAX: usize = (1 << 16) - 2;
 /// Most sketches a pool has.
 pub const SKETCHES_MAX: usize = 1 << 22;
 /// Pages per sketch that [`PoolParams::for_map`] gives a map's pool.
@@ -302,7 +306,9 @@ const _: () = assert!(GROUPS * 64 == BUCKETS && BUCKETS == 3776);
 pub const fn bucket_of(v: u64) -> usize {
     // `v | 64` has its leading one at bit 6 or above: at most 57 zeros.
     let s = (63 - SUB_BITS) - (v | SUB as u64).leading_zeros();
-    ((s as usize) << SUB_BITS) + (v >> s) as usize
+    // No overflow (nor an overflow check, in the kernel): s <= 57 and
+    // v >> s < 128.
+    ((s as usize) << SUB_BITS).wrapping_add(v.wrapping_shr(s) as usize)
 }
 
 /// The `s` of bucket `b`'s group: its width is `2^s`.
@@ -524,6 +530,18 @@ impl<'a> SketchPool<'a> {
         )
     }
 
+    /// A pool of no sketches and no pages, that records nothing.
+    #[cfg(not(all(loom, test)))]
+    pub fn empty() -> SketchPool<'static> {
+        static HEADER: [AtomicU64; POOL_HEADER_WORDS] =
+            [const { AtomicU64::new(0) }; POOL_HEADER_WORDS];
+        SketchPool {
+            header: &HEADER,
+            sketches: &[],
+            pages: &[],
+        }
+    }
+
     /// Sketch `slot`; `None` past `n_sketches`.
     #[inline(always)]
     pub fn sketch(&self, slot: usize) -> Option<Sketch<'a>> {
@@ -537,6 +555,38 @@ impl<'a> SketchPool<'a> {
             header: self.header,
             pages: self.pages,
         })
+    }
+
+    /// Records `v` in the sketch whose first word is `first`, that is
+    /// `slot * SKETCH_WORDS` (nothing past the sketches): the event
+    /// path, given the sketch's place. [`Sketch::record`] with one bounds
+    /// check for the sketch and its slot; the page's claim, out of line,
+    /// finds the rest.
+    #[inline(always)]
+    pub fn record_at(&self, first: usize, v: u64) {
+        let b = bucket_of(v);
+        // The group is below SKETCH_WORDS: for a `first` of a sketch, its
+        // slot.
+        let Some(slot) = self.sketches.get(first.wrapping_add(b >> SUB_BITS)) else {
+            return;
+        };
+        // As in `Sketch::record()`.
+        let at = slot_counter(slot.load(Ordering::Relaxed), b);
+        match self.pages.get(at) {
+            Some(c) => {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+            None => self.record_slow_at(first, b),
+        }
+    }
+
+    /// [`record_at`](Self::record_at) when the slot has no page.
+    #[cold]
+    #[inline(never)]
+    fn record_slow_at(&self, first: usize, b: usize) {
+        if let Some(s) = self.sketch(first / SKETCH_WORDS) {
+            record_slow(s.index, s.header, s.pages, b, 1);
+        }
     }
 
     /// Pages handed out, installed or lost.
@@ -643,17 +693,26 @@ impl core::fmt::Debug for Sketch<'_> {
     }
 }
 
-/// The page in a slot's field (`field - 1`), `None` for an empty slot.
-#[inline(always)]
-fn slot_page(word: u64, shift: u32) -> Option<usize> {
-    let field = (word >> shift) & ((1 << SLOT_BITS) - 1);
-    (field as usize).checked_sub(1)
+/// What the slot of a group holds for page `p`: its first counter's
+/// index in the pages, plus [`PAGE_WORDS`] (0 is an empty slot).
+fn slot_of_page(p: usize) -> u64 {
+    ((p as u64) + 1) * PAGE_WORDS as u64
 }
 
-/// The index word and the bit shift of group `g`'s slot.
+/// The page in a slot, `None` for an empty slot.
 #[inline(always)]
-const fn slot_of(g: usize) -> (usize, u32) {
-    (g / SLOTS_PER_WORD, (g % SLOTS_PER_WORD) as u32 * SLOT_BITS)
+fn slot_page(slot: u64) -> Option<usize> {
+    ((slot / PAGE_WORDS as u64) as usize).checked_sub(1)
+}
+
+/// The index in the pages of bucket `b`'s counter, for the slot of its
+/// group: far past the pages for an empty slot (0 wraps), so that the
+/// bounds check of the counter also tells whether the slot has a page.
+#[inline(always)]
+fn slot_counter(slot: u64, b: usize) -> usize {
+    (slot as usize)
+        .wrapping_add(b % SUB)
+        .wrapping_sub(PAGE_WORDS)
 }
 
 impl<'a> Sketch<'a> {
@@ -662,16 +721,11 @@ impl<'a> Sketch<'a> {
     #[inline(always)]
     pub fn record(&self, v: u64) {
         let b = bucket_of(v);
-        let (word, shift) = slot_of(b >> SUB_BITS);
-        // `word` is at most 14: the mask only spares a bounds check.
-        let w = self.index[word % SKETCH_WORDS].load(Ordering::Relaxed);
-        let field = (w >> shift) & ((1 << SLOT_BITS) - 1);
-        // An empty slot (0) wraps to far past the pages, so the one
-        // bounds check below also tells whether the slot has a page.
-        let at = (field as usize)
-            .wrapping_sub(1)
-            .wrapping_mul(PAGE_WORDS)
-            .wrapping_add(b % SUB);
+        // The group is at most 58: the mask only spares a bounds check.
+        let slot = self.index[(b >> SUB_BITS) % SKETCH_WORDS].load(Ordering::Relaxed);
+        // An empty slot wraps to far past the pages, so the one bounds
+        // check below also tells whether the slot has a page.
+        let at = slot_counter(slot, b);
         match self.pages.get(at) {
             Some(c) => {
                 c.fetch_add(1, Ordering::Relaxed);
@@ -695,9 +749,8 @@ impl<'a> Sketch<'a> {
     /// The page of group `g`, if it has one.
     #[inline(always)]
     fn page(&self, g: usize) -> Option<usize> {
-        let (word, shift) = slot_of(g);
-        let w = self.index.get(word)?.load(Ordering::Relaxed);
-        slot_page(w, shift).filter(|&p| p < self.pages.len() / PAGE_WORDS)
+        let slot = self.index.get(g)?.load(Ordering::Relaxed);
+        slot_page(slot).filter(|&p| p < self.pages.len() / PAGE_WORDS)
     }
 
     /// Values recorded and not placed, the pool being dry.
@@ -802,31 +855,28 @@ fn claim(
     pages: &[AtomicU64],
     g: usize,
 ) -> Option<usize> {
-    let (word, shift) = slot_of(g);
-    let slot = index.get(word)?;
-    let mut cur = slot.load(Ordering::Relaxed);
-    if let Some(p) = slot_page(cur, shift) {
+    let slot = index.get(g)?;
+    let cur = slot.load(Ordering::Relaxed);
+    if let Some(p) = slot_page(cur) {
         return Some(p);
     }
     let Some(mine) = take_page(header, pages) else {
         // Dry; but someone may have installed a page meanwhile.
-        return slot_page(slot.load(Ordering::Relaxed), shift);
+        return slot_page(slot.load(Ordering::Relaxed));
     };
-    let field = (mine as u64 + 1) << shift;
-    loop {
-        // Relaxed: the page is zero since the pool was made or cleared,
-        // which the caller ordered before this update; nothing is
-        // published here.
-        match slot.compare_exchange(cur, cur | field, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return Some(mine),
-            Err(now) => {
-                if let Some(theirs) = slot_page(now, shift) {
-                    give_back(header, mine);
-                    return Some(theirs);
-                }
-                // Another slot of the word changed: at most 3 times.
-                cur = now;
-            }
+    // Relaxed: the page is zero since the pool was made or cleared, which
+    // the caller ordered before this update; nothing is published here.
+    match slot.compare_exchange(
+        cur,
+        slot_of_page(mine),
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    ) {
+        Ok(_) => Some(mine),
+        // The slot changes once, from empty: someone installed theirs.
+        Err(now) => {
+            give_back(header, mine);
+            slot_page(now)
         }
     }
 }
@@ -1071,8 +1121,23 @@ impl<'a> MapSketches<'a> {
     }
 
     /// The pool, for its [`stats`](SketchPool::stats).
-    pub fn pool(&self) -> SketchPool<'a> {
-        self.pool
+    #[inline(always)]
+    pub fn pool(&self) -> &SketchPool<'a> {
+        &self.pool
+    }
+
+    /// No sketches: what a map without `.quantiles` values holds.
+    #[cfg(not(all(loom, test)))]
+    pub fn empty() -> MapSketches<'static> {
+        MapSketches {
+            pool: SketchPool::empty(),
+            n_values: 0,
+        }
+    }
+
+    /// Sketches per element: 0 for [`empty`](Self::empty).
+    pub fn n_values(&self) -> usize {
+        self.n_values
     }
 
     /// Sketch of value `j` of element `elt` (`TracingMap`'s index).

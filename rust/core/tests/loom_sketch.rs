@@ -119,10 +119,10 @@ fn three_claimers() {
 }
 
 #[test]
-fn neighbour_slots_one_word() {
-    // Groups 2 and 3 ([128, 256) and [256, 512)) share an index word: a
-    // claim of one makes the other's compare-and-swap retry.
-    model("neighbour_slots_one_word", 3, || {
+fn neighbour_slots() {
+    // Groups 2 and 3 ([128, 256) and [256, 512)), neighbouring slots: two
+    // claims at once, neither in the other's way.
+    model("neighbour_slots", 3, || {
         let pool = new_pool(PoolParams::new(1, 2));
         let t = thread::spawn(move || pool.sketch(0).unwrap().record(200));
         pool.sketch(0).unwrap().record(300);

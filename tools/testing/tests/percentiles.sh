@@ -94,8 +94,8 @@ expect_write "rhist:$Q" $T
 [ "$(grep -c . error_log)" = 0 ] || { cat error_log; fail "an entry in error_log"; }
 expect_grep "^rhist:keys=a:vals=hitcount,b.quantiles:sort=hitcount:size=2048 \[active\]$" $T
 expect_grep '^      statistic: quantiles$' $EV/rhist_debug
-expect_grep '^      sketch memory per entry: 128 bytes of index, and 512 bytes per page it takes$' $EV/rhist_debug
-expect_grep '^      sketch pool: 2048 sketches, 8192 pages, 4456568 bytes$' $EV/rhist_debug
+expect_grep '^      sketch memory per entry: 512 bytes of index, and 512 bytes per page it takes$' $EV/rhist_debug
+expect_grep '^      sketch pool: 2048 sketches, 8192 pages, 5243000 bytes$' $EV/rhist_debug
 # No events yet: the summary's quantiles are 0, and no page is used.
 expect_grep '^    Percentiles:  b.p50:          0 .*  pages: 0/8192  unplaced: 0$' $EV/rhist
 

@@ -993,11 +993,11 @@ fn debug_shows_the_sketches() {
         .write_debug(&mut out, &"ptr")
         .unwrap();
     let pool = PoolParams::new(2048, 8192).storage_bytes().unwrap();
-    assert_eq!(pool, 64 + 2048 * 128 + 8192 * 512 + 56);
+    assert_eq!(pool, 64 + 2048 * 512 + 8192 * 512 + 56);
     assert!(
         out.contains(&format!(
             "      statistic: quantiles\n      sketch: 0 of 1\n      \
-             sketch memory per entry: 128 bytes of index, and 512 bytes per page it takes\n      \
+             sketch memory per entry: 512 bytes of index, and 512 bytes per page it takes\n      \
              sketch pool: 2048 sketches, 8192 pages, {pool} bytes\n"
         )),
         "{out}"
