@@ -37,7 +37,7 @@
 #   make check-series
 #                builds 6.12 as packaged, then after each patch of
 #                patches/ in turn (tools/testing/patches/prefixes.sh;
-#                20-40 minutes on 2 cores).
+#                up to an hour on 2 cores).
 #
 # Kbuild builds the module itself (see Kbuild); this Makefile drives the
 # scripts in tools/testing/vm/.

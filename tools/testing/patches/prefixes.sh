@@ -6,7 +6,7 @@
 # rebuilds only what it touches). Prints one line a prefix,
 # "prefix N (NAME): ok" or "... FAILED", and exits non-zero on a failure.
 #
-# About 6 minutes for the pristine build on 2 cores, then 1-4 a patch.
+# The pristine build, then 1-6 minutes a patch: up to an hour on 2 cores.
 # The tree is $RHIST_KCACHE/linux-series, kept for the next run (it is
 # unpacked again each time: a series may have changed in the middle).
 set -euo pipefail
