@@ -9,12 +9,12 @@ use core::ptr;
 use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::alloc::{KBox, KVVec};
+use kernel::alloc::KVVec;
 use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 
-use super::open::{open, OpenFile, Seq};
+use super::open::{drop_state, open, OpenFile, Seq};
 use crate::command;
 use crate::event::KernelSymbols;
 use crate::hist::histogram::KEY_SIZE_MAX;
@@ -59,13 +59,9 @@ pub(super) unsafe extern "C" fn release_json(
     inode: *mut bindings::inode,
     filp: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: `open()` made `filp` a seq_file whose private data is an
-    // `OpenFile` from `KBox::into_raw()`; this is its last use.
-    let state = unsafe {
-        let m = (*filp).private_data.cast::<bindings::seq_file>();
-        KBox::from_raw((*m).private.cast::<JsonFile>())
-    };
-    drop(state);
+    // SAFETY: as the caller promises, `open_json()` made `filp` a
+    // seq_file holding a `JsonFile`, and this is the last reference.
+    unsafe { drop_state::<UnsafeCell<JsonCursor>>(filp) };
     // SAFETY: undoes `open()`'s `seq_open()`, then
     // `tracing_open_file_tr()`.
     unsafe {

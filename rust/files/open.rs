@@ -150,14 +150,27 @@ pub(super) unsafe extern "C" fn release(
     inode: *mut bindings::inode,
     filp: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: `open()` made `filp` a seq_file whose private data is an
-    // `OpenFile` from `KBox::into_raw()`; this is its last use.
-    let state = unsafe {
-        let m = (*filp).private_data.cast::<bindings::seq_file>();
-        KBox::from_raw((*m).private.cast::<OpenFile<()>>())
-    };
-    drop(state);
+    // SAFETY: as the caller promises, `open()` made `filp` a seq_file
+    // holding an `OpenFile<()>`, and this is the last reference.
+    unsafe { drop_state::<()>(filp) };
     // SAFETY: undoes `open()`'s `single_open()` and
     // `tracing_open_file_tr()`.
     unsafe { bindings::tracing_single_release_file_tr(inode, filp) }
+}
+
+/// Frees the [`OpenFile`] that [`open`] left in `filp`'s seq_file.
+///
+/// # Safety
+///
+/// `filp` is a seq_file that [`open`] opened with an `OpenFile<T>` (of this
+/// `T`) as its private data, released by its last reference: nothing
+/// uses the state after this call.
+pub(super) unsafe fn drop_state<T>(filp: *mut bindings::file) {
+    // SAFETY: `open()` stored the state with `KBox::into_raw()` as the
+    // seq_file's private data; as the caller promises, this is its last
+    // use, so the box is rebuilt and dropped once.
+    drop(unsafe {
+        let m = (*filp).private_data.cast::<bindings::seq_file>();
+        KBox::from_raw((*m).private.cast::<OpenFile<T>>())
+    });
 }
