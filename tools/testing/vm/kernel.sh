@@ -94,12 +94,28 @@ build() {
 	echo "$config_id" > "$tree/.rhist-built"
 }
 
+# The drop-in and net kernels are the test kernel but for a few options.
+# A new tree of theirs starts as a copy of the test kernel's built tree
+# (mtimes kept), so that make rebuilds only what those options touch:
+# the Rust crates and a few files, about 2 minutes instead of 6.
+copy_test() {
+	local test_tree
+	test_tree=$(kernel_tree test)
+	"$0" test || return 1
+	rm -rf "$tree" "$tree.tmp"
+	cp -a "$test_tree" "$tree.tmp"
+	rm -f "$tree.tmp/.rhist-config" "$tree.tmp/.rhist-built"
+	mv "$tree.tmp" "$tree"
+}
+
 mkdir -p "$RHIST_KCACHE"
 old_source=$(cat "$tree/.rhist-source" 2>/dev/null || true)
 if [ "$old_source" != "$source_id" ]; then
 	if [ "${old_source%-*}" = "${source_id%-*}" ] && [ -d "$tree/.rhist-patches" ] &&
 	   step "kernel: replace the patch series ($flavour)" repatch; then
 		rm -f "$tree/.rhist-built"
+	elif [ "$flavour" = dropin ] || [ "$flavour" = net ]; then
+		step "kernel: copy the test kernel's tree ($flavour)" copy_test
 	else
 		step "kernel: unpack and patch ($flavour)" unpack
 	fi
