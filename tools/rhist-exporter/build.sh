@@ -13,8 +13,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 target=$(rustc -vV | sed -n 's/^host: //p')
 mkdir -p "$1/usr/bin"
 # The host's cargo (rustup's), not the kernel's rustc: the exporter is a
-# user program. Its own target directory, beside the crate.
-RUSTFLAGS="-C target-feature=+crt-static" cargo build -q --release --locked \
-	--manifest-path "$here/Cargo.toml" --target "$target" \
-	--target-dir "$here/target"
-cp "$here/target/$target/release/rhist-exporter" "$1/usr/bin/rhist-exporter"
+# user program. Its target directory is make check's, outside the clone.
+. "$here/../testing/vm/lib.sh"
+(cd "$here" && RUSTFLAGS="-C target-feature=+crt-static" \
+	"$RHIST_TOP/tools/build/cargo-cached.sh" exporter-static rhist-exporter \
+	build -q --release --locked --target "$target")
+cp "$RHIST_CARGO_TARGETS/exporter-static/$target/release/rhist-exporter" "$1/usr/bin/rhist-exporter"

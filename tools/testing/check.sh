@@ -59,6 +59,9 @@ suite_end() {
 	echo "==> suite $1: $one_passed passed, $one_failed failed ($((SECONDS - suite_t0)) s)"
 }
 
+# cargo with its target directories outside the clone (cargo-cached.sh).
+export RHIST_CARGO=$RHIST_TOP/tools/build/cargo-cached.sh
+
 step "setup" "$VM/setup.sh" || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 
 # --- build -----------------------------------------------------------------
@@ -78,12 +81,13 @@ one rustfmt-cmap sh -c 'cd tools/testing/bench/cmap && cargo fmt --check'
 one rustfmt-module rustfmt --edition 2021 --check rust/rhist_main.rs
 one rustfmt-fuzz rustfmt --edition 2021 --check tools/testing/fuzz/fuzz_targets/parse_build.rs
 one rustfmt-exporter sh -c 'cd tools/rhist-exporter && cargo fmt --check'
-one clippy-exporter sh -c 'cd tools/rhist-exporter && cargo clippy -q --locked -- -D warnings'
-one clippy-core sh -c 'cd rust/core && cargo clippy --all-targets -- -D warnings'
+one clippy-exporter sh -c 'cd tools/rhist-exporter &&
+	$RHIST_CARGO exporter rhist-exporter clippy -q --locked -- -D warnings'
+one clippy-core sh -c 'cd rust/core && $RHIST_CARGO core rhist_core clippy --all-targets -- -D warnings'
 # The host fuzzer's target compiles against the core as it is (it went
 # unbuilt, and broken, while the core's API moved on). libFuzzer is C++:
 # clang++, which setup.sh installs (clang), not g++, which it does not.
-one fuzz-target-builds sh -c 'cd tools/testing/fuzz && CXX=clang++ cargo check -q'
+one fuzz-target-builds sh -c 'cd tools/testing/fuzz && CXX=clang++ $RHIST_CARGO fuzz "rhist-fuzz rhist_core" check -q'
 # No stack frame of the module over 3 KB (a large value built on the
 # stack before it is moved to the heap, say).
 one stack-frames python3 tools/testing/lint/frames.py rhist.ko
@@ -214,10 +218,10 @@ t0=$SECONDS
 # claims, counts and racing reads, and :grow's publish, wait and fold,
 # in a target directory of their own.
 (cd rust/core && {
-	cargo test --no-fail-fast --all-targets 2>&1
+	$RHIST_CARGO core rhist_core test --no-fail-fast --all-targets 2>&1
 	rc=$?
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-		cargo test --release --test loom_map --test loom_sketch --test loom_grow 2>&1 || rc=1
+	RUSTFLAGS="--cfg loom" $RHIST_CARGO core-loom rhist_core \
+		test --release --test loom_map --test loom_sketch --test loom_grow 2>&1 || rc=1
 	exit $rc
 }) > "$logs/host.log"
 host_rc=$?
@@ -331,9 +335,10 @@ fi
 # prometheus-count, prometheus-rate, prometheus-clean).
 if want exporter; then
 suite_start exporter
-one exporter-unit sh -c 'cd tools/rhist-exporter && cargo test -q --locked'
+one exporter-unit sh -c 'cd tools/rhist-exporter && $RHIST_CARGO exporter rhist-exporter test -q --locked'
 one exporter-promtool sh -c 'command -v promtool > /dev/null || exit 1
-	cd tools/rhist-exporter && cargo run -q --locked -- --once --tracefs tests/tracefs > "$0" &&
+	cd tools/rhist-exporter &&
+	$RHIST_CARGO exporter rhist-exporter run -q --locked -- --once --tracefs tests/tracefs > "$0" &&
 	cat "$0" && grep -q "^rhist_lat2_hitcount_total{pid=\"-1\",trace_instance=\"X\"} 4$" "$0" &&
 	promtool check metrics < "$0"' "$logs/exporter-once.txt"
 if [ "$built" = 0 ]; then

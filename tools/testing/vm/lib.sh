@@ -6,6 +6,8 @@ RHIST_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 # stamp in it is checked against what the clone asks for.
 RHIST_KCACHE=${RHIST_KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rhist}
 RHIST_BUILD=${RHIST_BUILD:-$RHIST_TOP/build}
+# make check's cargo target directories (tools/build/cargo-cached.sh).
+RHIST_CARGO_TARGETS=${RHIST_CARGO_TARGETS:-$RHIST_KCACHE/cargo}
 RHIST_JOBS=${RHIST_JOBS:-$(($(nproc) + 1))}
 RHIST_BINDGEN_VERSION=0.73.2
 RHIST_BINDGEN=${CARGO_HOME:-$HOME/.cargo}/bin/bindgen
