@@ -173,8 +173,13 @@ step() {
 		;;
 	pk) unwatch ;;
 	mod)
-		if [ $cmd = rhist ]; then
-			rmmod rhist 2>&1 && insmod /lib/rhist/rhist.ko 2>&1 || echo "mod: failed"
+		# rmmod is refused (EAGAIN) while triggers hold the module: as
+		# expected, and quiet. An insmod that fails after it is not.
+		if [ $cmd = rhist ] && rmmod rhist 2> /dev/null; then
+			insmod /lib/rhist/rhist.ko || {
+				d=$((d + 1))
+				echo "DIFF $seq: insmod failed after rmmod (step $i)"
+			}
 		fi
 		compare=0
 		;;
