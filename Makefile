@@ -56,8 +56,10 @@ all: external
 endif
 
 EXTERNAL_KDIR := $(or $(KDIR),/lib/modules/$(shell uname -r)/build)
-# A kernel built with clang wants its modules built with clang too.
-EXTERNAL_LLVM := $(shell grep -qs '^CONFIG_CC_IS_CLANG=y' $(EXTERNAL_KDIR)/.config && echo LLVM=1)
+# A kernel built with clang wants its modules built with clang too. A
+# headers package's tree has no .config, only include/config/auto.conf.
+EXTERNAL_LLVM := $(shell grep -qs '^CONFIG_CC_IS_CLANG=y' $(EXTERNAL_KDIR)/.config \
+	$(EXTERNAL_KDIR)/include/config/auto.conf && echo LLVM=1)
 
 external:
 	@tools/build/kdir-check.sh $(EXTERNAL_KDIR)
