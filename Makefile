@@ -19,6 +19,12 @@
 #                external-module tree its linux-headers package installs,
 #                once tools/build/kdir-check.sh has found the patches
 #                there; the module is left in this directory
+#   make kernel-deb [CONFIG=/path/to/.config]
+#                the patched kernel as Debian packages (bindeb-pkg):
+#                linux-image, linux-headers and linux-libc-dev in
+#                build/deb/. Those of the test kernel by default, made in
+#                its cached tree; with CONFIG, of that .config with
+#                tools/build/own.config merged over it (a full build)
 #   make check-kasan
 #                the VM suites (KUnit, end to end, soak, fault) on a
 #                kernel with KASAN
@@ -46,7 +52,8 @@ VM := tools/testing/vm
 # The kernel that run and vm boot: test, or dropin with DROPIN=1.
 KERNEL := $(if $(filter 1,$(DROPIN)),dropin,test)
 
-.PHONY: all external setup kernel modules vm run check check-kasan check-series bench soak fuzz-guest fuzz-seq host clean
+.PHONY: all external setup kernel modules vm run check check-kasan check-series bench soak fuzz-guest fuzz-seq host clean \
+	kernel-deb
 
 # Without KDIR, `make` builds for the test VM's kernel.
 ifeq ($(KDIR),)
@@ -68,6 +75,9 @@ external:
 
 setup:
 	@$(VM)/setup.sh
+
+kernel-deb: setup
+	@tools/build/kernel-deb.sh $(if $(CONFIG),--config '$(CONFIG)')
 
 kernel: setup
 	@$(VM)/kernel.sh $(KERNEL)
