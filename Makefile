@@ -25,6 +25,10 @@
 #                build/deb/. Those of the test kernel by default, made in
 #                its cached tree; with CONFIG, of that .config with
 #                tools/build/own.config merged over it (a full build)
+#   make dkms-source [DESTDIR=]
+#                the module's sources and dkms.conf in
+#                $(DESTDIR)/usr/src/rhist-VERSION, where `dkms add
+#                rhist/VERSION` finds them
 #   make check-kasan
 #                the VM suites (KUnit, end to end, soak, fault) on a
 #                kernel with KASAN
@@ -53,7 +57,7 @@ VM := tools/testing/vm
 KERNEL := $(if $(filter 1,$(DROPIN)),dropin,test)
 
 .PHONY: all external setup kernel modules vm run check check-kasan check-series bench soak fuzz-guest fuzz-seq host clean \
-	kernel-deb
+	kernel-deb dkms-source
 
 # Without KDIR, `make` builds for the test VM's kernel.
 ifeq ($(KDIR),)
@@ -78,6 +82,17 @@ setup:
 
 kernel-deb: setup
 	@tools/build/kernel-deb.sh $(if $(CONFIG),--config '$(CONFIG)')
+
+# What DKMS builds the module from: Kbuild, the sources, this Makefile
+# (dkms.conf's MAKE is `make KDIR=...`), kdir-check.sh and the patches it
+# reads.
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+DKMS_FILES := Makefile Kbuild dkms.conf include/rhist_shim.c include/rhist_shim.h \
+	$(wildcard rust/*.rs rust/*/*.rs) rust/core/src tools/build/kdir-check.sh \
+	$(wildcard patches/*.patch)
+dkms-source:
+	@dest='$(DESTDIR)/usr/src/rhist-$(DKMS_VERSION)' && rm -rf "$$dest" && mkdir -p "$$dest" && \
+	tar -cf - $(DKMS_FILES) | tar -xf - -C "$$dest" && echo "$$dest"
 
 kernel: setup
 	@$(VM)/kernel.sh $(KERNEL)
