@@ -388,27 +388,6 @@ fi
 suite_end dkms
 fi
 
-# --- perf beside rhist: Debian's perf on the tracepoints rhist's triggers use
-# One boot of tools/testing/perf/perf.sh with perf staged over the guest's
-# root: each step it lists is a test.
-if want perf; then
-suite_start perf
-if [ "$built" = 0 ] && one perf-stage tools/testing/perf/stage.sh "$RHIST_BUILD/perf"; then
-	"$VM/run.sh" --flavour "$flavour" --timeout 600 --log "$logs/perf.console" \
-		--overlay "$RHIST_BUILD/perf" --file tools/testing/tests/lib.sh.inc \
-		tools/testing/perf/perf.sh > "$logs/perf.log" 2>&1
-	steps=$(sed -n 's/^perf: steps //p' "$logs/perf.log" | tail -1)
-	for s in ${steps:-stat record remove-while-recording stop-while-firing sched_switch synthetic}; do
-		one "perf-$s" grep -x "perf: $s ok" "$logs/perf.log"
-	done
-	one perf-run vm_finished "$logs/perf.log" perf
-	grep '^perf-count: ' "$logs/perf.log" | sed 's/^/    /'
-else
-	one_failed=$((one_failed + 1))
-fi
-suite_end perf
-fi
-
 # --- a smoke run of the benchmark: one round, tiny counts ----------------
 if want bench-smoke; then
 suite_start bench-smoke
@@ -562,6 +541,28 @@ else
 	one_failed=1
 fi
 suite_end soak
+fi
+
+# --- perf beside rhist: Debian's perf on the tracepoints rhist's triggers use
+# One boot of tools/testing/perf/perf.sh with perf staged over the guest's
+# root: each step it lists is a test. In front, beside the DKMS suite
+# behind.
+if want perf; then
+suite_start perf
+if [ "$built" = 0 ] && one perf-stage tools/testing/perf/stage.sh "$RHIST_BUILD/perf"; then
+	"$VM/run.sh" --flavour "$flavour" --timeout 600 --log "$logs/perf.console" \
+		--overlay "$RHIST_BUILD/perf" --file tools/testing/tests/lib.sh.inc \
+		tools/testing/perf/perf.sh > "$logs/perf.log" 2>&1
+	steps=$(sed -n 's/^perf: steps //p' "$logs/perf.log" | tail -1)
+	for s in ${steps:-stat record remove-while-recording stop-while-firing sched_switch synthetic}; do
+		one "perf-$s" grep -x "perf: $s ok" "$logs/perf.log"
+	done
+	one perf-run vm_finished "$logs/perf.log" perf
+	grep '^perf-count: ' "$logs/perf.log" | sed 's/^/    /'
+else
+	one_failed=$((one_failed + 1))
+fi
+suite_end perf
 fi
 
 wait $background
