@@ -19,6 +19,16 @@
 #                external-module tree its linux-headers package installs,
 #                once tools/build/kdir-check.sh has found the patches
 #                there; the module is left in this directory
+#   make kernel-deb [CONFIG=/path/to/.config]
+#                the patched kernel as Debian packages (bindeb-pkg):
+#                linux-image, linux-headers and linux-libc-dev in
+#                build/deb/. Those of the test kernel by default, made in
+#                its cached tree; with CONFIG, of that .config with
+#                tools/build/own.config merged over it (a full build)
+#   make dkms-source [DESTDIR=]
+#                the module's sources and dkms.conf in
+#                $(DESTDIR)/usr/src/rhist-VERSION, where `dkms add
+#                rhist/VERSION` finds them
 #   make check-kasan
 #                the VM suites (KUnit, end to end, soak, fault) on a
 #                kernel with KASAN
@@ -46,7 +56,8 @@ VM := tools/testing/vm
 # The kernel that run and vm boot: test, or dropin with DROPIN=1.
 KERNEL := $(if $(filter 1,$(DROPIN)),dropin,test)
 
-.PHONY: all external setup kernel modules vm run check check-kasan check-series bench soak fuzz-guest fuzz-seq host clean
+.PHONY: all external setup kernel modules vm run check check-kasan check-series bench soak fuzz-guest fuzz-seq host clean \
+	kernel-deb dkms-source
 
 # Without KDIR, `make` builds for the test VM's kernel.
 ifeq ($(KDIR),)
@@ -56,8 +67,10 @@ all: external
 endif
 
 EXTERNAL_KDIR := $(or $(KDIR),/lib/modules/$(shell uname -r)/build)
-# A kernel built with clang wants its modules built with clang too.
-EXTERNAL_LLVM := $(shell grep -qs '^CONFIG_CC_IS_CLANG=y' $(EXTERNAL_KDIR)/.config && echo LLVM=1)
+# A kernel built with clang wants its modules built with clang too. A
+# headers package's tree has no .config, only include/config/auto.conf.
+EXTERNAL_LLVM := $(shell grep -qs '^CONFIG_CC_IS_CLANG=y' $(EXTERNAL_KDIR)/.config \
+	$(EXTERNAL_KDIR)/include/config/auto.conf && echo LLVM=1)
 
 external:
 	@tools/build/kdir-check.sh $(EXTERNAL_KDIR)
@@ -66,6 +79,20 @@ external:
 
 setup:
 	@$(VM)/setup.sh
+
+kernel-deb: setup
+	@tools/build/kernel-deb.sh $(if $(CONFIG),--config '$(CONFIG)')
+
+# What DKMS builds the module from: Kbuild, the sources, this Makefile
+# (dkms.conf's MAKE is `make KDIR=...`), kdir-check.sh and the patches it
+# reads.
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+DKMS_FILES := Makefile Kbuild dkms.conf include/rhist_shim.c include/rhist_shim.h \
+	$(wildcard rust/*.rs rust/*/*.rs) rust/core/src tools/build/kdir-check.sh \
+	$(wildcard patches/*.patch)
+dkms-source:
+	@dest='$(DESTDIR)/usr/src/rhist-$(DKMS_VERSION)' && rm -rf "$$dest" && mkdir -p "$$dest" && \
+	tar -cf - $(DKMS_FILES) | tar -xf - -C "$$dest" && echo "$$dest"
 
 kernel: setup
 	@$(VM)/kernel.sh $(KERNEL)

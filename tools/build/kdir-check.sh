@@ -37,7 +37,9 @@ grep -q '^CONFIG_RUST=y' "$config" ||
 	problem "built without CONFIG_RUST=y: rhist is a Rust module"
 
 # The rustc of the kernel's version, or nothing.
-kernel_rustc=$(sed -n 's/^CONFIG_RUSTC_VERSION_TEXT="\(.*\)"$/\1/p' "$config")
+# (.config quotes strings; include/config/auto.conf, all a headers
+# package has, does not.)
+kernel_rustc=$(sed -n 's/^CONFIG_RUSTC_VERSION_TEXT="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$config")
 rustc=
 for r in ${RUSTC:-} $(which -a rustc 2>/dev/null) /usr/bin/rustc; do
 	[ -x "$(command -v "$r")" ] && [ "$("$r" --version 2>/dev/null)" = "$kernel_rustc" ] &&
@@ -53,6 +55,19 @@ fi
 for opt in CONFIG_TRACING CONFIG_EVENT_TRACING CONFIG_MODULES; do
 	grep -q "^$opt=y" "$config" || problem "built without $opt=y"
 done
+# A Rust module is compiled against the kernel's crates: a headers
+# package carries them only with patches/deb/'s first patch (make
+# kernel-deb).
+if grep -q '^CONFIG_RUST=y' "$config" && [ ! -f "$kdir/rust/libkernel.rmeta" ]; then
+	problem "has no rust/libkernel.rmeta, the kernel crate's metadata:" \
+		"a headers package made without patches/deb/0001-kbuild-Install-the-Rust-crates-metadata-for-external.patch"
+fi
+# rhist's C shim includes the tracing core's own header, which a
+# headers package carries only with patches/deb/'s second patch.
+if [ ! -f "$kdir/kernel/trace/trace.h" ] && [ ! -f "$kdir/source/kernel/trace/trace.h" ]; then
+	problem "has no kernel/trace/trace.h, the tracing core's header:" \
+		"a headers package made without patches/deb/0002-kbuild-Install-the-tracing-core-s-headers-for-extern.patch"
+fi
 symvers=$kdir/Module.symvers
 [ -f "$symvers" ] || problem "has no Module.symvers: build the kernel (or its modules_prepare) first"
 
@@ -67,9 +82,14 @@ for p in "$patches"/*.patch; do
 			problem "does not export $sym: patch $name is missing"
 	done
 	for opt in $(sed -n 's/^+config \([A-Z0-9_]*\)$/\1/p' "$p"); do
-		seen=1
-		grep -q "^CONFIG_$opt=\|^# CONFIG_$opt is not set" "$config" ||
+		if grep -q "^CONFIG_$opt=\|^# CONFIG_$opt is not set" "$config"; then
+			seen=1
+		elif [ "${config##*/}" = .config ]; then
+			seen=1
 			problem "has no option $opt: patch $name is missing"
+		fi
+		# (auto.conf leaves out the options not set: an option not
+		# there may be one not set.)
 	done
 	if grep -q '^+++ b/rust/bindings/bindings_helper.h' "$p"; then
 		seen=1

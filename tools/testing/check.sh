@@ -8,7 +8,9 @@
 # tracefs end-to-end tests, the guest fuzzer (hist against rhist), the
 # sequence fuzzer (random sequences of writes, hist against rhist), the
 # soak, fault injection, the ftrace hist selftests, a smoke run of the
-# benchmark, and on the drop-in kernel (no C hist: rhist is hist) the
+# benchmark, the DKMS path (the kernel as Debian packages, rhist built by
+# DKMS against its headers, booted), perf beside rhist on the same
+# tracepoints, and on the drop-in kernel (no C hist: rhist is hist) the
 # real clients against both kernels and the selftests untranslated. Ends
 # with the line "N passed, N failed" that counts every test of every
 # suite; exits non-zero on any failure. Two chains of suites run side by
@@ -109,6 +111,10 @@ for p in patches/*.patch; do
 	one "checkpatch-$(basename "$p" .patch | cut -c1-4)" checkpatch \
 		--ignore UNKNOWN_COMMIT_ID "$RHIST_TOP/$p"
 done
+# The packaging patches make kernel-deb applies (patches/deb/).
+for p in patches/deb/*.patch; do
+	one "checkpatch-deb-$(basename "$p" .patch | cut -c1-4)" checkpatch "$RHIST_TOP/$p"
+done
 # `make KDIR=` checks the kernel for the series first: the test
 # kernel passes; a tree without an export, an option and a binding of
 # patch 0006 and 0008, without CONFIG_RUST, and built by a rustc not
@@ -127,6 +133,15 @@ one kdir-check-names-missing-patches sh -c 'k=$1 f=$(mktemp -d); trap "rm -rf $f
 	grep -q "Rust bindings lack .*trace_synth.h.*: patch 0006-" "$0" &&
 	grep -q "no option HIST_TRIGGERS_README: patch 0008-" "$0" &&
 	[ $(grep -c "is missing" "$0") = 3 ]' "$logs/kdir-check.out" "$(kernel_tree test)"
+# A headers package's tree has include/config/auto.conf, whose strings
+# are not quoted, and no .config: kdir-check still finds the rustc.
+one kdir-check-reads-auto-conf sh -c 'k=$0 f=$(mktemp -d); trap "rm -rf $f" EXIT
+	mkdir -p $f/include/config $f/rust $f/kernel/trace &&
+	touch $f/Makefile $f/rust/libkernel.rmeta $f/kernel/trace/trace.h &&
+	cp $k/include/config/auto.conf $f/include/config/ && cp $k/Module.symvers $f/ || exit 2
+	grep "^CONFIG_RUSTC_VERSION_TEXT=rustc " $f/include/config/auto.conf &&
+	[ "$(tools/build/kdir-check.sh --rustc $f)" = /usr/bin/rustc ] && tools/build/kdir-check.sh $f' \
+	"$(kernel_tree test)"
 # The cover letter names every patch of the series, in order.
 one cover-letter sh -c 'for p in patches/*.patch; do
 		[ "${p#patches/0000-}" = "$p" ] || continue
@@ -352,6 +367,32 @@ fi
 suite_end exporter
 fi
 
+# --- DKMS: the packaged kernel, rhist built for it by DKMS -----------------
+# make kernel-deb's packages (cached; built in the test kernel's tree when
+# the kernel changed), then tools/testing/dkms/dkms.sh: dkms add, build and
+# install in a throw-away root against the linux-headers package, and a
+# boot of the linux-image package's vmlinuz with that rhist.ko, running
+# the smoke test. Each step it lists is a test.
+if want dkms; then
+suite_start dkms
+if [ "$built" = 0 ]; then
+	one kernel-deb sh -c 'tools/build/kernel-deb.sh "$0" > "$1" && cat "$1" &&
+		grep -q "^linux-image-.*\.deb [0-9]" "$1" && grep -q "^linux-headers-.*\.deb [0-9]" "$1"' \
+		"$RHIST_BUILD/deb" "$logs/kernel-deb.out"
+	tools/testing/dkms/dkms.sh "$RHIST_BUILD/deb" "$logs" > "$logs/dkms.log" 2>&1
+	steps=$(sed -n 's/^dkms: steps //p' "$logs/dkms.log" | tail -1)
+	for s in ${steps:-headers kdir-check-wants-rust-metadata add build install vermagic \
+		skips-kernel-without-rust boot-smoke}; do
+		one "dkms-$s" grep -x "dkms: $s ok" "$logs/dkms.log"
+	done
+	one dkms-run grep -qx 'dkms: done' "$logs/dkms.log"
+	grep -E '^dkms: (kernel|add, build)|^smoke: kernel' "$logs/dkms.log" | sed 's/^/    /'
+else
+	one_failed=1
+fi
+suite_end dkms
+fi
+
 # --- a smoke run of the benchmark: one round, tiny counts ----------------
 if want bench-smoke; then
 suite_start bench-smoke
@@ -505,6 +546,28 @@ else
 	one_failed=1
 fi
 suite_end soak
+fi
+
+# --- perf beside rhist: Debian's perf on the tracepoints rhist's triggers use
+# One boot of tools/testing/perf/perf.sh with perf staged over the guest's
+# root: each step it lists is a test. In front, beside the DKMS suite
+# behind.
+if want perf; then
+suite_start perf
+if [ "$built" = 0 ] && one perf-stage tools/testing/perf/stage.sh "$RHIST_BUILD/perf"; then
+	"$VM/run.sh" --flavour "$flavour" --timeout 600 --log "$logs/perf.console" \
+		--overlay "$RHIST_BUILD/perf" --file tools/testing/tests/lib.sh.inc \
+		tools/testing/perf/perf.sh > "$logs/perf.log" 2>&1
+	steps=$(sed -n 's/^perf: steps //p' "$logs/perf.log" | tail -1)
+	for s in ${steps:-stat record remove-while-recording stop-while-firing sched_switch synthetic}; do
+		one "perf-$s" grep -x "perf: $s ok" "$logs/perf.log"
+	done
+	one perf-run vm_finished "$logs/perf.log" perf
+	grep '^perf-count: ' "$logs/perf.log" | sed 's/^/    /'
+else
+	one_failed=$((one_failed + 1))
+fi
+suite_end perf
 fi
 
 wait $background

@@ -5,6 +5,11 @@
 # bzImage. Each stage is skipped when its inputs have not changed.
 #
 # Usage: kernel.sh [test|bench|kasan|dropin|net]   (default: $RHIST_FLAVOUR, or test)
+#        RHIST_OWN_CONFIG=FILE kernel.sh own
+#
+# "own" is a kernel for a machine of one's own (make kernel-deb
+# CONFIG=FILE): FILE, a .config, instead of tinyconfig, with only
+# tools/build/own.config merged over it, none of the test VM's options.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -13,9 +18,15 @@ tree=$(kernel_tree "$flavour")
 tarball=/usr/src/linux-source-6.12.tar.xz
 config_dir=$RHIST_TOP/tools/testing/config
 fragments=("$config_dir/rhist.config")
+base=
 case "$flavour" in
 test) ;;
 bench|kasan|dropin|net) fragments+=("$config_dir/$flavour.config") ;;
+own)
+	base=${RHIST_OWN_CONFIG:-}
+	[ -f "$base" ] || { echo "kernel.sh own: RHIST_OWN_CONFIG must name a .config" >&2; exit 2; }
+	fragments=("$RHIST_TOP/tools/build/own.config")
+	;;
 *) echo "kernel.sh: unknown flavour $flavour" >&2; exit 2 ;;
 esac
 
@@ -28,7 +39,7 @@ for p in "$RHIST_TOP"/patches/*.patch; do
 done
 
 source_id="$(stat -c %s-%Y "$tarball")-$(hash "${series[@]}")"
-config_id="$source_id-$(hash "${fragments[@]}")"
+config_id="$source_id-$(hash ${base:+"$base"} "${fragments[@]}")"
 
 unpack() {
 	rm -rf "$tree" "$tree.tmp"
@@ -64,8 +75,12 @@ repatch() {
 }
 
 configure() {
+	if [ -n "$base" ]; then
+		cp "$base" "$tree/.config"
+	else
+		(cd "$tree" && "${RHIST_KMAKE[@]}" tinyconfig >/dev/null)
+	fi
 	(cd "$tree" &&
-	 "${RHIST_KMAKE[@]}" tinyconfig >/dev/null &&
 	 scripts/kconfig/merge_config.sh -m .config "${fragments[@]}" >/dev/null &&
 	 "${RHIST_KMAKE[@]}" olddefconfig >/dev/null)
 	# merge_config.sh only warns when an option does not stick: insist.

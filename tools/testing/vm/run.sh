@@ -4,11 +4,15 @@
 # rhist_test_events.ko loaded and runs a guest script, or a shell.
 #
 # Usage: run.sh [--flavour test|bench|kasan|dropin] [--timeout SECONDS]
-#               [--log FILE] [--file FILE]... (SCRIPT | --shell)
+#               [--log FILE] [--file FILE]... [--overlay DIR]...
+#               [--kernel IMAGE] [--rhist KO] (SCRIPT | --shell)
 #
 # --file copies FILE into the guest's /test/ (data for the script). The
 # real clients staged by modules.sh (trace-cmd, hist_client) are on the
-# guest's PATH.
+# guest's PATH; --overlay copies DIR's tree over the guest's / as well
+# (perf, staged by tools/testing/perf/stage.sh). --kernel boots IMAGE
+# instead of the flavour's bzImage, and --rhist loads KO as rhist.ko
+# (the DKMS test: a packaged kernel and the module DKMS built for it).
 #
 # With a script, prints everything the guest writes and exits with the
 # script's exit status; exits non-zero as well when the guest kernel
@@ -31,13 +35,17 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${RHIST_FLAVOUR:-test} timeout=300 log= script= mode=script files=()
+flavour=${RHIST_FLAVOUR:-test} timeout=300 log= script= mode=script files=() overlays=()
+image= rhist_ko=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--flavour) flavour=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
 	--file) files+=("$2"); shift ;;
+	--overlay) overlays+=("$2"); shift ;;
+	--kernel) image=$2; shift ;;
+	--rhist) rhist_ko=$2; shift ;;
 	--shell) mode=shell ;;
 	-*) echo "unknown option $1" >&2; exit 2 ;;
 	*) script=$1 ;;
@@ -84,6 +92,7 @@ banner=$(dirname "$0")/banner
 cp "$banner" "$root/etc/banner"
 chmod +x "$root/init"
 cp "$mods"/*.ko "$root/lib/rhist/"
+[ -z "$rhist_ko" ] || cp "$rhist_ko" "$root/lib/rhist/rhist.ko"
 [ -z "$script" ] || cp "$script" "$root/test/script.sh"
 # The kernel's ftrace selftests, for the conformance suite.
 cp -r "$tree/tools/testing/selftests/ftrace" "$root/test/ftrace"
@@ -91,6 +100,7 @@ cp -r "$tree/tools/testing/selftests/ftrace" "$root/test/ftrace"
 [ -z "$script" ] || cp "$(dirname "$script")"/*.sh.inc "$root/test/" 2>/dev/null || true
 [ ${#files[@]} = 0 ] || cp "${files[@]}" "$root/test/"
 [ ! -d "$RHIST_BUILD/clients" ] || cp -a "$RHIST_BUILD/clients/." "$root/"
+for o in "${overlays[@]}"; do cp -a "$o/." "$root/"; done
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$vmdir/initramfs.gz"
 
 # RHIST_HOSTFWD=tcp:127.0.0.1:HOSTPORT-:GUESTPORT: a virtio-net card on
@@ -102,7 +112,7 @@ if [ -n "${RHIST_HOSTFWD:-}" ]; then
 	net=(-netdev "user,id=net0,hostfwd=$RHIST_HOSTFWD" -device virtio-net-pci,netdev=net0)
 fi
 qemu=(qemu-system-x86_64 -accel tcg,thread=$tcg "${icount[@]}" -cpu max -smp 2 -m $mem
-	-kernel "$tree/arch/x86/boot/bzImage" -initrd "$vmdir/initramfs.gz"
+	-kernel "${image:-$tree/arch/x86/boot/bzImage}" -initrd "$vmdir/initramfs.gz"
 	-append "console=ttyS0 panic=-1 oops=panic rhist.mode=$mode$append"
 	"${net[@]}" -nographic -no-reboot)
 

@@ -11,7 +11,8 @@ PACKAGES=(linux-source-6.12 rustc-web rust-web-src clang lld llvm
 	busybox-static xz-utils kmod python3
 	trace-cmd libtracefs-dev libtraceevent-dev gcc libc6-dev pkg-config
 	libbpf-dev zlib1g-dev
-	prometheus curl)
+	prometheus curl
+	dpkg-dev debhelper rsync dkms linux-perf)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
