@@ -54,6 +54,21 @@ fn a_generation_asks_once_then_again_after_a_failure() {
 }
 
 #[test]
+fn a_cleared_map_asks_again_as_a_new_one() {
+    let t = GrowTrigger::new(9);
+    assert!(t.check(256));
+    t.retry();
+    t.retry();
+    assert_eq!(t.threshold(), Some(448));
+    t.reset();
+    assert_eq!(t.threshold(), Some(256));
+    assert!(!t.check(255) && t.check(256) && !t.check(300));
+    let cap = GrowTrigger::new(17);
+    cap.reset();
+    assert_eq!(cap.threshold(), None);
+}
+
+#[test]
 fn stats_show_in_the_debug_line() {
     let s = GrowStats::default();
     s.grew();
