@@ -271,9 +271,12 @@ p_clear_undo() { echo '!rhist:keys=a:vals=b' >> $EV/trigger; }
 # --- the grow of a :grow histogram ----------------------------------------------
 # The grow allocates in rhist's kthread worker ("rhist_grow"), not in the
 # writer: its fail-nth is armed, and the check (not run_nth) says whether
-# the fault was injected. ~86 keys of 100 reach the threshold (64) of the
+# the fault was injected. 87 keys of 100 reach the threshold (64) of the
 # map of 128 but never fill it: a grow that fails keeps the old map, and
-# drops nothing; either way the histogram is that of a plain map.
+# drops nothing; either way the histogram is that of a plain map. The
+# events are fired on one CPU: on several, the plain map may drop one
+# whose insert gave up waiting for another CPU's (a fold takes such a
+# drop back), and the two would differ by it.
 FG='rhist:keys=a:sort=a:size=128:grow'
 FR='rhist:keys=a:sort=a:size=128'
 grow_pid() {
@@ -292,7 +295,7 @@ p_grow_setup() {
 p_grow_body() {
 	echo $n > /proc/$GP/fail-nth
 	exec 6> $FIRE
-	echo 'count=100 seed=1 keys=100 cpu=all' >&6
+	echo 'count=200 seed=1 keys=100' >&6
 }
 p_grow_check() {
 	[ $rc = 0 ] || { why="fire failed"; return 1; }
@@ -311,7 +314,8 @@ p_grow_check() {
 	awk '/^# event histogram/ { i++ } i == 2 && /^[{T ]/' /tmp/fault.rhist > /tmp/fault.r
 	grep -q 'Dropped: 0$' /tmp/fault.g || { why="dropped: $(grep Dropped /tmp/fault.g)"; return 1; }
 	grep -q 'Hits: 200$' /tmp/fault.g || { why="hits: $(grep Hits /tmp/fault.g)"; return 1; }
-	cmp -s /tmp/fault.g /tmp/fault.r || { why="the grown histogram differs"; return 1; }
+	cmp -s /tmp/fault.g /tmp/fault.r ||
+		{ why="the grown histogram differs ($(grow_line)): $(diff /tmp/fault.r /tmp/fault.g | grep '^[-+][^-+]' | head -4 | tr '\n' ' ')"; return 1; }
 	case "$(grow_line)" in
 	"generation 1 size 512 grows 1 failed 0") outcome=ok ;;
 	"generation 0 size 128 grows 0 failed 1") outcome=clean ;;
