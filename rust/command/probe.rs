@@ -115,7 +115,7 @@ unsafe fn on_event_sized(
     // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
     // bytes: what `record_len()` allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
-    if trigger.general_only()
+    if trigger.on_synthetic()
         || !trigger
             .hist_probe()
             .update_compiled(rec, this_cpu, poll::wake_pollers)
@@ -124,9 +124,10 @@ unsafe fn on_event_sized(
     }
 }
 
-/// [`on_event()`] of a trigger the compiled program does not cover, on
-/// a synthetic event, or with `:grow`: out of line, so that the compiled
-/// ones' path sets up no context. Wakes the pollers last.
+/// [`on_event()`] of a trigger the compiled program does not cover (a
+/// `:grow` trigger's histogram has none: it goes on to its generation's),
+/// or on a synthetic event: out of line, so that the compiled ones' path
+/// sets up no context. Wakes the pollers last.
 ///
 /// An action may emit a synthetic event, whose triggers then run inside
 /// this one: like hist (its per-CPU `hist_pad`), rhist counts on each CPU

@@ -69,8 +69,8 @@ pub(super) struct Resolved {
 /// `resolved.data` too, and are dropped before it.
 pub(super) struct Hist {
     /// Without `:grow`, the histogram. With it, one of a map of
-    /// [`SHAPE_BITS`] that no event updates: the generations are in
-    /// `grow`.
+    /// [`SHAPE_BITS`] that no event updates, interpreted (no compiled
+    /// path): the generations are in `grow`.
     hist: Histogram<'static>,
     /// A `:grow` histogram's generations.
     grow: Option<KBox<Growing>>,
@@ -116,9 +116,7 @@ pub(crate) struct Trigger {
     /// of its triggers (C's `se->ref`), so that it cannot be deleted.
     /// Its records may be emitted by an action, inside another trigger:
     /// they take the general path, which counts how deeply it nests.
-    _synthetic: Option<SynthPin>,
-    /// See [`general_only()`](Self::general_only).
-    general_only: bool,
+    synthetic: Option<SynthPin>,
     _pin: EventPin,
     /// The next trigger dropped later (see [`Deferred`]).
     ///
@@ -180,16 +178,18 @@ impl Trigger {
         let refs = referenced_hists(held, hist.histogram().data())?;
         // SAFETY: `file` is live and its event pinned by `pin`.
         let synthetic = unsafe { SynthPin::of_event(held, file) }?;
-        let general_only = synthetic.is_some() || hist.growing().is_some();
-        let record_span = if general_only { None } else { record_span };
+        let record_span = if synthetic.is_some() {
+            None
+        } else {
+            record_span
+        };
         Ok(KBox::new(
             Trigger {
                 hist,
                 refs,
                 file,
                 record_span,
-                _synthetic: synthetic,
-                general_only,
+                synthetic,
                 _pin: pin,
                 deferred_next: None,
             },
@@ -206,9 +206,9 @@ impl Trigger {
         }
     }
 
-    /// The histogram the probe updates: a `:grow` trigger's probe never
-    /// gets here (no `record_span`, and `general_only`), but takes
-    /// [`growing`](Self::growing)'s.
+    /// The histogram the probe updates; a `:grow` trigger's has no
+    /// compiled path (`Histogram::interpreted()`), so its probe goes on
+    /// to the general part, which takes [`growing`](Self::growing)'s.
     #[inline(always)]
     pub(super) fn hist_probe(&self) -> &Histogram<'_> {
         self.hist.histogram()
@@ -243,12 +243,10 @@ impl Trigger {
         self.record_span
     }
 
-    /// Whether the event path goes straight to its general part: on a
-    /// synthetic event, whose records an action of another trigger may
-    /// emit (nested), and with `:grow`.
-    #[inline(always)]
-    pub(crate) fn general_only(&self) -> bool {
-        self.general_only
+    /// Whether the trigger is on a synthetic event, whose records an
+    /// action of another trigger may emit (nested).
+    pub(crate) fn on_synthetic(&self) -> bool {
+        self.synthetic.is_some()
     }
 
     /// Accounts one event record by the general path (that of a trigger
@@ -540,7 +538,10 @@ impl Hist {
         map_memory: VVec<u8>,
         instance: Option<InstanceRef>,
     ) -> Result<Arc<Self>, BuildError> {
-        let hist = Histogram::with_sketches(data, map, sketches)?;
+        let mut hist = Histogram::with_sketches(data, map, sketches)?;
+        if grow.is_some() {
+            hist = hist.interpreted();
+        }
         Ok(Arc::new(
             Hist {
                 hist,

@@ -118,6 +118,28 @@ cmp -s /tmp/r2 /tmp/g2 || { diff /tmp/r2 /tmp/g2 | head; fail "statistics: size=
 grep -q '^  grow: generation 2 size 2048 grows 2 failed 0$' $DBG || { cat $DBG; fail "statistics: not two grows"; }
 echo "ok grow: statistics as one map's ($(ms))"
 
+# A string key (the record's length asked of the ring buffer): against
+# hist's of one map.
+expect_write "!$R2" $EV/trigger
+G3='rhist:keys=d:sort=d:size=128:grow'
+expect_write 'hist:keys=d:sort=d:size=2048' $EV/trigger
+expect_write "$G3" $EV/trigger
+expect_write "!$G2" $EV/trigger
+paced 1500 700 11
+cat $EV/hist > /tmp/hist
+cat $EV/rhist > /tmp/rhist
+hist_nth /tmp/hist 1 > /tmp/h3
+hist_nth /tmp/rhist 1 > /tmp/g3
+grep -q 'Dropped: 0$' /tmp/h3 || fail "strings: hist dropped"
+cmp -s /tmp/h3 /tmp/g3 || { diff /tmp/h3 /tmp/g3 | head; fail "strings: size=128:grow differs from hist's size=2048"; }
+grep -q '^  grow: generation 2 size 2048 grows 2 failed 0$' $DBG || { cat $DBG; fail "strings: not two grows"; }
+echo "ok grow: a string key as hist's ($(ms))"
+expect_write "!$G3" $EV/trigger
+expect_write '!hist:keys=d:sort=d:size=2048' $EV/trigger
+expect_write "$G2" $EV/trigger
+expect_write "$R2" $EV/trigger
+fire count=300 seed=3 keys=1000 cpu=all
+
 # clear: the map keeps its size and asks again when half full.
 expect_write "$G2:clear" $EV/trigger
 grep -q 'Hits: 0$' $EV/rhist || fail "clear left hits"
