@@ -191,6 +191,13 @@ step_sched_switch() {
 	mkfifo /tmp/go
 	sh -c 'read x < /tmp/go; i=0; while [ $i -lt 40 ]; do usleep 1000; i=$((i + 1)); done' &
 	pid=$!
+	# Asleep in the FIFO's open before either counts: its switch into
+	# that sleep would be rhist's alone.
+	st=R
+	while [ "$st" != S ]; do
+		read -r _ _ st _ < /proc/$pid/stat
+		[ "$st" = S ] || usleep 1000
+	done
 	expect_write "rhist:keys=prev_pid if prev_pid == $pid" events/sched/sched_switch/trigger
 	ctl_start
 	$PERF stat -a -x, -o /tmp/sw -D -1 --control fifo:/tmp/ctl,/tmp/ack \
