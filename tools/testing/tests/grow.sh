@@ -46,25 +46,31 @@ size_now() { sed -n 's/^  grow: generation [0-9]* size \([0-9]*\) .*/\1/p' $DBG 
 # Its entries: the first histogram of the rhist file.
 entries_now() { sed -n 's/^    Entries: //p' $EV/rhist | head -1; }
 
+# wait_grow SIZE: waits until the map is no longer of SIZE entries: the
+# grow runs in rhist's worker, after the event that asked for it.
+wait_grow() {
+	local i=0
+	while [ "$(size_now)" = $1 ]; do
+		i=$((i + 1))
+		[ $i -lt 2000 ] || { cat $DBG; fail "no grow past $1 entries"; }
+		sleep 0.01
+	done
+}
+
 # paced TOTAL KEYS SEED: TOTAL events of keys from [0, KEYS) in rounds on
 # every CPU at once, each round at most half the room the :grow map has
 # left (an upper bound of its entries: the events fired so far), so that
 # none can drop; once the map may be half full, the grow it asked for is
 # waited for.
 paced() {
-	local total=$1 keys=$2 seed=$3 fired=0 bound=0 size c i
+	local total=$1 keys=$2 seed=$3 fired=0 bound=0 size c
 	rounds=0 waited=0
 	while [ $fired -lt $total ]; do
 		size=$(size_now)
 		if [ $bound -ge $((size / 2)) ] && [ $size -lt 131072 ]; then
 			bound=$(entries_now)
 			if [ $bound -ge $((size / 2)) ]; then
-				i=0
-				while [ "$(size_now)" = $size ]; do
-					i=$((i + 1))
-					[ $i -lt 500 ] || { cat $DBG; fail "no grow past $size entries"; }
-					sleep 0.01
-				done
+				wait_grow $size
 				waited=$((waited + 1))
 				continue
 			fi
@@ -144,6 +150,7 @@ fire count=300 seed=3 keys=1000 cpu=all
 expect_write "$G2:clear" $EV/trigger
 grep -q 'Hits: 0$' $EV/rhist || fail "clear left hits"
 fire count=600 seed=7 keys=100000 cpu=all
+wait_grow 2048
 grep -q '^  grow: generation 3 size 8192 grows 3 failed 0$' $DBG || { cat $DBG; fail "no grow after clear"; }
 echo "ok grow: clear ($(ms))"
 expect_write "!$G2" $EV/trigger
