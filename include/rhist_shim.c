@@ -7,6 +7,7 @@
 #include <linux/cpumask.h>
 #include <linux/hardirq.h>
 #include <linux/irq_work.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/sched.h>
@@ -242,4 +243,78 @@ void rhist_poll_wakeup(void)
 void rhist_poll_sync(void)
 {
 	irq_work_sync(&rhist_poll_work);
+}
+
+/*
+ * The grow of :grow histograms. The event path asks through irq_work
+ * (NMI-safe), which queues the work on rhist's own kthread worker
+ * ("rhist_grow"): every allocation of the grow happens in that task,
+ * where the fault suite arms /proc/PID/fail-nth. The work takes
+ * event_mutex; nothing waits for it with that lock held (only
+ * rhist_grow_exit(), at unload, with no lock held).
+ */
+static struct kthread_worker *rhist_grow_worker;
+
+static void rhist_grow_work_fn(struct kthread_work *work)
+{
+	rhist_grow_run();
+}
+
+static DEFINE_KTHREAD_WORK(rhist_grow_work, rhist_grow_work_fn);
+
+static void rhist_grow_irq_fn(struct irq_work *work)
+{
+	kthread_queue_work(rhist_grow_worker, &rhist_grow_work);
+}
+
+static DEFINE_IRQ_WORK(rhist_grow_irq, rhist_grow_irq_fn);
+
+int rhist_grow_init(void)
+{
+	struct kthread_worker *w = kthread_create_worker(0, "rhist_grow");
+
+	if (IS_ERR(w))
+		return PTR_ERR(w);
+	rhist_grow_worker = w;
+	return 0;
+}
+
+/*
+ * From the event path, any context. As rhist_poll_wakeup(): a CPU going
+ * offline runs no irq_work queued after its CPU_DYING flush, so there it
+ * is queued on another CPU, but not from NMI; the request then waits for
+ * the next one (of any :grow histogram), the map dropping meanwhile.
+ */
+void rhist_grow_request(void)
+{
+	unsigned int cpu = raw_smp_processor_id();
+
+	if (likely(cpu_online(cpu))) {
+		irq_work_queue(&rhist_grow_irq);
+		return;
+	}
+	if (in_nmi())
+		return;
+	cpu = cpumask_any_but(cpu_online_mask, cpu);
+	if (cpu < nr_cpu_ids)
+		irq_work_queue_on(&rhist_grow_irq, cpu);
+}
+
+/*
+ * The grow's wait for the probes that may still use the old generation:
+ * tracepoint_synchronize_unregister()'s two waits, expedited, since the
+ * new generation fills meanwhile (at most five grows per histogram).
+ */
+void rhist_grow_synchronize(void)
+{
+	synchronize_srcu_expedited(&tracepoint_srcu);
+	synchronize_rcu_expedited();
+}
+
+/* At unload, once no probe of rhist can run: waits for both, then stops. */
+void rhist_grow_exit(void)
+{
+	irq_work_sync(&rhist_grow_irq);
+	kthread_destroy_worker(rhist_grow_worker);
+	rhist_grow_worker = NULL;
 }

@@ -41,6 +41,12 @@ void rhist_release_deferred(void);
 void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait);
 void rhist_poll_wakeup(void);
 void rhist_poll_sync(void);
+int rhist_grow_init(void);
+void rhist_grow_request(void);
+void rhist_grow_synchronize(void);
+void rhist_grow_exit(void);
+/* In Rust (rust/command/grow.rs): grows the histograms that asked. */
+void rhist_grow_run(void);
 
 /* For the KUnit suite's kthreads on every online CPU (rust/kunit.rs). */
 unsigned int rhist_nr_cpu_ids(void);

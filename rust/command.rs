@@ -18,6 +18,7 @@
 
 mod attach;
 mod errors;
+mod grow;
 mod lifetime;
 mod probe;
 mod resolve;
@@ -120,16 +121,20 @@ pub(super) struct Rhist;
 /// every trigger of it.
 pub(crate) struct Registration {
     // Dropped in this order: no trigger can be added, then those attached
-    // go, then the work item that freed states goes.
+    // go, then the work item that freed states goes, then the grow's.
     _command: Registered,
     _attached: Attached<Rhist>,
     _deferred: DeferredFlush,
+    _grow: grow::GrowWorker,
 }
 
 impl Registration {
     /// Registers the `rhist` trigger command.
     pub(crate) fn new() -> Result<Self> {
+        // Before any trigger can ask it to grow; stopped after the last.
+        let grow = grow::GrowWorker::new()?;
         Ok(Registration {
+            _grow: grow,
             _command: COMMAND.register()?,
             // SAFETY: dropped after `_command` (the fields' order).
             _attached: unsafe { Attached::new() },
@@ -354,11 +359,19 @@ unsafe fn run_command(
             return Err(HistError::new(HistErrorKind::NamedMismatch, spec.errpos(name)).into());
         }
     }
+    // With `grow`, hist stopped at the piece: its error.
+    let grow_error = resolved
+        .data()
+        .spec()
+        .grow()
+        .then(|| resolved.data().spec().grow_error());
     if existing.is_some() {
-        return Err(HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST).into());
+        let err = HistError::with_errno(HistErrorKind::TriggerEexist, 0, EEXIST);
+        return Err(grow_error.unwrap_or(err).into());
     }
     if cont || clearing {
-        return Err(HistError::with_errno(HistErrorKind::TriggerEnoentClear, 0, ENOENT).into());
+        let err = HistError::with_errno(HistErrorKind::TriggerEnoentClear, 0, ENOENT);
+        return Err(grow_error.unwrap_or(err).into());
     }
 
     // What attaching needs of the text, copied: a trigger that joins a
@@ -467,7 +480,10 @@ unsafe fn clear(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_dat
     }
     // SAFETY: no precondition; it sleeps, which `parse()` may.
     unsafe { shim::rhist_tracepoint_synchronize_unregister() };
-    trigger.hist().clear();
+    trigger.hist(held).clear();
+    if let Some(growing) = trigger.growing() {
+        growing.cleared(held);
+    }
     for d in REGISTRY.iter(held).filter(|&d| feeds(d)) {
         // SAFETY: as above.
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*d).paused), (*d).paused_tmp) };

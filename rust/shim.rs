@@ -74,6 +74,17 @@ extern "C" {
     pub(crate) fn rhist_poll_wakeup();
     /// `irq_work_sync()` of the pollers' wakeup.
     pub(crate) fn rhist_poll_sync();
+    /// Starts the kthread worker of the grow work; an errno on failure.
+    pub(crate) fn rhist_grow_init() -> kernel::ffi::c_int;
+    /// Asks for the grow work (`rhist_grow_run()`) through irq_work:
+    /// callable from the event path, in any context.
+    pub(crate) fn rhist_grow_request();
+    /// `tracepoint_synchronize_unregister()`, expedited: waits for the
+    /// running probes; sleeps.
+    pub(crate) fn rhist_grow_synchronize();
+    /// Waits for the irq_work and the work of `rhist_grow_request()`,
+    /// then stops the worker; may sleep. After `rhist_grow_init()` only.
+    pub(crate) fn rhist_grow_exit();
 
     /// `nr_cpu_ids`: one more than the highest possible CPU number (the
     /// copies of per-CPU sums, and the KUnit suite's kthreads).

@@ -11,6 +11,7 @@ use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
 
+use super::grow::Growing;
 use super::state::Trigger;
 use super::state_rcu;
 use crate::event::{this_cpu, ProbeContext};
@@ -83,7 +84,7 @@ pub(super) unsafe extern "C" fn on_event(
     // pollers itself, last. Every call here is the last thing done, a
     // jump: the code saves no registers.
     if !trigger
-        .hist()
+        .hist_probe()
         .update_compiled(rec, this_cpu, poll::wake_pollers)
         && !rbe.is_null()
     {
@@ -116,15 +117,16 @@ unsafe fn on_event_sized(
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
     if trigger.on_synthetic()
         || !trigger
-            .hist()
+            .hist_probe()
             .update_compiled(rec, this_cpu, poll::wake_pollers)
     {
         on_event_general(trigger, rec, buffer, rbe);
     }
 }
 
-/// [`on_event()`] of a trigger the compiled program does not cover, or
-/// on a synthetic event: out of line, so that the compiled ones' path
+/// [`on_event()`] of a trigger the compiled program does not cover (a
+/// `:grow` trigger's histogram has none: it goes on to its generation's),
+/// or on a synthetic event: out of line, so that the compiled ones' path
 /// sets up no context. Wakes the pollers last.
 ///
 /// An action may emit a synthetic event, whose triggers then run inside
@@ -140,6 +142,9 @@ fn on_event_general(
     buffer: *mut bindings::trace_buffer,
     rbe: *mut bindings::ring_buffer_event,
 ) {
+    if let Some(growing) = trigger.growing() {
+        return on_event_grow(trigger, growing, rec, buffer, rbe);
+    }
     let Some(_level) = Nesting::enter() else {
         return;
     };
@@ -156,6 +161,37 @@ fn on_event_general(
     };
     trigger.update(rec, &ctx);
     poll::wake_pollers();
+}
+
+/// [`on_event()`] of a `:grow` trigger: the current generation loaded
+/// once, updated by its compiled program or the general path (a `:grow`
+/// trigger has no actions or references), then asked whether it must
+/// grow. Wakes the pollers last.
+#[inline(never)]
+fn on_event_grow(
+    trigger: &Trigger,
+    growing: &Growing,
+    rec: &[u8],
+    buffer: *mut bindings::trace_buffer,
+    rbe: *mut bindings::ring_buffer_event,
+) {
+    // SAFETY: in the probe, the generation not used after it returns.
+    let gen = unsafe { growing.current_rcu() };
+    let hist = gen.histogram();
+    if !hist.update_compiled(rec, this_cpu, poll::wake_pollers) {
+        let Some(_level) = Nesting::enter() else {
+            return;
+        };
+        let ctx = ProbeContext {
+            buffer,
+            rbe,
+            // SAFETY: as in `on_event_general()`.
+            tr: unsafe { (*trigger.file()).tr },
+        };
+        hist.update_general(rec, &ctx);
+        poll::wake_pollers();
+    }
+    growing.after_update(gen);
 }
 
 /// One level of the event path's nesting on this CPU, left when dropped.

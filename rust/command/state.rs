@@ -15,6 +15,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use super::errors::log_entries;
+use super::grow::Growing;
 use super::resolve::{field_var_hist, hist_identity, referenced_hists, with_options, FieldVarHist};
 use super::{state, REGISTRY};
 use crate::event::{self, ProbeContext};
@@ -22,7 +23,7 @@ use crate::hist;
 use crate::hist::error::HistError;
 use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
 use crate::hist::hist_data::{ActionSink, BuildOptions, HistData};
-use crate::hist::histogram::{self, Histogram, Snapshot, KEY_SIZE_MAX};
+use crate::hist::histogram::{self, map_params_sized, Histogram, Snapshot, KEY_SIZE_MAX};
 use crate::hist::map::TracingMap;
 use crate::hist::sketch::SketchPool;
 use crate::hist::var_ref::VAR_REFS_MAX;
@@ -64,9 +65,15 @@ pub(super) struct Resolved {
 /// and its sketches' if it has `.quantiles` values): heap memory that is
 /// never changed through its owner after `hist` is built and is freed
 /// only after `hist` is dropped (declaration order). As in [`Resolved`],
-/// the `'static` never leaves the value.
+/// the `'static` never leaves the value. `grow`'s generations borrow
+/// `resolved.data` too, and are dropped before it.
 pub(super) struct Hist {
+    /// Without `:grow`, the histogram. With it, one of a map of
+    /// [`SHAPE_BITS`] that no event updates, interpreted (no compiled
+    /// path): the generations are in `grow`.
     hist: Histogram<'static>,
+    /// A `:grow` histogram's generations.
+    grow: Option<KBox<Growing>>,
     /// The synthetic events the actions emit, by action (`None`: not a
     /// `trace()` action).
     synths: KVec<Option<SynthPin>>,
@@ -190,9 +197,38 @@ impl Trigger {
         )?)
     }
 
-    /// The histogram.
-    pub(crate) fn hist(&self) -> &Histogram<'_> {
+    /// The histogram, as readers see it: with `:grow`, the current
+    /// generation's, which no grow replaces while the lock is held.
+    pub(crate) fn hist<'a>(&'a self, held: EventMutexHeld<'a>) -> &'a Histogram<'a> {
+        match self.hist.growing() {
+            Some(g) => g.current(held).histogram(),
+            None => self.hist.histogram(),
+        }
+    }
+
+    /// The histogram the probe updates; a `:grow` trigger's has no
+    /// compiled path (`Histogram::interpreted()`), so its probe goes on
+    /// to the general part, which takes [`growing`](Self::growing)'s.
+    #[inline(always)]
+    pub(super) fn hist_probe(&self) -> &Histogram<'_> {
         self.hist.histogram()
+    }
+
+    /// A `:grow` trigger's generations.
+    pub(super) fn growing(&self) -> Option<&Growing> {
+        self.hist.growing()
+    }
+
+    /// With `:grow`, `rhist_debug`'s line of the grow.
+    pub(crate) fn write_grow_debug(
+        &self,
+        held: EventMutexHeld<'_>,
+        out: &mut dyn core::fmt::Write,
+    ) -> core::fmt::Result {
+        match self.growing() {
+            Some(g) => g.write_debug(held, out),
+            None => Ok(()),
+        }
     }
 
     /// The event file the trigger is attached to, referenced for as long
@@ -218,7 +254,7 @@ impl Trigger {
     /// histograms' variables first if there are any.
     #[inline]
     pub(crate) fn update(&self, rec: &[u8], ctx: &ProbeContext) {
-        let hist = self.hist();
+        let hist = self.hist_probe();
         if self.refs.is_empty() && hist.data().n_actions() == 0 {
             return hist.update_general(rec, ctx);
         }
@@ -301,7 +337,14 @@ impl Resolved {
         // never changed; `data` is dropped first (invariants of `Self`).
         let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
             .map_err(|_| BuildError::Kernel(code::EINVAL))?;
-        let spec = hist::trigger::parse_as(crate::names::NAMES, text_str)?;
+        let spec = hist::trigger::parse_ext_as(crate::names::NAMES, text_str)?;
+        // With `grow`, every later error is hist's for it (the grammar's
+        // `grow_error()`): hist stops at the piece.
+        let grow_error = spec.grow().then(|| spec.grow_error());
+        let as_grow = |e: BuildError| match (e, grow_error) {
+            (BuildError::Hist(_), Some(g)) => BuildError::Hist(g),
+            (e, _) => e,
+        };
 
         // SAFETY: `file` is live and its event pinned by `origin`, which
         // the result keeps and drops last (invariants of `Self`).
@@ -327,7 +370,11 @@ impl Resolved {
             with_options(held, file, remove, None, |options| {
                 HistData::build_into_with(&mut data, &spec, &desc, options)
             })
-        }?;
+        }
+        .map_err(|e| as_grow(e.into()))?;
+        if let (Err(_), Some(g)) = (data.grow_scope(), grow_error) {
+            return Err(BuildError::Hist(g));
+        }
 
         let info = info_of(&data)?;
         Ok(Resolved {
@@ -428,7 +475,18 @@ impl Hist {
         snapshot: Option<SnapshotCond>,
         instance: Option<InstanceRef>,
     ) -> Result<Arc<Self>, BuildError> {
-        let params = histogram::map_params(resolved.data(), crate::event::nr_cpu_ids());
+        let grow = if resolved.data().spec().grow() {
+            // SAFETY: the data is moved into the result with the
+            // generations, and dropped after them (invariants of `Self`).
+            Some(unsafe { Growing::new(resolved.data()) }?)
+        } else {
+            None
+        };
+        let n_cpus = crate::event::nr_cpu_ids();
+        let params = match grow {
+            Some(_) => map_params_sized(resolved.data(), SHAPE_BITS, n_cpus),
+            None => histogram::map_params(resolved.data(), n_cpus),
+        };
         let bytes = params.storage_bytes()?;
         // The sketches of `.quantiles` values, in the same memory, after
         // the map's: made, cleared and freed with it.
@@ -460,7 +518,7 @@ impl Hist {
         let data: &'static HistData<'static> =
             unsafe { &*ptr::from_ref::<HistData<'static>>(&resolved.data) };
         Self::assemble(
-            data, map, sketches, resolved, synths, snapshot, map_memory, instance,
+            data, map, sketches, grow, resolved, synths, snapshot, map_memory, instance,
         )
     }
 
@@ -473,16 +531,21 @@ impl Hist {
         data: &'static HistData<'static>,
         map: TracingMap<'static>,
         sketches: Option<SketchPool<'static>>,
+        grow: Option<KBox<Growing>>,
         resolved: Resolved,
         synths: KVec<Option<SynthPin>>,
         snapshot: Option<SnapshotCond>,
         map_memory: VVec<u8>,
         instance: Option<InstanceRef>,
     ) -> Result<Arc<Self>, BuildError> {
-        let hist = Histogram::with_sketches(data, map, sketches)?;
+        let mut hist = Histogram::with_sketches(data, map, sketches)?;
+        if grow.is_some() {
+            hist = hist.interpreted();
+        }
         Ok(Arc::new(
             Hist {
                 hist,
+                grow,
                 synths,
                 snapshot,
                 _map_memory: map_memory,
@@ -493,9 +556,15 @@ impl Hist {
         )?)
     }
 
-    /// The histogram, borrowed no longer than `self`.
+    /// The histogram, borrowed no longer than `self` (with `:grow`, the
+    /// one no event updates).
     fn histogram(&self) -> &Histogram<'_> {
         &self.hist
+    }
+
+    /// A `:grow` histogram's generations.
+    pub(super) fn growing(&self) -> Option<&Growing> {
+        self.grow.as_deref()
     }
 }
 
@@ -512,6 +581,10 @@ impl ActionSink for Hist {
         }
     }
 }
+
+/// The map of a `:grow` histogram's [`Hist::hist`], which no event
+/// updates: the smallest the core's tests use.
+const SHAPE_BITS: u32 = 3;
 
 /// Views a vector's contents as `'static`.
 ///

@@ -179,7 +179,7 @@ impl JsonCursor {
             return Ok(());
         };
         // SAFETY: `data` is a live rhist trigger (`nth_trigger()`).
-        let hist = unsafe { command::state(held, data) }.hist();
+        let hist = unsafe { command::state(held, data) }.hist(held);
         self.order
             .extend_with(hist.map().max_elts(), 0, GFP_KERNEL)?;
         self.n = hist.sort_entries(&mut self.order);
@@ -244,7 +244,7 @@ impl JsonCursor {
             return false;
         }
         // SAFETY: `data` is a live rhist trigger (just found).
-        let hist = unsafe { command::state(held, self.data) }.hist();
+        let hist = unsafe { command::state(held, self.data) }.hist(held);
         hist.map().max_elts() == self.order.len()
     }
 
@@ -270,7 +270,7 @@ impl JsonCursor {
             // SAFETY: `data` is a live rhist trigger (`holds()`).
             Step::Head | Step::Entry | Step::Tail => unsafe { command::state(held, self.data) },
         };
-        let hist = trigger.hist();
+        let hist = trigger.hist(held);
         let entries = self.order.get(..self.n).unwrap_or(&[]);
         match self.step {
             Step::Head => {

@@ -49,7 +49,7 @@ pub(super) unsafe fn event_hits(
         // SAFETY: `data` is on the list, so live.
         if unsafe { command::is_ours(data) } {
             // SAFETY: as above; `data` is an rhist trigger.
-            hits = hits.wrapping_add(unsafe { command::state(held, data) }.hist().hits());
+            hits = hits.wrapping_add(unsafe { command::state(held, data) }.hist(held).hits());
         }
     }
     hits

@@ -18,7 +18,7 @@ use super::open::{event_hits, open, OpenFile, Seq};
 use crate::command;
 use crate::event::KernelSymbols;
 use crate::hist::histogram::KEY_SIZE_MAX;
-use crate::tracefs::{self, EventMutexGuard, SeqWriter};
+use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, SeqWriter};
 
 // The poll bits of include/uapi/linux/eventpoll.h (casts, to bindgen).
 const EPOLLIN: bindings::__poll_t = 0x1;
@@ -100,7 +100,7 @@ pub(super) unsafe extern "C" fn open_debug(
 /// `m` must be a seq_file opened by [`open`].
 unsafe fn for_each_trigger(
     m: *mut bindings::seq_file,
-    mut each: impl FnMut(&mut SeqWriter, &command::Trigger) -> Result,
+    mut each: impl FnMut(&mut SeqWriter, EventMutexHeld<'_>, &command::Trigger) -> Result,
 ) -> c_int {
     let guard = EventMutexGuard::lock();
     let held = guard.held();
@@ -129,7 +129,7 @@ unsafe fn for_each_trigger(
         unsafe { command::write_info(held, &mut out, data) };
         out.bytes(b"#\n\n");
         // SAFETY: as above; the borrow ends with this iteration.
-        if let Err(e) = each(&mut out, unsafe { command::state(held, data) }) {
+        if let Err(e) = each(&mut out, held, unsafe { command::state(held, data) }) {
             return e.to_errno();
         }
         n += 1;
@@ -148,8 +148,11 @@ unsafe fn for_each_trigger(
 ///
 /// Called by seq_file only, for `m`, the seq_file of an open `rhist` file.
 unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    let each = |out: &mut SeqWriter, trigger: &command::Trigger| -> Result {
-        let hist = trigger.hist();
+    let each = |out: &mut SeqWriter,
+                held: EventMutexHeld<'_>,
+                trigger: &command::Trigger|
+     -> Result {
+        let hist = trigger.hist(held);
         // Scratch for sorting: every element's index.
         let mut order = KVVec::<u32>::new();
         order.reserve(hist.map().max_elts(), GFP_KERNEL)?;
@@ -174,20 +177,22 @@ unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c
 /// Called by seq_file only, for `m`, the seq_file of an open
 /// `rhist_debug` file.
 unsafe extern "C" fn show_debug(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    let each = |out: &mut SeqWriter, trigger: &command::Trigger| -> Result {
-        let hist_data = trigger.data();
-        let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
-        // A reference's `var.hist_data`: the referenced hist data, hashed.
-        let var_hist_data = |out: &mut dyn fmt::Write, id: Option<u64>| {
-            let data = id.and_then(|id| trigger.referenced_data(id));
-            match data {
-                Some(d) => write!(out, "{}", HashedPointer(ptr::from_ref(d).cast())),
-                None => out.write_str("(null)"),
-            }
+    let each =
+        |out: &mut SeqWriter, held: EventMutexHeld<'_>, trigger: &command::Trigger| -> Result {
+            let hist_data = trigger.data();
+            let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
+            // A reference's `var.hist_data`: the referenced hist data, hashed.
+            let var_hist_data = |out: &mut dyn fmt::Write, id: Option<u64>| {
+                let data = id.and_then(|id| trigger.referenced_data(id));
+                match data {
+                    Some(d) => write!(out, "{}", HashedPointer(ptr::from_ref(d).cast())),
+                    None => out.write_str("(null)"),
+                }
+            };
+            let _ = hist_data.write_debug_with(out, &ptr, &var_hist_data);
+            let _ = trigger.write_grow_debug(held, out);
+            Ok(())
         };
-        let _ = hist_data.write_debug_with(out, &ptr, &var_hist_data);
-        Ok(())
-    };
     // SAFETY: the seq_file core calls this with a file `open()` opened.
     unsafe { for_each_trigger(m, each) }
 }

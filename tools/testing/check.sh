@@ -332,7 +332,7 @@ suite_start fault
 if [ "$built" = 0 ]; then
 	vm tools/testing/fault/fault.sh 900 > "$logs/fault.log" 2>&1
 	paths=$(sed -n 's/^fault: paths //p' "$logs/fault.log" | tail -1)
-	for p in ${paths:-create named share share_filter ref synth handlers hidden enable remove clear read_rhist read_debug read_json instance_trigger rmdir truncate unload}; do
+	for p in ${paths:-create named share share_filter ref synth handlers hidden enable remove clear grow read_rhist read_debug read_json instance_trigger rmdir truncate unload}; do
 		one "fault-$p" fault_line "$logs/fault.log" "$p"
 	done
 	grep '^fault: total ' "$logs/fault.log" | tail -1 | sed 's/^/    /'

@@ -99,6 +99,18 @@ impl GrowTrigger {
         self.requested.store(false, Ordering::Relaxed);
     }
 
+    /// After the map was emptied (`clear`): asks as a new map's trigger
+    /// does, at half the map (never at the cap).
+    pub fn reset(&self) {
+        let at = if self.max_elts >= 1 << GROW_BITS_MAX {
+            usize::MAX
+        } else {
+            self.max_elts / 2
+        };
+        self.at.store(at, Ordering::Relaxed);
+        self.requested.store(false, Ordering::Relaxed);
+    }
+
     /// The entry count that asks next, if any.
     pub fn threshold(&self) -> Option<usize> {
         Some(self.at.load(Ordering::Relaxed)).filter(|&at| at != usize::MAX)

@@ -748,9 +748,11 @@ impl<'a> Histogram<'a> {
         (self.shape != Shape::None).then_some(&self.program)
     }
 
-    /// The histogram with its events sent down the general path.
-    #[cfg(test)]
-    fn interpreted(mut self) -> Self {
+    /// The histogram with its events sent down the general path: also
+    /// the kernel shell's histogram of a `:grow` trigger, which no event
+    /// updates, so that its probe leaves the compiled path for the
+    /// current generation's.
+    pub fn interpreted(mut self) -> Self {
         self.hot.shape = Shape::None;
         self
     }

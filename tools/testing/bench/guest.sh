@@ -52,10 +52,15 @@ triggers_4|keys=a:vals=b;keys=a:vals=c;keys=a:vals=b,c;keys=a:vals=c,b|keys=64
 # rhist's extensions, which hist rejects: run as none, noop and rhist only.
 # Each is triggers_1's text with its value b given a statistic, so that
 # report.py sets the statistic's added cost (over keys_a) beside a plain
-# sum's (triggers_1 over keys_a).
+# sum's (triggers_1 over keys_a). ext_grow_steady: a :grow map that
+# never fills (the generation's pointer, the general part's entry);
+# ext_grow_switch: one grown from 128 to 8192 entries as the events come
+# (keys=4096: three grows per round, a fourth when all are drawn).
 EXT_SCENARIOS=${EXT_SCENARIOS-"
 ext_max_b|keys=a:vals=b.max|keys=64
 ext_quantiles_b|keys=a:vals=b.quantiles|keys=64
+ext_grow_steady|keys=a:grow|keys=64
+ext_grow_switch|keys=a:size=128:grow|keys=4096
 "}
 
 # Runs "echo PREFIX<trigger> >> trigger" for each trigger of TEXT.

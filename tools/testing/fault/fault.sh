@@ -268,6 +268,66 @@ p_clear_check() {
 }
 p_clear_undo() { echo '!rhist:keys=a:vals=b' >> $EV/trigger; }
 
+# --- the grow of a :grow histogram ----------------------------------------------
+# The grow allocates in rhist's kthread worker ("rhist_grow"), not in the
+# writer: its fail-nth is armed, and the check (not run_nth) says whether
+# the fault was injected. 87 keys of 100 reach the threshold (64) of the
+# map of 128 but never fill it: a grow that fails keeps the old map, and
+# drops nothing; either way the histogram is that of a plain map. The
+# events are fired on one CPU: on several, the plain map may drop one
+# whose insert gave up waiting for another CPU's (a fold takes such a
+# drop back), and the two would differ by it.
+FG='rhist:keys=a:sort=a:size=128:grow'
+FR='rhist:keys=a:sort=a:size=128'
+grow_pid() {
+	for d in /proc/[0-9]*; do
+		read -r c 2> /dev/null < $d/comm || continue
+		[ "$c" != rhist_grow ] || { echo ${d#/proc/}; return; }
+	done
+}
+grow_line() { sed -n 's/^  grow: //p' $EV/rhist_debug; }
+p_grow_setup() {
+	GP=$(grow_pid)
+	[ -n "$GP" ] || fail "no rhist_grow kthread"
+	echo "$FG" >> $EV/trigger
+	echo "$FR" >> $EV/trigger
+}
+p_grow_body() {
+	echo $n > /proc/$GP/fail-nth
+	exec 6> $FIRE
+	echo 'count=200 seed=1 keys=100' >&6
+}
+p_grow_check() {
+	[ $rc = 0 ] || { why="fire failed"; return 1; }
+	i=0
+	until grow_line | grep -q 'grows 1\|failed 1'; do
+		i=$((i + 1))
+		[ $i -lt 500 ] || { why="no grow: $(grow_line)"; return 1; }
+		sleep 0.01
+	done
+	read -r left < /proc/$GP/fail-nth
+	echo 0 > /proc/$GP/fail-nth
+	injected=0
+	[ "$left" != 0 ] || injected=1
+	cat $EV/rhist > /tmp/fault.rhist
+	awk '/^# event histogram/ { i++ } i == 1 && /^[{T ]/' /tmp/fault.rhist > /tmp/fault.g
+	awk '/^# event histogram/ { i++ } i == 2 && /^[{T ]/' /tmp/fault.rhist > /tmp/fault.r
+	grep -q 'Dropped: 0$' /tmp/fault.g || { why="dropped: $(grep Dropped /tmp/fault.g)"; return 1; }
+	grep -q 'Hits: 200$' /tmp/fault.g || { why="hits: $(grep Hits /tmp/fault.g)"; return 1; }
+	cmp -s /tmp/fault.g /tmp/fault.r ||
+		{ why="the grown histogram differs ($(grow_line)): $(diff /tmp/fault.r /tmp/fault.g | grep '^[-+][^-+]' | head -4 | tr '\n' ' ')"; return 1; }
+	case "$(grow_line)" in
+	"generation 1 size 512 grows 1 failed 0") outcome=ok ;;
+	"generation 0 size 128 grows 0 failed 1") outcome=clean ;;
+	*) why="grow: $(grow_line)"; return 1 ;;
+	esac
+}
+p_grow_undo() {
+	echo 0 > /proc/$GP/fail-nth
+	echo "!$FG" >> $EV/trigger
+	echo "!$FR" >> $EV/trigger
+}
+
 # --- read rhist, rhist_debug and rhist_json ------------------------------------
 # md5sum reads the file under faults; its line goes to a file whose page
 # exists already, so writing it allocates nothing.
@@ -438,7 +498,7 @@ watchdog &
 dog=$!
 total_injected=0
 failed_paths=
-PATHS='create named share share_filter ref synth handlers hidden enable remove clear read_rhist read_debug read_json instance_trigger rmdir truncate unload'
+PATHS='create named share share_filter ref synth handlers hidden enable remove clear grow read_rhist read_debug read_json instance_trigger rmdir truncate unload'
 echo "fault: paths ${FAULT_PATHS:-$PATHS}"
 run() { # PATH: runs it if FAULT_PATHS (all by default) has it
 	case " ${FAULT_PATHS:-$PATHS} " in
@@ -457,6 +517,7 @@ run hidden
 run enable
 run remove
 run clear
+run grow
 
 echo 'rhist:keys=a:vals=b' >> $EV/trigger
 echo 'rhist:keys=s:vals=c' >> $EV/trigger

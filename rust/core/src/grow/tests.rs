@@ -54,6 +54,41 @@ fn a_generation_asks_once_then_again_after_a_failure() {
 }
 
 #[test]
+fn a_cleared_map_asks_again_as_a_new_one() {
+    let t = GrowTrigger::new(9);
+    assert!(t.check(256));
+    t.retry();
+    t.retry();
+    assert_eq!(t.threshold(), Some(448));
+    t.reset();
+    assert_eq!(t.threshold(), Some(256));
+    assert!(!t.check(255) && t.check(256) && !t.check(300));
+    let cap = GrowTrigger::new(17);
+    cap.reset();
+    assert_eq!(cap.threshold(), None);
+}
+
+/// The shell's histogram of a `:grow` trigger takes no compiled path:
+/// its events go to the general part, which takes the generation's.
+#[test]
+fn an_interpreted_histogram_has_no_compiled_path() {
+    let spec = trigger::parse_ext_as(&trigger::RHIST, "keys=a:size=128:grow").unwrap();
+    let data = HistData::build(&spec, &EVENT).unwrap();
+    let s = storage(&data, 3);
+    let h = Histogram::new(
+        &data,
+        TracingMap::new(map_params_sized(&data, 3, 3), &s).unwrap(),
+    )
+    .unwrap();
+    assert!(h.program().is_some());
+    let h = h.interpreted();
+    assert!(h.program().is_none());
+    let (r, _) = events(1, 10)[0];
+    assert!(!h.update_compiled(&r, || 0, || {}));
+    assert_eq!(h.hits(), 0);
+}
+
+#[test]
 fn stats_show_in_the_debug_line() {
     let s = GrowStats::default();
     s.grew();
