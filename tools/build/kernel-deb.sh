@@ -41,20 +41,11 @@ key="$(cat "$tree/.rhist-built")-$(hash "${debpatches[@]}" "$0")"
 
 # Puts the packaging patches into the tree, taking out an older set.
 deb_patch() {
-	local p
 	if [ "$(cat "$tree/.rhist-deb-patches/stamp" 2>/dev/null)" = "$(hash "${debpatches[@]}")" ]; then
 		return
 	fi
-	for p in $(ls -r "$tree"/.rhist-deb-patches/*.patch 2>/dev/null); do
-		patch -d "$tree" -p1 -R --quiet --force < "$p" > /dev/null
-	done
-	rm -rf "$tree/.rhist-deb-patches"
-	mkdir -p "$tree/.rhist-deb-patches"
-	for p in "${debpatches[@]}"; do
-		echo "    applying $(basename "$p")"
-		patch -d "$tree" -p1 --quiet --forward < "$p"
-		cp "$p" "$tree/.rhist-deb-patches/"
-	done
+	revert_series "$tree" .rhist-deb-patches || return 1
+	apply_series "$tree" .rhist-deb-patches "${debpatches[@]}" || return 1
 	hash "${debpatches[@]}" > "$tree/.rhist-deb-patches/stamp"
 }
 

@@ -50,26 +50,15 @@ unpack() {
 	echo "$source_id" > "$tree/.rhist-source"
 }
 
-# Applies the series to DIR and keeps a copy of them there, so that a
-# later series can replace this one without unpacking again.
+# The series into DIR, kept in DIR/.rhist-patches (lib.sh).
 apply_patches() {
-	local p
-	rm -rf "$1/.rhist-patches"
-	mkdir -p "$1/.rhist-patches"
-	for p in "${series[@]}"; do
-		echo "    applying $(basename "$p")"
-		patch -d "$1" -p1 --quiet --forward < "$p"
-		cp "$p" "$1/.rhist-patches/"
-	done
+	apply_series "$1" .rhist-patches "${series[@]}"
 }
 
 # The patches changed but the tarball did not: take the old series out and
 # put the new one in, so that make rebuilds only what they touch.
 repatch() {
-	local p
-	for p in $(ls -r "$tree"/.rhist-patches/*.patch 2>/dev/null); do
-		patch -d "$tree" -p1 -R --quiet --force < "$p" > /dev/null || return 1
-	done
+	revert_series "$tree" .rhist-patches || return 1
 	apply_patches "$tree" || return 1
 	echo "$source_id" > "$tree/.rhist-source"
 }

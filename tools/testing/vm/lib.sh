@@ -27,6 +27,30 @@ step() {
 	echo "==> $name: done in $((SECONDS - start)) s"
 }
 
+# apply_series DIR KEEP PATCH...: applies the PATCHes to the kernel tree
+# DIR and keeps a copy of each in DIR/KEEP, so that revert_series can
+# take them out again without unpacking the tree anew.
+apply_series() {
+	local dir=$1 keep=$2 p
+	shift 2
+	rm -rf "${dir:?}/$keep"
+	mkdir -p "$dir/$keep"
+	for p in "$@"; do
+		echo "    applying $(basename "$p")"
+		patch -d "$dir" -p1 --quiet --forward < "$p" || return 1
+		cp "$p" "$dir/$keep/"
+	done
+}
+
+# revert_series DIR KEEP: takes the series kept in DIR/KEEP out of DIR,
+# last patch first.
+revert_series() {
+	local p
+	for p in $(ls -r "$1/$2"/*.patch 2> /dev/null); do
+		patch -d "$1" -p1 -R --quiet --force < "$p" > /dev/null || return 1
+	done
+}
+
 # What in a guest's console log is a kernel problem (run.sh fails the
 # run on it; run-group.sh gives it to the script it happened in).
 RHIST_PROBLEM_RE='RHIST-PROBLEM|BUG:|WARNING:|Oops|Kernel panic|KASAN|KFENCE|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called|hung_task|soft lockup'
