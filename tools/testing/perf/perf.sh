@@ -65,6 +65,22 @@ ctl_end() {
 	rm -f /tmp/ctl /tmp/ack
 }
 
+# record_start PAGES OUT: perf records rhist_sample on every CPU into OUT
+# (a buffer of PAGES pages), enabled when this returns; record_stop ends
+# it (SIGINT), its file written.
+record_start() {
+	ctl_start
+	$PERF record -q -a -m $1 -D -1 --control fifo:/tmp/ctl,/tmp/ack \
+		-o $2 -e rhist_test:rhist_sample 2> /tmp/perf.err &
+	perf_pid=$!
+	ctl enable
+}
+record_stop() {
+	kill -INT $perf_pid
+	wait $perf_pid
+	ctl_end
+}
+
 # perf stat counts exactly the events fired, as rhist's histogram does.
 step_stat() {
 	n=10000
@@ -118,11 +134,7 @@ step_remove_while_recording() {
 	expect_write 'rhist:keys=a' $EV/trigger
 	expect_write 'rhist:keys=b.log2' $EV/trigger
 	expect_write 'rhist:keys=c:size=4096' $EV/trigger
-	ctl_start
-	$PERF record -q -a -m 1024 -D -1 --control fifo:/tmp/ctl,/tmp/ack \
-		-o /tmp/rm.data -e rhist_test:rhist_sample 2> /tmp/perf.err &
-	perf_pid=$!
-	ctl enable
+	record_start 1024 /tmp/rm.data
 	fire count=$n seed=4 keys=64
 	r2=$(hits $EV/rhist b.log2)
 	expect_write '!rhist:keys=b.log2' $EV/trigger
@@ -133,9 +145,7 @@ step_remove_while_recording() {
 	expect_write '!rhist:keys=c:size=4096' $EV/trigger
 	wait $fire_pid || fail "fire failed"
 	ctl disable
-	kill -INT $perf_pid
-	wait $perf_pid
-	ctl_end
+	record_stop
 	total=$((2 * n + n * cpus))
 	p=$($PERF script -i /tmp/rm.data | grep -c 'rhist_test:rhist_sample:')
 	r=$(hits $EV/rhist a)
@@ -153,19 +163,13 @@ step_remove_while_recording() {
 step_stop_while_firing() {
 	n=1000000
 	expect_write 'rhist:keys=a' $EV/trigger
-	ctl_start
-	$PERF record -q -a -m 4096 -D -1 --control fifo:/tmp/ctl,/tmp/ack \
-		-o /tmp/stop.data -e rhist_test:rhist_sample 2> /tmp/perf.err &
-	perf_pid=$!
-	ctl enable
+	record_start 4096 /tmp/stop.data
 	t0=$(cat /sys/kernel/debug/rhist_test/now_ns)
 	echo "count=$n seed=7 keys=8" > $FIRE &
 	fire_pid=$!
 	usleep 500000
-	kill -INT $perf_pid
-	wait $perf_pid
+	record_stop
 	t1=$(cat /sys/kernel/debug/rhist_test/now_ns)
-	ctl_end
 	wait $fire_pid || fail "fire failed"
 	t2=$(cat /sys/kernel/debug/rhist_test/now_ns)
 	r=$(hits $EV/rhist)
@@ -209,9 +213,7 @@ step_sched_switch() {
 	# Its last switch comes after its parent has seen it exit.
 	usleep 200000
 	ctl disable
-	kill -INT $perf_pid
-	wait $perf_pid
-	ctl_end
+	record_stop
 	p=$(perf_stat_count /tmp/sw sched:sched_switch)
 	r=$(hits events/sched/sched_switch/rhist)
 	echo "perf-count: sched_switch perf=$p rhist=$r"
