@@ -389,8 +389,18 @@ pub(crate) unsafe fn event_names<'a>(
     (text(system), text(name))
 }
 
-/// Formatted output into a `seq_file`.
-pub(crate) struct SeqWriter(*mut bindings::seq_file);
+/// Formatted output into a `seq_file`, or, made by
+/// [`counter`](Self::counter), only the count of the bytes it would
+/// write: the size a text needs.
+///
+/// # Invariants
+///
+/// `m` is null (a counter) or a seq_file being shown for as long as the
+/// writer is used.
+pub(crate) struct SeqWriter {
+    m: *mut bindings::seq_file,
+    len: usize,
+}
 
 impl SeqWriter {
     /// Wraps `m`.
@@ -399,21 +409,74 @@ impl SeqWriter {
     ///
     /// `m` must be a seq_file being shown for as long as the writer is used.
     pub(crate) unsafe fn new(m: *mut bindings::seq_file) -> Self {
-        Self(m)
+        // INVARIANT: the caller's contract.
+        Self { m, len: 0 }
+    }
+
+    /// A writer that writes nothing and counts what it is given.
+    pub(crate) fn counter() -> Self {
+        // INVARIANT: null, a counter.
+        Self {
+            m: ptr::null_mut(),
+            len: 0,
+        }
+    }
+
+    /// The bytes given so far, written or not.
+    pub(crate) fn len(&self) -> usize {
+        self.len
     }
 
     /// Writes raw bytes.
     pub(crate) fn bytes(&mut self, bytes: &[u8]) {
-        // SAFETY: `self.0` is a seq_file being shown (type invariant); the
+        self.len = self.len.saturating_add(bytes.len());
+        if self.m.is_null() {
+            return;
+        }
+        // SAFETY: `self.m` is a seq_file being shown (type invariant); the
         // buffer is valid for `bytes.len()` bytes. Overflow is recorded in
         // the seq_file, which then retries with a larger buffer.
-        unsafe { bindings::seq_write(self.0, bytes.as_ptr().cast(), bytes.len()) };
+        unsafe { bindings::seq_write(self.m, bytes.as_ptr().cast(), bytes.len()) };
+    }
+
+    /// Whether the seq_file's buffer was too small for what was written
+    /// (`seq_has_overflowed()`): seq_file then shows the record again
+    /// with a buffer twice as large, and what is written after it is lost.
+    pub(crate) fn overflowed(&self) -> bool {
+        // SAFETY: a non-null `self.m` is a seq_file being shown (type
+        // invariant); its count and size are the shower's to read.
+        !self.m.is_null() && unsafe { (*self.m).count == (*self.m).size }
+    }
+
+    /// When the seq_file's buffer is smaller than `need` bytes, marks it
+    /// overflowed, as a write past its end does (seq_file's own
+    /// `seq_set_overflow()`), without writing: the show is retried with
+    /// a buffer twice as large. Returns whether it did.
+    pub(crate) fn overflow_below(&mut self, need: usize) -> bool {
+        if self.m.is_null() {
+            return false;
+        }
+        // SAFETY: `self.m` is a seq_file being shown (type invariant), so
+        // its count and size are the shower's; count == size is how
+        // seq_file records an overflow.
+        unsafe {
+            if (*self.m).size >= need {
+                return false;
+            }
+            (*self.m).count = (*self.m).size;
+        }
+        true
     }
 }
 
 impl fmt::Write for SeqWriter {
+    /// Fails once the buffer has overflowed: what follows would be lost,
+    /// so the writer's caller may stop.
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.bytes(s.as_bytes());
+        if self.overflowed() {
+            return Err(fmt::Error);
+        }
         Ok(())
     }
 }

@@ -29,6 +29,10 @@ pub(super) struct OpenFile<T> {
     pub(super) last_act: Cell<u64>,
     /// Its part in the count of polled files.
     pub(super) poller: Poller,
+    /// The bytes of the last text too large for seq_file's buffer (0:
+    /// none): the text files' retries skip writing until a buffer holds
+    /// it.
+    pub(super) need: Cell<usize>,
     /// What the kind of file keeps besides.
     pub(super) extra: T,
 }
@@ -99,6 +103,7 @@ pub(super) unsafe fn open<T>(
                 last_read: Cell::new(0),
                 last_act: Cell::new(last_act),
                 poller: Poller::new(),
+                need: Cell::new(0),
                 extra,
             },
             GFP_KERNEL,

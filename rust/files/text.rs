@@ -95,6 +95,12 @@ pub(super) unsafe extern "C" fn open_debug(
 /// C's hist file starts each histogram with, then what `each` writes.
 /// Stops at the first error, which becomes the read's.
 ///
+/// A text larger than seq_file's buffer is written once into it, which
+/// overflows, then counted: the retries seq_file makes with buffers
+/// twice as large are marked overflowed at once until one holds the
+/// count, rather than sorting and writing every histogram each time
+/// (131,072 entries: eleven retries).
+///
 /// # Safety
 ///
 /// `m` must be a seq_file opened by [`open`].
@@ -113,8 +119,45 @@ unsafe fn for_each_trigger(
     }
     // SAFETY: `m` is being shown, for as long as this call.
     let mut out = unsafe { SeqWriter::new(m) };
+    if out.overflow_below(state.need.get()) {
+        return 0;
+    }
+    // SAFETY: `file` is live (`event_file()`).
+    if let Err(e) = unsafe { write_triggers(held, file, &mut out, &mut each) } {
+        return e.to_errno();
+    }
+    if out.overflowed() {
+        let mut counter = SeqWriter::counter();
+        // SAFETY: as above.
+        if let Err(e) = unsafe { write_triggers(held, file, &mut counter, &mut each) } {
+            return e.to_errno();
+        }
+        // One byte more: a buffer exactly full counts as overflowed.
+        state.need.set(counter.len().saturating_add(1));
+        return 0;
+    }
+    state.need.set(0);
+    // A read counts for poll() from now on (`hist_show()`).
+    // SAFETY: `file` is live.
+    let hits = unsafe { event_hits(held, file) };
+    state.last_read.set(hits);
+    state.last_act.set(hits);
+    0
+}
+
+/// [`for_each_trigger`]'s text, into `out`.
+///
+/// # Safety
+///
+/// `file` must be live.
+unsafe fn write_triggers(
+    held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+    out: &mut SeqWriter,
+    each: &mut impl FnMut(&mut SeqWriter, EventMutexHeld<'_>, &command::Trigger) -> Result,
+) -> Result {
     let mut n = 0;
-    // SAFETY: `file` is live (`event_file()`); nothing is unlinked
+    // SAFETY: `file` is live (our contract); nothing is unlinked
     // meanwhile.
     for data in unsafe { tracefs::triggers(held, file) } {
         // SAFETY: `data` is on the list, so live.
@@ -126,20 +169,13 @@ unsafe fn for_each_trigger(
         }
         out.bytes(b"# event histogram\n#\n# trigger info: ");
         // SAFETY: `data` is a live rhist trigger.
-        unsafe { command::write_info(held, &mut out, data) };
+        unsafe { command::write_info(held, out, data) };
         out.bytes(b"#\n\n");
         // SAFETY: as above; the borrow ends with this iteration.
-        if let Err(e) = each(&mut out, held, unsafe { command::state(held, data) }) {
-            return e.to_errno();
-        }
+        each(out, held, unsafe { command::state(held, data) })?;
         n += 1;
     }
-    // A read counts for poll() from now on (`hist_show()`).
-    // SAFETY: `file` is live.
-    let hits = unsafe { event_hits(held, file) };
-    state.last_read.set(hits);
-    state.last_act.set(hits);
-    0
+    Ok(())
 }
 
 /// `show()` of an `rhist` file: every rhist histogram of the event.
