@@ -241,7 +241,7 @@ fn per_cpu_sums_read_whole() {
             let mut last = 0;
             for _ in 0..2 {
                 let n = e.read_sum(1);
-                assert!(n >= last && n <= 30 && n % 10 == 0, "read {n}");
+                assert!(n >= last && n <= 30 && n.is_multiple_of(10), "read {n}");
                 last = n;
             }
         });
