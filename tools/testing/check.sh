@@ -492,6 +492,9 @@ if [ "$built" = 0 ]; then
 		*) one "$name" judged "$name" "$v" ;;
 		esac
 	done < <("$VM/run-group.sh" "$logs" tools/testing/tests/*.sh)
+	# Where the shared boots' time went (group.sh): the slowest scripts.
+	cat "$logs"/*.group 2> /dev/null | sed -n 's/^RHIST-TEST-TIME //p' |
+		sort -k2,2 -rn | head -6 | sed 's/^/    guest time: /'
 else
 	one_failed=$(ls tools/testing/tests/*.sh | wc -l)
 fi

@@ -57,10 +57,14 @@ state > /tmp/state.before
 rc=0
 while read -r name; do
 	echo "RHIST-TEST-START $name"
+	read -r t0 _ < /proc/uptime
 	(sh /test/$name.sh)
 	st=$?
 	cd /sys/kernel/tracing
 	clean
+	# Guest seconds, the script and its clean-up: where a boot's time goes.
+	read -r t1 _ < /proc/uptime
+	echo "$name $t0 $t1" | awk '{ printf "RHIST-TEST-TIME %s %.1f s\n", $1, $3 - $2 }'
 	state > /tmp/state.after
 	if ! cmp -s /tmp/state.before /tmp/state.after; then
 		echo "$name left the tracing state changed:"
