@@ -106,7 +106,8 @@ vm: modules
 
 run: modules
 	@if [ -t 0 ]; then $(VM)/run.sh --flavour $(KERNEL) --shell; \
-	else $(VM)/run.sh --flavour $(KERNEL) $(VM)/demo.sh; fi
+	else $(VM)/run.sh --flavour $(KERNEL) --file tools/testing/tests/lib.sh.inc \
+		$(VM)/demo.sh; fi
 
 # QUICK=1: the inner loop's form: host, build, lint, KUnit and the
 # end-to-end tests (one boot), without the fuzzers, the soak, fault

@@ -347,7 +347,8 @@ fi
 # The unit tests; a scrape of fixture documents (--once) that promtool,
 # from Debian's prometheus, finds valid; then one boot of the test kernel
 # whose exporter a Prometheus on the host scrapes (exporter/prometheus.sh:
-# prometheus-count, prometheus-rate, prometheus-clean).
+# prometheus-count, prometheus-quantiles, prometheus-rate,
+# prometheus-clean).
 if want exporter; then
 suite_start exporter
 one exporter-unit sh -c 'cd tools/rhist-exporter && $RHIST_CARGO exporter rhist-exporter test -q --locked'
@@ -358,11 +359,11 @@ one exporter-promtool sh -c 'command -v promtool > /dev/null || exit 1
 	promtool check metrics < "$0"' "$logs/exporter-once.txt"
 if [ "$built" = 0 ]; then
 	tools/testing/exporter/prometheus.sh "$logs/prometheus" > "$logs/prometheus.log" 2>&1
-	for t in prometheus-count prometheus-rate prometheus-clean; do
+	for t in prometheus-count prometheus-quantiles prometheus-rate prometheus-clean; do
 		one "$t" sh -c 'cat "$0"; grep -q "^ok $1" "$0"' "$logs/prometheus.log" "$t"
 	done
 else
-	one_failed=3
+	one_failed=4
 fi
 suite_end exporter
 fi

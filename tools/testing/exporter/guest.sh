@@ -1,11 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The guest side of prometheus.sh: rhist's histogram of rhist_sample with
-# rhist-exporter serving it on eth0 (port 9464, forwarded to the host),
-# events fired in two phases the host checks against what Prometheus
-# scraped. Waits at the end for the host's "done" on the port that
-# /test/signal-port names, at 10.0.2.2 (QEMU's address of the host).
+# The guest side of prometheus.sh: rhist's histograms of the wakeup
+# latency per pid and of rhist_sample, with rhist-exporter serving them
+# on eth0 (port 9464, forwarded to the host); events fired in phases
+# the host checks against what Prometheus scraped. Waits at the end for
+# the host's "done" on the port that /test/signal-port names, at
+# 10.0.2.2 (QEMU's address of the host).
 set -e
+. /test/lib.sh.inc
 D=/sys/kernel/debug/rhist_test
 EV=events/rhist_test/rhist_sample
 ifconfig eth0 10.0.2.15 netmask 255.255.255.0 up
@@ -15,6 +17,21 @@ echo 'rhist:keys=a' >> $EV/trigger
 /test/rhist-exporter --listen 0.0.0.0:9464 2> /tmp/exporter.err &
 until wget -q -O /tmp/m http://127.0.0.1:9464/metrics; do usleep 100000; done
 echo EXPORTER-READY
+
+# Phase 0: rhist.rst's wakeup latency per pid with its percentiles, on
+# the scheduler's events, woken by lib.sh.inc's wakers (as in demo.sh).
+# Once they have exited, their pids' entries no longer change: the host
+# compares them with Prometheus's.
+echo 'rv_wakeup_latency u64 lat; pid_t pid' >> synthetic_events
+echo 'rhist:keys=pid:ts0=common_timestamp.usecs' >> events/sched/sched_waking/trigger
+echo 'rhist:keys=next_pid:wlat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).rv_wakeup_latency($wlat,next_pid)' >> events/sched/sched_switch/trigger
+echo 'rhist:keys=pid:vals=lat.quantiles,lat.max:sort=pid' >> events/synthetic/rv_wakeup_latency/trigger
+wakers
+echo "WAKEUP-START$WAKERS"
+for p in $WAKERS; do
+	grep "^{ pid: *$p }" events/synthetic/rv_wakeup_latency/rhist
+done
+echo WAKEUP-END
 
 # Phase 1: a known count per key, then the file as rhist prints it.
 echo 'count=1000 seed=1 keys=8' > $D/fire
@@ -35,4 +52,8 @@ while ! wget -q -O /dev/null "$done_url" 2> /dev/null; do
 	usleep 500000
 done
 echo '!rhist:keys=a' >> $EV/trigger
+echo '!rhist:keys=pid:vals=lat.quantiles,lat.max:sort=pid' >> events/synthetic/rv_wakeup_latency/trigger
+echo '!rhist:keys=next_pid:wlat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).rv_wakeup_latency($wlat,next_pid)' >> events/sched/sched_switch/trigger
+echo '!rhist:keys=pid:ts0=common_timestamp.usecs' >> events/sched/sched_waking/trigger
+echo '!rv_wakeup_latency' >> synthetic_events
 cat /tmp/exporter.err

@@ -8,6 +8,8 @@
 # under TCG). Through Prometheus's HTTP API:
 #   prometheus-count: each key's hitcount_total equals what the guest's
 #                     rhist file shows for it;
+#   prometheus-quantiles: the wakeup latency per pid's percentiles and
+#                     count (a summary) equal what the rhist file shows;
 #   prometheus-rate:  rate(rhist_hits_total[30s]) is within 20% of the
 #                     events the guest fired over those 30 s of the host's
 #                     clock (its "FIRED n" lines, timed as they arrive);
@@ -53,6 +55,7 @@ echo "$p_sig" > "$work/signal-port"
 RHIST_HOSTFWD="tcp:127.0.0.1:$p_exp-:9464" \
 	"$top/tools/testing/vm/run.sh" --flavour net --timeout 900 --log "$work/guest.log" \
 	--file "$work/overlay/usr/bin/rhist-exporter" --file "$work/signal-port" \
+	--file "$top/tools/testing/tests/lib.sh.inc" \
 	"$here/guest.sh" > "$work/run.out" 2>&1 &
 vm=$!
 pids+=($vm)
@@ -133,6 +136,42 @@ done < <(sed -n '/COUNTS-START/,/COUNTS-END/p' "$work/console" |
 	sed -n 's/.*{ a: *\([0-9]*\) } hitcount: *\([0-9]*\).*/\1 \2/p')
 [ $n -gt 0 ] && [ $ok = 1 ] && echo "ok prometheus-count ($n keys)" ||
 	fail prometheus-count "a key's count is not among Prometheus's samples"
+
+# prometheus-quantiles: the wakeup latency per pid of rhist.rst's
+# example, its percentiles as the guest's rhist file shows them once its
+# three shells had exited, and Prometheus's samples of the summary's
+# quantiles and _count for each of those pids; then the exporter's
+# /metrics for them and the p99 per pid through PromQL.
+family=rhist_synthetic_rv_wakeup_latency_lat
+ok=1 n=0
+while read -r pid hits p50 p90 p99 p999; do
+	n=$((n + 1))
+	for qv in "0.5 $p50" "0.9 $p90" "0.99 $p99" "0.999 $p999" "count $hits"; do
+		set -- $qv
+		case $1 in
+		count) sel="${family}_count{pid=\"$pid\"}" ;;
+		*) sel="${family}{pid=\"$pid\",quantile=\"$1\"}" ;;
+		esac
+		seen=$(samples "$sel" | sort -un | tr '\n' ' ')
+		case " $seen" in
+		*" $2 "*) ;;
+		*) ok=0; echo "    pid $pid $1: rhist $2, Prometheus's samples: $seen" ;;
+		esac
+	done
+done < <(sed -n '/WAKEUP-START/,/WAKEUP-END/p' "$work/console" |
+	sed -n 's/.*{ pid: *\([0-9]*\) } hitcount: *\([0-9]*\)  lat.p50: *\([0-9]*\)  lat.p90: *\([0-9]*\)  lat.p99: *\([0-9]*\)  lat.p999: *\([0-9]*\).*/\1 \2 \3 \4 \5 \6/p')
+sed -n '/WAKEUP-START/,/WAKEUP-END/p' "$work/console" | cut -d' ' -f2- | sed 's/^/    /'
+shells=$(sed -n 's/.*WAKEUP-START //p' "$work/console" | tr ' ' '|')
+curl -s "http://127.0.0.1:$p_exp/metrics" | grep -E "^${family}.*pid=\"($shells)\"" |
+	sed 's/^/    \/metrics: /'
+curl -s --get "http://127.0.0.1:$p_prom/api/v1/query" \
+	--data-urlencode "query=${family}{pid=~\"$shells\",quantile=\"0.99\"}" |
+	python3 -c '
+import json, sys
+for r in json.load(sys.stdin).get("data", {}).get("result", []):
+    print("    PromQL %s{quantile=\"0.99\"}: pid %s: %s" % (sys.argv[1], r["metric"].get("pid"), r["value"][1]))' "$family"
+[ $n = 3 ] && [ $ok = 1 ] && echo "ok prometheus-quantiles ($n pids)" ||
+	fail prometheus-quantiles "$n pids; a percentile is not among Prometheus's samples"
 
 # prometheus-rate: 30 s of bursts after 10 s of them.
 sleep 40

@@ -5,6 +5,7 @@
 # wakeup latency per pid with its percentiles (rhist's extension).
 # run.sh: single-threaded TCG
 set -e
+. /test/lib.sh.inc
 ev=events/rhist_test/rhist_sample
 fire() {
 	echo "# echo 'count=1000 seed=1 keys=8' > /sys/kernel/debug/rhist_test/fire"
@@ -44,13 +45,6 @@ run "echo 'rv_wakeup_latency u64 lat; pid_t pid' >> synthetic_events"
 run "echo 'rhist:keys=pid:ts0=common_timestamp.usecs' >> events/sched/sched_waking/trigger"
 run "echo 'rhist:keys=next_pid:wlat=common_timestamp.usecs-\$ts0:onmatch(sched.sched_waking).rv_wakeup_latency(\$wlat,next_pid)' >> events/sched/sched_switch/trigger"
 run "echo 'rhist:keys=pid:vals=lat.quantiles,lat.max:sort=pid' >> events/synthetic/rv_wakeup_latency/trigger"
-mkfifo /tmp/nothing
-pids=
-for i in 1 2 3; do
-	(exec 3<> /tmp/nothing
-	 n=0; while [ $n -lt 200 ]; do read -t 0.001 x <&3 || :; n=$((n + 1)); done) &
-	pids="$pids $!"
-done
-echo "# (three shells waiting a millisecond 200 times: pids$pids)"
-wait
+wakers
+echo "# (three shells waiting a millisecond 200 times: pids$WAKERS)"
 run "cat events/synthetic/rv_wakeup_latency/rhist"
