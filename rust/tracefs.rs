@@ -444,7 +444,8 @@ impl SeqWriter {
     /// with a buffer twice as large, and what is written after it is lost.
     pub(crate) fn overflowed(&self) -> bool {
         // SAFETY: a non-null `self.m` is a seq_file being shown (type
-        // invariant); its count and size are the shower's to read.
+        // invariant): seq_read_iter() holds its lock for the show, so no
+        // one else changes its count or size meanwhile.
         !self.m.is_null() && unsafe { (*self.m).count == (*self.m).size }
     }
 
@@ -456,9 +457,10 @@ impl SeqWriter {
         if self.m.is_null() {
             return false;
         }
-        // SAFETY: `self.m` is a seq_file being shown (type invariant), so
-        // its count and size are the shower's; count == size is how
-        // seq_file records an overflow.
+        // SAFETY: `self.m` is a seq_file being shown (type invariant):
+        // seq_read_iter() holds its lock for the show, which may set the
+        // count; count == size is how seq_file records an overflow, and
+        // seq_read_iter() then frees the buffer and shows again.
         unsafe {
             if (*self.m).size >= need {
                 return false;
