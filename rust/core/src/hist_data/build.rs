@@ -260,8 +260,8 @@ impl<'a> Builder<'_, '_, 'a> {
     /// `x.y.max` the event's field `max` if it has one: C reads it as
     /// `system.event.field`), else a statistic of what is before its last
     /// `.` (`lat.max`, `$lat.min`, `a-b.avg`, `lat.hex.max`): a number,
-    /// neither a string, a stack trace, an `.execname` nor a `.percent`
-    /// or `.graph`. Its errors are not shown (the build's is hist's).
+    /// neither a string, a stack trace, an `.execname`, a `.percent` or
+    /// `.graph`, nor hitcount. Its errors are not shown (the build's is hist's).
     fn create_val_field_or_stat(&mut self, text: &'a str) -> Result<(), HistError> {
         let mark = (
             self.hd.n_nodes,
@@ -287,7 +287,9 @@ impl<'a> Builder<'_, '_, 'a> {
                 self.deferred = deferred;
                 let id = self.val_field(stem)?;
                 let f = self.node(id);
-                let not_a_number = FL_STRING | FL_STACKTRACE | FL_EXECNAME | FL_PERCENT | FL_GRAPH;
+                // Nor hitcount, whose every statistic would be 1.
+                let not_a_number =
+                    FL_STRING | FL_STACKTRACE | FL_EXECNAME | FL_PERCENT | FL_GRAPH | FL_HITCOUNT;
                 let copy = self.hd.ref_of(&f).is_some_and(|r| r.copy);
                 if f.flags & not_a_number != 0 || copy {
                     return Err(not_supported());

@@ -386,9 +386,13 @@ fn rejected_texts_keep_hists_errors() {
         HistError::new(HistErrorKind::BadFieldModifier, pos)
     };
     for (text, at) in [
-        // Not a number: a string, a stack trace.
+        // Not a number: a string, a stack trace; not an event's value:
+        // hitcount (its every statistic would be 1).
         ("keys=a:vals=s.max", "max"),
         ("keys=a:vals=common_stacktrace.max", "max"),
+        ("keys=a:vals=hitcount.max", "max"),
+        ("keys=a:vals=b,hitcount.avg", "avg"),
+        ("keys=a:vals=hitcount.quantiles", "quantiles"),
         // A bad statistic, a bad field, a bad key or sort key later.
         ("keys=a:vals=b.maxi", "maxi"),
         ("keys=a:vals=nosuch.max", "max"),
