@@ -215,28 +215,35 @@ void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait)
 }
 
 /*
- * Called after a histogram changed: wakes the pollers, if any. A CPU
- * going offline runs no irq_work queued after its CPU_DYING flush (its
- * work would wait for the CPU's return, and rhist_poll_sync() with it):
- * there, the wakeup is queued on another CPU, but from NMI, which must
- * not send the IPI; the pollers then wake at their timeout, as hist's.
+ * Queues work on this CPU, from the event path. A CPU going offline runs
+ * no irq_work queued after its CPU_DYING flush (the work would wait for
+ * the CPU's return, and irq_work_sync() with it): there, the work is
+ * queued on another CPU, but not from NMI, which must not send the IPI;
+ * the work then waits for the next request.
  */
-void rhist_poll_wakeup(void)
+static void rhist_queue_where_it_runs(struct irq_work *work)
 {
-	unsigned int cpu;
+	unsigned int cpu = raw_smp_processor_id();
 
-	if (!wq_has_sleeper(&rhist_poll_wq))
-		return;
-	cpu = raw_smp_processor_id();
 	if (likely(cpu_online(cpu))) {
-		irq_work_queue(&rhist_poll_work);
+		irq_work_queue(work);
 		return;
 	}
 	if (in_nmi())
 		return;
 	cpu = cpumask_any_but(cpu_online_mask, cpu);
 	if (cpu < nr_cpu_ids)
-		irq_work_queue_on(&rhist_poll_work, cpu);
+		irq_work_queue_on(work, cpu);
+}
+
+/*
+ * Called after a histogram changed: wakes the pollers, if any (from NMI
+ * on a dying CPU, at their timeout, as hist's).
+ */
+void rhist_poll_wakeup(void)
+{
+	if (wq_has_sleeper(&rhist_poll_wq))
+		rhist_queue_where_it_runs(&rhist_poll_work);
 }
 
 /* Waits for a queued wakeup to finish, before the module goes. */
@@ -287,17 +294,7 @@ int rhist_grow_init(void)
  */
 void rhist_grow_request(void)
 {
-	unsigned int cpu = raw_smp_processor_id();
-
-	if (likely(cpu_online(cpu))) {
-		irq_work_queue(&rhist_grow_irq);
-		return;
-	}
-	if (in_nmi())
-		return;
-	cpu = cpumask_any_but(cpu_online_mask, cpu);
-	if (cpu < nr_cpu_ids)
-		irq_work_queue_on(&rhist_grow_irq, cpu);
+	rhist_queue_where_it_runs(&rhist_grow_irq);
 }
 
 /*

@@ -148,7 +148,19 @@ fn on_event_general(
     let Some(_level) = Nesting::enter() else {
         return;
     };
-    let ctx = ProbeContext {
+    trigger.update(rec, &probe_context(trigger, buffer, rbe));
+    poll::wake_pollers();
+}
+
+/// The context the general path reads: the event's buffer and record,
+/// and the trace array of the trigger's file.
+#[inline(always)]
+fn probe_context(
+    trigger: &Trigger,
+    buffer: *mut bindings::trace_buffer,
+    rbe: *mut bindings::ring_buffer_event,
+) -> ProbeContext {
+    ProbeContext {
         buffer,
         rbe,
         // SAFETY: `trigger.file` is the file the trigger is attached to,
@@ -156,11 +168,10 @@ fn on_event_general(
         // only once its instance is removed, which removes the trigger
         // from the file's list and waits for running probes first (the
         // tracing core's `clear_event_triggers()` calls `free()`, which
-        // calls `trigger_data_free()`): it outlives this probe.
+        // calls `trigger_data_free()`): it outlives the probe this is
+        // called from.
         tr: unsafe { (*trigger.file()).tr },
-    };
-    trigger.update(rec, &ctx);
-    poll::wake_pollers();
+    }
 }
 
 /// [`on_event()`] of a `:grow` trigger: the current generation loaded
@@ -182,13 +193,7 @@ fn on_event_grow(
         let Some(_level) = Nesting::enter() else {
             return;
         };
-        let ctx = ProbeContext {
-            buffer,
-            rbe,
-            // SAFETY: as in `on_event_general()`.
-            tr: unsafe { (*trigger.file()).tr },
-        };
-        hist.update_general(rec, &ctx);
+        hist.update_general(rec, &probe_context(trigger, buffer, rbe));
         poll::wake_pollers();
     }
     growing.after_update(gen);
