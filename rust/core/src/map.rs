@@ -83,7 +83,7 @@
 //! and the clearing done by [`TracingMap::clear`] are `Relaxed` too: the
 //! caller orders `clear` against events by pausing them, as C does.
 
-use self::sync::{spin, AtomicU64, Ordering};
+use self::sync::{pause, spin, AtomicU64, Ordering};
 use super::stats;
 use core::cmp::Ordering as CmpOrdering;
 
@@ -97,6 +97,12 @@ mod sync {
     /// so each turn should cost no more than a load.
     #[inline(always)]
     pub(super) fn spin() {}
+
+    /// One turn of a wait in process context (a fold's): a pause.
+    #[inline(always)]
+    pub(super) fn pause() {
+        core::hint::spin_loop();
+    }
 }
 
 // The loom model test compiles this file into itself (`cfg(test)` there)
@@ -106,6 +112,10 @@ mod sync {
     pub(super) use loom::sync::atomic::{AtomicU64, Ordering};
 
     pub(super) fn spin() {
+        loom::hint::spin_loop();
+    }
+
+    pub(super) fn pause() {
         loom::hint::spin_loop();
     }
 }
@@ -766,7 +776,8 @@ impl<'a> TracingMap<'a> {
     }
 
     /// The number of elements handed out since the last clear; once no
-    /// insert is in flight, the number of keys in the map.
+    /// insert is in flight, the number of keys in the map (and one more
+    /// after a `:grow` fold that raced an event to a key: `fold_insert()`).
     pub fn len(&self) -> usize {
         let n = self.header[NEXT_ELT].load(Ordering::Relaxed);
         n.min(self.g.max_elts as u64) as usize
@@ -1331,7 +1342,7 @@ impl<'a> TracingMap<'a> {
         }
         let mut key = [0u8; FOLD_KEY_MAX];
         let key = &mut key[..a.key_size];
-        let mut moved = 0;
+        let (mut moved, mut spare) = (0, None);
         for src in self.iter() {
             src.copy_key(key);
             let init = |new: &Elt<'_>| {
@@ -1342,7 +1353,7 @@ impl<'a> TracingMap<'a> {
                     d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
                 }
             };
-            let Some(new) = dst.fold_insert(key, init) else {
+            let Some(new) = dst.fold_insert(key, init, &mut spare) else {
                 lost(&src);
                 continue;
             };
@@ -1370,28 +1381,94 @@ impl<'a> TracingMap<'a> {
         Ok(moved)
     }
 
-    /// [`fold_into`](Self::fold_into)'s insert of `key`: where an event
-    /// gives up waiting for an entry another inserter is publishing (and
-    /// counts a drop), the fold, which runs in process context, takes
-    /// the drop back and tries again, for as long as the map has room,
-    /// up to a bound no publisher takes (an event's insert is a few
-    /// stores). `None` when the map is full.
-    fn fold_insert(&self, key: &[u8], init: impl Fn(&Elt<'a>)) -> Option<Elt<'a>> {
+    /// [`fold_into`](Self::fold_into)'s insert of `key`, which events may
+    /// be inserting meanwhile. Unlike an event's insert, it never leaves a
+    /// claimed entry pending: it fills an element first, `spare`, then
+    /// claims a free entry and publishes that element in one
+    /// compare-and-swap. An event that comes to the key meanwhile (on
+    /// another CPU, or interrupting the fold on this one) finds it absent
+    /// or published, never an entry to wait for and give up on (a drop).
+    ///
+    /// It waits instead for the entries events left pending, which an
+    /// event publishes a few stores later, up to a bound no event takes.
+    /// When an event inserted the key first, that element is found and
+    /// `spare`, filled for nothing, is kept for the next key: a fold
+    /// leaves at most one element unused, which [`len`](Self::len)
+    /// counts. `None` when the map is full.
+    fn fold_insert(
+        &self,
+        key: &[u8],
+        init: impl Fn(&Elt<'a>),
+        spare: &mut Option<u32>,
+    ) -> Option<Elt<'a>> {
         const TRIES: u32 = 1 << 20;
-        let h = self.hash_key(key);
-        for _ in 0..TRIES {
-            if let Some(e) = self.find(key, Find::InsertUncounted, &init) {
-                return Some(e);
+        let h = key.hash(self.key_words::<&[u8]>());
+        let mask = self.g.map_size.wrapping_sub(1);
+        let mut idx = self.start(h);
+        let (mut probes, mut waits) = (0usize, 0u32);
+        loop {
+            idx &= mask;
+            let entry = self.entries.get(idx)?;
+            // Acquire: as in `probe()`.
+            let e = entry.load(Ordering::Acquire);
+            if e == 0 {
+                // The key is not behind a free entry: fill an element and
+                // publish it here.
+                let i = match *spare {
+                    Some(i) => i,
+                    None => self.take_elt()?,
+                };
+                *spare = Some(i);
+                let elt = self.elt(i)?;
+                key.store(elt.key_slots());
+                init(&elt);
+                // Release: as `fill()`'s publication.
+                let published = h as u64 | (u64::from(i) + 1) << 32;
+                if entry
+                    .compare_exchange(0, published, Ordering::Release, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    *spare = None;
+                    return Some(elt);
+                }
+                // An event claimed it first: look again at what.
+                continue;
             }
-            // The drop that find() counted is not an event's.
-            self.header[DROPS + ((h >> 1) as usize % DROP_LINES) * LINE_WORDS]
-                .fetch_sub(1, Ordering::Relaxed);
-            if self.len() >= self.g.max_elts {
+            if e as u32 == h {
+                match (e >> 32) as u32 {
+                    PENDING => {
+                        waits += 1;
+                        if waits >= TRIES {
+                            return None;
+                        }
+                        pause();
+                        continue;
+                    }
+                    DEAD => {}
+                    n if self.holds(n - 1, key, self.key_words::<&[u8]>()) => {
+                        return self.elt(n - 1);
+                    }
+                    _ => {}
+                }
+            }
+            idx += 1;
+            probes += 1;
+            if probes >= self.g.map_size {
                 return None;
             }
-            spin();
         }
-        None
+    }
+
+    /// An element no entry publishes yet, for [`fold_insert`]
+    /// (Self::fold_insert); `None` when none is left.
+    fn take_elt(&self) -> Option<u32> {
+        let max = self.g.max_elts as u64;
+        if self.header[NEXT_ELT].load(Ordering::Relaxed) >= max {
+            return None;
+        }
+        // Relaxed: as in `fill()`.
+        let i = self.header[NEXT_ELT].fetch_add(1, Ordering::Relaxed);
+        u32::try_from(i).ok().filter(|_| i < max)
     }
 
     /// Adds `n` to the drops (what a fold could not move, say).
@@ -2133,6 +2210,30 @@ mod tests {
     /// map whose CPUs share them), maxima and private words into a larger
     /// map that events already wrote to, exactly as a model adds them;
     /// the drops come along, and a map too small reports what it lost.
+    /// An event that comes to a key while the fold inserts it (from
+    /// another CPU, or an interrupt on the fold's) finds no pending entry
+    /// of the fold's to wait for and give up on: it counts, and the fold
+    /// adds to the entry it made.
+    #[test]
+    fn an_event_during_a_folds_insert_is_not_dropped() {
+        let p = MapParams::new(3, 8, 1, 0);
+        let s = storage(&p);
+        let map = TracingMap::new(p, &s).unwrap();
+        let counted = core::cell::Cell::new(false);
+        let event = || {
+            if let Some(e) = map.insert_uncounted(&k(5), |_| {}) {
+                e.update_sum(0, 1);
+                counted.set(true);
+            }
+        };
+        let folded = map.fold_insert(&k(5), |_| event(), &mut None).unwrap();
+        folded.update_sum(0, 2);
+        assert!(counted.get(), "the event was dropped");
+        assert_eq!(map.drops(), 0);
+        assert_eq!(map.iter().count(), 1);
+        assert_eq!(map.lookup(&k(5)).unwrap().read_sum(0), 3);
+    }
+
     #[test]
     fn fold_into_adds_every_count() {
         use std::collections::HashMap;
@@ -2229,9 +2330,8 @@ mod tests {
 
     /// The fold's insert of a key whose entry another inserter claimed
     /// (pending) waits it out and inserts the key once that entry turns
-    /// dead, and the drops its give-ups counted are taken back: none is
-    /// left, however long the wait. (If the entry stays pending past the
-    /// fold's bound, `None`, and still no drop.)
+    /// dead, and counts no drop, however long the wait. (If the entry
+    /// stays pending past the fold's bound, `None`, and still no drop.)
     #[test]
     fn fold_insert_waits_out_a_pending_entry() {
         let p = MapParams::new(2, 8, 1, 0);
@@ -2246,13 +2346,13 @@ mod tests {
                 std::thread::yield_now();
                 m.entries[at].store(h as u64 | (DEAD as u64) << 32, Ordering::Release);
             });
-            if let Some(e) = m.fold_insert(&key, |_| {}) {
+            if let Some(e) = m.fold_insert(&key, |_| {}, &mut None) {
                 assert_eq!(m.lookup(&key).unwrap().index(), e.index());
             }
         });
         assert_eq!(m.drops(), 0);
         // Once dead, it is inserted past the dead entry at once.
-        assert!(m.fold_insert(&key, |_| {}).is_some());
+        assert!(m.fold_insert(&key, |_| {}, &mut None).is_some());
         assert_eq!((m.drops(), m.len()), (0, 1));
     }
 

@@ -90,7 +90,9 @@ fn publish_wait_fold() {
         assert_eq!(n, 3, "the maps have room");
         let e = g.maps[1].lookup(&1u64.to_ne_bytes()).unwrap();
         assert_eq!((e.read_sum(0), e.read_max(1)), (n, 9));
-        assert_eq!(g.maps[1].len(), 1);
+        assert_eq!(g.maps[1].iter().count(), 1);
+        // The fold's element, when the event inserted the key first.
+        assert!(g.maps[1].len() <= 2);
         assert_eq!(g.maps[1].drops(), 0);
     });
 }
