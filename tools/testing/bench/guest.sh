@@ -82,8 +82,36 @@ detach() {
 	none) ;;
 	noop) echo '!rhist_noop' >> $EV/trigger ;;
 	bpf-*) bpf_stop "$1" ;;
-	*) each_trigger "!$1:" "$2" ;;
+	*)
+		[ $1 != hist ] || grep -q '^    Dropped: [1-9]' $EV/hist ||
+			hist_sums "$2" > /tmp/sums.hist
+		each_trigger "!$1:" "$2"
+		;;
 	esac
+}
+
+# hist_sums TEXT: for each trigger of TEXT in order, the sums of its
+# values over the entries of its histogram in the hist file, modulo 2^64
+# as an eBPF map adds them ("S1,S2"; empty with no vals=).
+hist_sums() {
+	echo "$1" | tr ';' '\n' | while read -r t; do
+		keys=${t%%:*} vals=
+		case $t in *:vals=*) vals=${t#*:vals=} vals=${vals%%:*} ;; esac
+		out=
+		for v in $(echo "$vals" | tr ',' ' '); do
+			n=0
+			for x in $(awk -v info="# trigger info: hist:$keys:vals=hitcount,$vals:" -v v="$v:" '
+				/^# trigger info: / { on = index($0, info) == 1 }
+				on && /^\{/ {
+					sub(/^[^}]*[}]/, "")
+					for (i = 1; i < NF; i++) if ($i == v) print $(i + 1)
+				}' $EV/hist); do
+				n=$((n + x))
+			done
+			out=$out${out:+,}$(printf '%u' $n)
+		done
+		echo "$out"
+	done
 }
 
 # The eBPF peer. bpf_of TEXT ARGS sets bpf_prog (empty: no program does
@@ -144,12 +172,25 @@ bpf_stop() {
 		echo "BENCH-ERROR $name $1 $bpf_prog: $n maps read, expected $bpf_maps"
 	grep '^bpf: ' /tmp/bpf.out | while read -r line; do
 		set -- "$1" $(echo "$line" |
-			sed -n 's/^bpf: hits=\([0-9]*\) drops=\([0-9]*\) entries=\([0-9]*\)$/\1 \2 \3/p')
+			sed -n 's/^bpf: hits=\([0-9]*\) drops=\([0-9]*\) entries=\([0-9]*\) sums=.*$/\1 \2 \3/p')
 		if [ $# != 4 ] || [ $(($2 + $3)) != "$bpf_fired" ] || [ "$4" -lt 1 ] ||
 		   [ "$4" -gt "$bpf_keys" ]; then
 			echo "BENCH-ERROR $name $1 $bpf_prog: hits+drops, entries: $line," \
 				"expected $bpf_fired events in 1 to $bpf_keys entries"
 		fi
+	done
+	# Sums to check against hist's when no map dropped.
+	grep '^bpf: ' /tmp/bpf.out | grep -qv ' drops=0 ' ||
+		sed -n 's/^bpf: .* sums=//p' /tmp/bpf.out > /tmp/sums.$1
+}
+# check_sums: the sums of each bpf mode of the round are hist's (the same
+# events: one seed a round), when neither dropped an event.
+check_sums() {
+	for f in /tmp/sums.bpf-*; do
+		[ -f "$f" ] && [ -f /tmp/sums.hist ] || continue
+		cmp -s /tmp/sums.hist "$f" ||
+			echo "BENCH-ERROR $name ${f#/tmp/sums.} $bpf_prog: sums $(cat "$f" | tr '\n' ' ')," \
+				"hist's $(cat /tmp/sums.hist | tr '\n' ' ')"
 	done
 }
 # Tracepoint programs need BPF_SYSCALL (tools/testing/config/rhist.config).
@@ -175,12 +216,14 @@ printf '%s\n%s\n' "$SCENARIOS" "$EXT_SCENARIOS" | while IFS='|' read -r name tex
 	while [ $r -le $ROUNDS ]; do
 		order=$modes
 		[ $((r % 2)) = 1 ] || order=$(echo $modes | tr ' ' '\n' | tac | tr '\n' ' ')
+		rm -f /tmp/sums.*
 		for mode in $order; do
 			attach $mode "$text" || { echo "BENCH-ERROR attach $mode $text"; continue; }
 			echo "count=$COUNT seed=$r $args" > $D/fire
 			echo "RESULT path $name $mode $r $(cat $D/last_ns) $COUNT"
 			detach $mode "$text"
 		done
+		check_sums
 		r=$((r + 1))
 	done
 done

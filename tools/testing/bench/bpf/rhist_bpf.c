@@ -7,9 +7,10 @@
  *   rhist_bpf OBJECT PROGRAM MAX_ENTRIES
  *
  * prints "ready" once attached, and on the signal one line
- * "bpf: hits=N drops=N entries=N" per map of the program (m_PROGRAM, or
- * m_PROGRAM_0, _1, ... in order; hits summed over keys and CPUs; drops:
- * events that found the map full). MAX_ENTRIES is every map's size.
+ * "bpf: hits=N drops=N entries=N sums=S,..." per map of the program
+ * (m_PROGRAM, or m_PROGRAM_0, _1, ... in order; hits and each value's
+ * sum added over keys and CPUs, modulo 2^64; drops: events that found
+ * the map full). MAX_ENTRIES is every map's size.
  * libbpf's messages, the verifier's log among them, go to stderr.
  */
 #include <errno.h>
@@ -35,13 +36,24 @@ static int die(const char *what, int err)
 	return 1;
 }
 
-/* Sums the first u64 (the hit count) of every value of @map. */
-static int read_map(const struct bpf_map *map, unsigned long long *hits,
-		    unsigned long long *entries)
+/* The most u64s of a value: the hit count and two sums. */
+#define VAL_WORDS 3
+
+/*
+ * Adds up each u64 of every value of @map (@sums[0]: the hit counts),
+ * over its keys and CPUs; @words: how many a value has.
+ */
+static int read_map(const struct bpf_map *map, unsigned long long *sums,
+		    unsigned int *words, unsigned long long *entries)
 {
 	int fd = bpf_map__fd(map), ncpu = 1, err, i;
 	size_t vsize = bpf_map__value_size(map);
 	void *key, *next, *val;
+	unsigned int w;
+
+	*words = vsize / sizeof(*sums);
+	if (*words < 1 || *words > VAL_WORDS)
+		return -EINVAL;
 
 	if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH) {
 		ncpu = libbpf_num_possible_cpus();
@@ -58,7 +70,7 @@ static int read_map(const struct bpf_map *map, unsigned long long *hits,
 		return -ENOMEM;
 	}
 	next = (char *)key + bpf_map__key_size(map);
-	*hits = 0;
+	memset(sums, 0, VAL_WORDS * sizeof(*sums));
 	*entries = 0;
 	err = bpf_map_get_next_key(fd, NULL, next);
 	while (!err) {
@@ -66,8 +78,12 @@ static int read_map(const struct bpf_map *map, unsigned long long *hits,
 		err = bpf_map_lookup_elem(fd, key, val);
 		if (err)
 			break;
-		for (i = 0; i < ncpu; i++)
-			*hits += *(unsigned long long *)((char *)val + i * vsize);
+		for (i = 0; i < ncpu; i++) {
+			const unsigned long long *v = (void *)((char *)val + i * vsize);
+
+			for (w = 0; w < *words; w++)
+				sums[w] += v[w];
+		}
 		(*entries)++;
 		err = bpf_map_get_next_key(fd, key, next);
 	}
@@ -104,7 +120,8 @@ static int find_maps(struct bpf_object *obj, const char *prog,
 
 int main(int argc, char **argv)
 {
-	unsigned long long hits, entries, drops[MAX_MAPS];
+	unsigned long long sums[VAL_WORDS], entries, drops[MAX_MAPS];
+	unsigned int words, w;
 	struct bpf_map *maps[MAX_MAPS], *m;
 	struct bpf_program *prog, *p;
 	struct bpf_object *obj;
@@ -164,12 +181,16 @@ int main(int argc, char **argv)
 	if (!m)
 		return die("no drops map", ENOENT);
 	for (i = 0; i < (unsigned int)n; i++) {
-		err = read_map(maps[i], &hits, &entries);
+		err = read_map(maps[i], sums, &words, &entries);
 		if (err)
 			return die("reading the map", err);
 		if (bpf_map_lookup_elem(bpf_map__fd(m), &i, &drops[i]))
 			return die("reading drops", errno);
-		printf("bpf: hits=%llu drops=%llu entries=%llu\n", hits, drops[i], entries);
+		printf("bpf: hits=%llu drops=%llu entries=%llu sums=", sums[0],
+		       drops[i], entries);
+		for (w = 1; w < words; w++)
+			printf("%s%llu", w > 1 ? "," : "", sums[w]);
+		printf("\n");
 	}
 	bpf_object__close(obj);
 	return 0;
