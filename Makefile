@@ -56,7 +56,7 @@ VM := tools/testing/vm
 # The kernel that run and vm boot: test, or dropin with DROPIN=1.
 KERNEL := $(if $(filter 1,$(DROPIN)),dropin,test)
 
-.PHONY: all external setup kernel modules vm run check check-kasan check-series bench soak fuzz-guest fuzz-seq host clean \
+.PHONY: all external setup kernel modules vm run check check-kasan check-series bench bench-floor soak fuzz-guest fuzz-seq host clean \
 	kernel-deb dkms-source
 
 # Without KDIR, `make` builds for the test VM's kernel.
@@ -123,6 +123,10 @@ check-series: setup
 
 bench:
 	@tools/testing/bench/run.sh
+
+# Where the floor's instructions go (perf's samples on an icount boot).
+bench-floor:
+	@tools/testing/bench/floor.sh
 
 # The soak's logic, sourced by a wrapper that sets its length; the VM
 # gets the soak's time and 300 s for the boot, the unload, the final

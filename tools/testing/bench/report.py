@@ -290,7 +290,7 @@ set boxwidth 0.9
 set yrange [0:*]
 set xtics rotate by -35
 set grid ytics
-set key top right
+set key tmargin center horizontal reverse Left
 plot '{data}' using 2:xtic(1) title 'rhist / C hist', \\
      '' using 3 title 'rhist / bpf-hash', '' using 4 title 'rhist / bpf-percpu', \\
      1 with lines dt 2 lc rgb 'black' notitle
