@@ -1459,8 +1459,8 @@ impl<'a> TracingMap<'a> {
         }
     }
 
-    /// An element no entry publishes yet, for [`fold_insert`]
-    /// (Self::fold_insert); `None` when none is left.
+    /// An element that no entry publishes yet, for
+    /// [`fold_insert`](Self::fold_insert); `None` when none is left.
     fn take_elt(&self) -> Option<u32> {
         let max = self.g.max_elts as u64;
         if self.header[NEXT_ELT].load(Ordering::Relaxed) >= max {
