@@ -163,13 +163,13 @@ fn probe_context(
     ProbeContext {
         buffer,
         rbe,
-        // SAFETY: `trigger.file` is the file the trigger is attached to,
-        // referenced by the trigger's `EventPin`. The trace array is freed
-        // only once its instance is removed, which removes the trigger
-        // from the file's list and waits for running probes first (the
-        // tracing core's `clear_event_triggers()` calls `free()`, which
-        // calls `trigger_data_free()`): it outlives the probe this is
-        // called from.
+        // SAFETY: the file is referenced for as long as the trigger lives
+        // (`Trigger::file()`, its `EventPin`), and `trigger` is borrowed
+        // for this call. The trace array outlives the trigger as well: an
+        // instance is freed only after the tracing core's
+        // `clear_event_triggers()` removed and freed its triggers
+        // (`free()`, then `trigger_data_free()`, which waits for running
+        // probes first).
         tr: unsafe { (*trigger.file()).tr },
     }
 }
