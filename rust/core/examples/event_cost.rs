@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use rhist_core::hist::event::{EventDesc, EventField, FieldStorage};
 use rhist_core::hist::hist_data::HistData;
 use rhist_core::hist::histogram::{map_params, Histogram};
-use rhist_core::hist::map::{First, MapKey};
+use rhist_core::hist::map::{First, Inserter, MapKey};
 use rhist_core::hist::program::Program;
 use rhist_core::hist::trigger;
 use rhist_core::testing::{
@@ -97,7 +97,7 @@ fn stages<const N: usize>(
     };
     let elt = match first {
         First::Found(i) => Some(i),
-        First::Probe => map.insert_rest_uncounted(&key, h),
+        First::Probe => map.insert_rest_uncounted(&key, h, Inserter::on_cpu(0)),
         First::Absent | First::Further => None,
     };
     let sums = black_box(elt).and_then(|i| map.cpu_sums(i, 0));

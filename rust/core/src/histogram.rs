@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use super::event::EventContext;
 use super::grammar::ActionKind;
 use super::hist_data::{self, ActionSink, HistData, Tracking};
-use super::map::{self, First, MapError, MapKey, MapParams, TracingMap};
+use super::map::{self, First, Inserter, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
 use super::program::{Applied, CompactKey, Program, StrKey};
 use super::sketch::{self, MapSketches, Quantile, SketchPool, PERCENTILES, PERCENTILE_NAMES};
@@ -428,7 +428,7 @@ impl<'a> Histogram<'a> {
     pub fn update_compiled(
         &self,
         rec: &[u8],
-        cpu: impl FnOnce() -> u32,
+        cpu: impl Fn() -> u32 + Copy,
         after: impl FnOnce(),
     ) -> bool {
         if self.shape == Shape::Number1 {
@@ -457,7 +457,7 @@ impl<'a> Histogram<'a> {
     /// [`update_compiled`](Self::update_compiled) of a key of one number.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key1<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_number_key1<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.number_key_fast::<1>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -467,7 +467,7 @@ impl<'a> Histogram<'a> {
     /// [`update_compiled`](Self::update_compiled) of a key of two numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    fn run_number_key2<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_number_key2<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.number_key_fast::<2>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -478,7 +478,7 @@ impl<'a> Histogram<'a> {
     /// numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
-    fn run_number_key3<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_number_key3<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.number_key_fast::<3>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -489,7 +489,7 @@ impl<'a> Histogram<'a> {
     /// `char[]` strings of one word.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
-    fn run_short_key1<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_short_key1<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.short_key_fast::<1>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -499,7 +499,7 @@ impl<'a> Histogram<'a> {
     /// [`run_short_key1`](Self::run_short_key1) of two words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
-    fn run_short_key2<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_short_key2<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.short_key_fast::<2>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -509,7 +509,7 @@ impl<'a> Histogram<'a> {
     /// [`run_short_key1`](Self::run_short_key1) of three words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
-    fn run_short_key3<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_short_key3<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.short_key_fast::<3>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -519,7 +519,7 @@ impl<'a> Histogram<'a> {
     /// [`run_short_key1`](Self::run_short_key1) of four words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key4")]
-    fn run_short_key4<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_short_key4<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         match self.program.short_key_fast::<4>(rec) {
             Some(key) => self.account_words(key, rec, cpu, after),
             None => self.run_slow(rec, cpu, after),
@@ -530,7 +530,7 @@ impl<'a> Histogram<'a> {
     /// sums of `rec` to it, then runs `after`: inline at the entry where
     /// the key's probe starts, out of line from there on.
     #[inline(always)]
-    fn account_words<const N: usize, C: FnOnce() -> u32, F: FnOnce()>(
+    fn account_words<const N: usize, C: Fn() -> u32 + Copy, F: FnOnce()>(
         &self,
         key: [u64; N],
         rec: &[u8],
@@ -549,7 +549,7 @@ impl<'a> Histogram<'a> {
     /// [`account_words`](Self::account_words) past the entry where the
     /// key's probe starts, up to a free entry.
     #[inline(never)]
-    fn account_further<const N: usize, C: FnOnce() -> u32, F: FnOnce()>(
+    fn account_further<const N: usize, C: Fn() -> u32 + Copy, F: FnOnce()>(
         &self,
         key: [u64; N],
         h: u32,
@@ -567,7 +567,7 @@ impl<'a> Histogram<'a> {
     /// [`account_words`](Self::account_words) by the map's probe loop:
     /// an insert, or a wait for an entry being published.
     #[inline(never)]
-    fn account_probe<const N: usize, C: FnOnce() -> u32, F: FnOnce()>(
+    fn account_probe<const N: usize, C: Fn() -> u32 + Copy, F: FnOnce()>(
         &self,
         key: [u64; N],
         h: u32,
@@ -575,7 +575,10 @@ impl<'a> Histogram<'a> {
         cpu: C,
         after: F,
     ) {
-        match self.map.insert_rest_uncounted(&key, h) {
+        match self
+            .map
+            .insert_rest_uncounted(&key, h, Inserter::on_cpu(cpu()))
+        {
             Some(idx) => self.add_sums(rec, cpu, idx, after),
             None => after(),
         }
@@ -586,7 +589,7 @@ impl<'a> Histogram<'a> {
     /// values, if any, out of line ([`add_values`](Self::add_values)), so
     /// that a histogram of hitcounts keeps none of what they need.
     #[inline(always)]
-    fn add_sums<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, idx: u32, after: F) {
+    fn add_sums<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, idx: u32, after: F) {
         let sums = self.map.cpu_sums(idx, cpu()).map(|s| s.words());
         let Some((hits, values)) = sums.and_then(|s| s.split_first()) else {
             return after();
@@ -669,14 +672,15 @@ impl<'a> Histogram<'a> {
     /// shape says, without the quick loads.
     #[inline(never)]
     #[cold]
-    fn run_slow<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_slow<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         let p = &self.program;
         let map = &self.map;
+        let who = Inserter::on_cpu(cpu());
         let elt = match self.shape {
-            Shape::Number1 => map.insert_exact_uncounted(&p.number_key::<1>(rec)),
-            Shape::Number2 => map.insert_exact_uncounted(&p.number_key::<2>(rec)),
-            Shape::Number3 => map.insert_exact_uncounted(&p.number_key::<3>(rec)),
-            _ => map.insert_words_uncounted(&p.key::<4>(rec)),
+            Shape::Number1 => map.insert_exact_uncounted(&p.number_key::<1>(rec), who),
+            Shape::Number2 => map.insert_exact_uncounted(&p.number_key::<2>(rec), who),
+            Shape::Number3 => map.insert_exact_uncounted(&p.number_key::<3>(rec), who),
+            _ => map.insert_words_uncounted(&p.key::<4>(rec), who),
         };
         match elt {
             Some(idx) => self.add_sums(rec, cpu, idx, after),
@@ -689,12 +693,14 @@ impl<'a> Histogram<'a> {
     /// key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.string")]
-    fn run_string_key<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_string_key<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         let p = &self.program;
         let mut key = StrKey::EMPTY;
+        let cpu = cpu();
+        let who = Inserter::on_cpu(cpu);
         match p.string_key(rec, &mut key) {
-            true => self.add_sums_of(rec, cpu(), self.map.insert_key_uncounted(&key)),
-            false => self.run_long_key(rec, cpu()),
+            true => self.add_sums_of(rec, cpu, self.map.insert_key_uncounted(&key, who)),
+            false => self.run_long_key(rec, cpu),
         }
         after();
     }
@@ -705,12 +711,14 @@ impl<'a> Histogram<'a> {
     /// whole key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.compact")]
-    fn run_compact_key<C: FnOnce() -> u32, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
+    fn run_compact_key<C: Fn() -> u32 + Copy, F: FnOnce()>(&self, rec: &[u8], cpu: C, after: F) {
         let p = &self.program;
         let mut key = CompactKey::EMPTY;
+        let cpu = cpu();
+        let who = Inserter::on_cpu(cpu);
         match p.compact_key(rec, &mut key) {
-            true => self.add_sums_of(rec, cpu(), self.map.insert_key_uncounted(&key)),
-            false => self.run_long_key(rec, cpu()),
+            true => self.add_sums_of(rec, cpu, self.map.insert_key_uncounted(&key, who)),
+            false => self.run_long_key(rec, cpu),
         }
         after();
     }
@@ -721,10 +729,11 @@ impl<'a> Histogram<'a> {
     fn run_long_key(&self, rec: &[u8], cpu: u32) {
         let p = &self.program;
         let map = &self.map;
+        let who = Inserter::on_cpu(cpu);
         let elt = match p.key_words() {
-            0..=8 => map.insert_words_uncounted(&p.key::<8>(rec)),
-            9..=32 => map.insert_words_uncounted(&p.key::<32>(rec)),
-            _ => map.insert_words_uncounted(&p.key::<KEY_WORDS_MAX>(rec)),
+            0..=8 => map.insert_words_uncounted(&p.key::<8>(rec), who),
+            9..=32 => map.insert_words_uncounted(&p.key::<32>(rec), who),
+            _ => map.insert_words_uncounted(&p.key::<KEY_WORDS_MAX>(rec), who),
         };
         self.add_sums_of(rec, cpu, elt);
     }
@@ -974,8 +983,9 @@ impl<'a> Histogram<'a> {
         ctx: &dyn TaskContext,
         ref_vals: &[u64],
     ) -> Option<map::Elt<'a>> {
+        let who = Inserter::on_cpu(ctx.cpu());
         let elt = if self.needs_comm {
-            self.map.insert_uncounted(key, |elt| {
+            self.map.insert_uncounted(key, who, |elt| {
                 let comm = saved_comm(ctx);
                 for (word, chunk) in elt.private_words().iter().zip(comm.chunks_exact(8)) {
                     let mut b = [0u8; 8];
@@ -984,7 +994,7 @@ impl<'a> Histogram<'a> {
                 }
             })
         } else {
-            self.map.insert_uncounted(key, |_| {})
+            self.map.insert_uncounted(key, who, |_| {})
         }?;
         if STATS {
             self.update_stats(&elt, rec, ctx, ref_vals);
@@ -1625,7 +1635,8 @@ mod tests {
                     let slots: Vec<AtomicU64> = other.iter().map(|&w| AtomicU64::new(w)).collect();
                     assert_eq!((&key).matches(&slots), *other == full[..words], "{text}");
                 }
-                let elt = map.elt(map.insert_key_uncounted(&key).unwrap()).unwrap();
+                let elt = map.elt(map.insert_key_uncounted(&key, Inserter::ANYWHERE).unwrap());
+                let elt = elt.unwrap();
                 assert!(elt.key_eq(&bytes), "{text}");
                 assert_eq!(map.lookup(&bytes).unwrap().index(), elt.index(), "{text}");
                 assert_eq!(map.insert(&bytes).unwrap().index(), elt.index(), "{text}");

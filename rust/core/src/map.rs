@@ -47,8 +47,21 @@
 //!   only give wrong numbers, never undefined behaviour.  On the host and in
 //!   the kernel relaxed atomic loads and stores compile to plain moves.
 //! * An entry is one 64-bit word: the hash in the low half, the element
-//!   state in the high half (0: claimed, element not yet published; `!0`:
-//!   dead; otherwise element index + 1).  One load sees both consistently.
+//!   state in the high half (claimed, element not yet published: `2^31`
+//!   plus the inserter's CPU, or 0 if it did not say; `!0`: dead;
+//!   otherwise element index + 1).  One load sees both consistently.
+//! * C waits for an entry another insert has claimed but not published
+//!   yet (its key may be the one being inserted) `map_size` turns at most,
+//!   then drops: two CPUs that meet on a new key lose a count now and then
+//!   (`hist` lost one in 40 rounds of 3,000 events of 1,000 keys on 2
+//!   vCPUs).
+//!   Here an insert says on which CPU it runs ([`Inserter`]) and the entry
+//!   it claims records it. An entry claimed on another CPU is published
+//!   while this insert waits, so it waits longer, with a pause each turn,
+//!   [`OTHER_CPU_WAITS`] turns at most (the other vCPU may be held up by
+//!   its host). One claimed on its own CPU was claimed by the context this
+//!   insert interrupted, which cannot publish before this returns: it
+//!   drops at once, rather than after `map_size` turns.
 //! * When an inserter has claimed an entry but no element is left, C puts
 //!   the entry back to free (hash 0).  That can hide a key inserted further
 //!   along the same probe chain meanwhile, which then is dropped forever.
@@ -98,10 +111,51 @@ mod sync {
     #[inline(always)]
     pub(super) fn spin() {}
 
-    /// One turn of a wait in process context (a fold's): a pause.
+    /// One turn of a longer wait (a fold's, or for another CPU's
+    /// insert): a pause.
     #[inline(always)]
     pub(super) fn pause() {
         core::hint::spin_loop();
+        #[cfg(test)]
+        paused::turn();
+    }
+
+    /// What a unit test runs at each [`pause`] of its thread: the turns
+    /// counted, and what a test does at each (another CPU's publication,
+    /// at the turn it picks).
+    #[cfg(test)]
+    pub(super) mod paused {
+        use std::boxed::Box;
+        use std::cell::{Cell, RefCell};
+
+        type AtTurn = Option<Box<dyn FnMut(u64)>>;
+
+        std::thread_local! {
+            static TURNS: Cell<u64> = const { Cell::new(0) };
+            static AT_TURN: RefCell<AtTurn> = const { RefCell::new(None) };
+        }
+
+        pub(in super::super) fn turn() {
+            let n = TURNS.with(|t| {
+                t.set(t.get() + 1);
+                t.get()
+            });
+            AT_TURN.with(|f| {
+                if let Some(f) = f.borrow_mut().as_mut() {
+                    f(n)
+                }
+            });
+        }
+
+        /// Runs `f` with `at_turn` called at each pause of this thread:
+        /// the pauses `f` made.
+        pub(in super::super) fn count(at_turn: impl FnMut(u64) + 'static, f: impl FnOnce()) -> u64 {
+            TURNS.with(|t| t.set(0));
+            AT_TURN.with(|a| *a.borrow_mut() = Some(Box::new(at_turn)));
+            f();
+            AT_TURN.with(|a| *a.borrow_mut() = None);
+            TURNS.with(|t| t.get())
+        }
     }
 }
 
@@ -162,8 +216,53 @@ const HITS: usize = 0;
 const NEXT_ELT: usize = 1;
 const DROPS: usize = LINE_WORDS;
 
-/// Entry state (high half): claimed, element not published yet.
+/// Entry state (high half): claimed by an insert that did not say on
+/// which CPU it runs ([`Inserter::ANYWHERE`]), element not published yet.
 const PENDING: u32 = 0;
+/// Entry state (high half): claimed on CPU `c`, element not published
+/// yet: `PENDING_ON + c`, `c` below [`CPUS_MAX`].
+const PENDING_ON: u32 = 1 << 31;
+/// Most turns an insert waits for an entry claimed on another CPU: far
+/// longer than its publication takes (a few dozen instructions, with
+/// interrupts maybe), short enough for a bound (at most a few
+/// milliseconds of pauses).
+pub const OTHER_CPU_WAITS: u32 = 1 << 16;
+
+/// Whether entry state `n` is a claimed entry's, not published yet.
+#[inline(always)]
+const fn is_pending(n: u32) -> bool {
+    n == PENDING || (n >= PENDING_ON && n != DEAD)
+}
+
+/// Where an insert runs: the entry it claims records it, so that a wait
+/// for that entry can tell an insert on another CPU, which publishes
+/// while the waiter waits, from one the waiter interrupted on its own
+/// CPU, which cannot (see "How it differs from C").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inserter(u32);
+
+impl Inserter {
+    /// An insert that does not say where it runs: it waits for every
+    /// claimed entry as C does, `map_size` turns at most.
+    pub const ANYWHERE: Self = Self(u32::MAX);
+
+    /// An insert on CPU `cpu`, in a context that nothing on `cpu` can
+    /// suspend but an interrupt (the event path: preemption is off).
+    /// [`ANYWHERE`](Self::ANYWHERE)'s waits from [`CPUS_MAX`] on.
+    #[inline(always)]
+    pub const fn on_cpu(cpu: u32) -> Self {
+        Self(cpu)
+    }
+
+    /// The state of an entry this insert claims.
+    #[inline(always)]
+    const fn pending_state(self) -> u32 {
+        match self.0 < CPUS_MAX as u32 {
+            true => PENDING_ON + self.0,
+            false => PENDING,
+        }
+    }
+}
 /// Entry state (high half): claimed, but no element was left.
 const DEAD: u32 = u32::MAX;
 
@@ -802,16 +901,27 @@ impl<'a> TracingMap<'a> {
     /// an entry, whatever other inserters do.
     #[inline]
     pub fn insert(&self, key: &[u8]) -> Option<Elt<'a>> {
-        self.find(self.cut(key), Find::Insert, |_| {})
+        self.insert_on(key, Inserter::ANYWHERE)
+    }
+
+    /// [`insert`](Self::insert) by an insert that says where it runs.
+    #[inline]
+    pub fn insert_on(&self, key: &[u8], who: Inserter) -> Option<Elt<'a>> {
+        self.find(self.cut(key), Find::Insert, who, |_| {})
     }
 
     /// [`insert_with`](Self::insert_with), not counting the hit in
     /// [`hits`](Self::hits): for a caller that counts them itself (a
     /// histogram's hitcount, sum 0, counts them all), so that events do
-    /// not all write one shared word.
+    /// not all write one shared word. `who` says where it runs.
     #[inline]
-    pub fn insert_uncounted(&self, key: &[u8], init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
-        self.find(self.cut(key), Find::InsertUncounted, init)
+    pub fn insert_uncounted(
+        &self,
+        key: &[u8],
+        who: Inserter,
+        init: impl FnOnce(&Elt<'a>),
+    ) -> Option<Elt<'a>> {
+        self.find(self.cut(key), Find::InsertUncounted, who, init)
     }
 
     /// [`insert_uncounted`](Self::insert_uncounted) of a key given as
@@ -819,15 +929,19 @@ impl<'a> TracingMap<'a> {
     /// not read. The element's index, for [`cpu_sums`](Self::cpu_sums)
     /// (the event path's), or [`elt`](Self::elt).
     #[inline]
-    pub fn insert_words_uncounted<const N: usize>(&self, key: &[u64; N]) -> Option<u32> {
+    pub fn insert_words_uncounted<const N: usize>(
+        &self,
+        key: &[u64; N],
+        who: Inserter,
+    ) -> Option<u32> {
         // `&[u64; N]` says it has N words: only true of this map's keys.
         // `find_idx()` straight, not through `insert_key_uncounted()`:
         // one more level, and rustc outlines the slice key's `find_idx()`
         // (a string key of 2 words, `keys_s`, took 62 instructions more).
         if N == self.g.layout.key_words as usize {
-            self.find_idx(key, Find::InsertUncounted, |_| {})
+            self.find_idx(key, Find::InsertUncounted, who, |_| {})
         } else {
-            self.find_idx(&key[..], Find::InsertUncounted, |_| {})
+            self.find_idx(&key[..], Find::InsertUncounted, who, |_| {})
         }
     }
 
@@ -836,12 +950,16 @@ impl<'a> TracingMap<'a> {
     /// one copy of the probe, unrolled for `N`. A key of any other size
     /// is dropped.
     #[inline(always)]
-    pub fn insert_exact_uncounted<const N: usize>(&self, key: &[u64; N]) -> Option<u32> {
+    pub fn insert_exact_uncounted<const N: usize>(
+        &self,
+        key: &[u64; N],
+        who: Inserter,
+    ) -> Option<u32> {
         if N != self.g.layout.key_words as usize {
             self.count_drop(0);
             return None;
         }
-        self.find_idx(key, Find::InsertUncounted, |_| {})
+        self.find_idx(key, Find::InsertUncounted, who, |_| {})
     }
 
     /// The start of [`insert_exact_uncounted`](Self::insert_exact_uncounted)
@@ -880,19 +998,24 @@ impl<'a> TracingMap<'a> {
     /// when either said [`First::Probe`]: the probe loop, which inserts
     /// `key`, whose hash is `h`, or waits for it to be published.
     #[inline]
-    pub fn insert_rest_uncounted<const N: usize>(&self, key: &[u64; N], h: u32) -> Option<u32> {
+    pub fn insert_rest_uncounted<const N: usize>(
+        &self,
+        key: &[u64; N],
+        h: u32,
+        who: Inserter,
+    ) -> Option<u32> {
         if N != self.g.layout.key_words as usize {
             self.count_drop(h);
             return None;
         }
-        self.probe(key, h, self.start(h), Find::InsertUncounted, |_| {})
+        self.probe(key, h, self.start(h), Find::InsertUncounted, who, |_| {})
     }
 
     /// [`insert_uncounted`](Self::insert_uncounted) of a key of any
     /// [`MapKey`] type, whose [`MapKey::WORDS`] is 0 or this map's.
     #[inline]
-    pub fn insert_key_uncounted<K: MapKey>(&self, key: K) -> Option<u32> {
-        self.find_idx(key, Find::InsertUncounted, |_| {})
+    pub fn insert_key_uncounted<K: MapKey>(&self, key: K, who: Inserter) -> Option<u32> {
+        self.find_idx(key, Find::InsertUncounted, who, |_| {})
     }
 
     /// CPU `cpu`'s copy of the sums of element `idx` (CPU 0's if the map
@@ -949,7 +1072,7 @@ impl<'a> TracingMap<'a> {
     /// private words.  `init` is not run when the key was already there.
     #[inline]
     pub fn insert_with(&self, key: &[u8], init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
-        self.find(self.cut(key), Find::Insert, init)
+        self.find(self.cut(key), Find::Insert, Inserter::ANYWHERE, init)
     }
 
     /// Finds the element of `key` without inserting it: C's
@@ -957,7 +1080,7 @@ impl<'a> TracingMap<'a> {
     /// when it gives up waiting for an element being published.
     #[inline]
     pub fn lookup(&self, key: &[u8]) -> Option<Elt<'a>> {
-        self.find(self.cut(key), Find::Lookup, |_| {})
+        self.find(self.cut(key), Find::Lookup, Inserter::ANYWHERE, |_| {})
     }
 
     /// `key` cut to the key size.
@@ -987,15 +1110,27 @@ impl<'a> TracingMap<'a> {
     /// entry, waiting for one being published) is [`probe`](Self::probe),
     /// from the start again.
     #[inline]
-    fn find<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
-        self.find_idx(key, how, init).and_then(|i| self.elt(i))
+    fn find<K: MapKey>(
+        &self,
+        key: K,
+        how: Find,
+        who: Inserter,
+        init: impl FnOnce(&Elt<'a>),
+    ) -> Option<Elt<'a>> {
+        self.find_idx(key, how, who, init).and_then(|i| self.elt(i))
     }
 
     /// [`find`](Self::find), giving the element's index: an event path
     /// that only adds to sums takes them with [`cpu_sums`](Self::cpu_sums),
     /// without making the rest of an [`Elt`].
     #[inline]
-    fn find_idx<K: MapKey>(&self, key: K, how: Find, init: impl FnOnce(&Elt<'a>)) -> Option<u32> {
+    fn find_idx<K: MapKey>(
+        &self,
+        key: K,
+        how: Find,
+        who: Inserter,
+        init: impl FnOnce(&Elt<'a>),
+    ) -> Option<u32> {
         let h = key.hash(self.key_words::<K>());
         let start = self.start(h);
         let first = match self.find_first(key, h, how) {
@@ -1005,7 +1140,7 @@ impl<'a> TracingMap<'a> {
         match first {
             First::Found(i) => Some(i),
             First::Absent => None,
-            First::Further | First::Probe => self.probe(key, h, start, how, init),
+            First::Further | First::Probe => self.probe(key, h, start, how, who, init),
         }
     }
 
@@ -1043,10 +1178,10 @@ impl<'a> TracingMap<'a> {
             }
             return First::Found(n.wrapping_sub(1));
         }
-        match n {
+        match is_pending(n) {
             // Being inserted, maybe with this key: `probe()` waits for it.
-            PENDING => First::Probe,
-            _ => First::Further,
+            true => First::Probe,
+            false => First::Further,
         }
     }
 
@@ -1123,11 +1258,14 @@ impl<'a> TracingMap<'a> {
         h: u32,
         mut idx: usize,
         how: Find,
+        who: Inserter,
         init: impl FnOnce(&Elt<'a>),
     ) -> Option<u32> {
         let mask = self.g.map_size.wrapping_sub(1);
         let mut dup_try = 0usize;
+        let mut other_cpu_waits = 0u32;
         let mut probes = 0usize;
+        let claimed = who.pending_state();
 
         loop {
             idx &= mask;
@@ -1150,7 +1288,8 @@ impl<'a> TracingMap<'a> {
                 }
                 // Relaxed: only the atomicity matters, the winner owns the
                 // entry; nothing is published by this write.
-                match entry.compare_exchange(0, h as u64, Ordering::Relaxed, Ordering::Relaxed) {
+                let pending = h as u64 | u64::from(claimed) << 32;
+                match entry.compare_exchange(0, pending, Ordering::Relaxed, Ordering::Relaxed) {
                     Ok(_) => return self.fill(entry, h, key, how, init),
                     Err(_) => {
                         // Someone claimed it first: look again at what.
@@ -1166,10 +1305,24 @@ impl<'a> TracingMap<'a> {
 
             if entry_hash == h {
                 match (e >> 32) as u32 {
-                    PENDING => {
-                        // Being inserted, maybe with our key: wait for it,
-                        // but only so long (the inserter may be the context
-                        // this one interrupted).
+                    DEAD => {}
+                    // Being inserted, maybe with our key: wait for it.
+                    s if is_pending(s) && s != PENDING && claimed != PENDING => {
+                        // Claimed on this CPU: by the context this one
+                        // interrupted, which cannot publish until this
+                        // returns. On another: it publishes meanwhile.
+                        other_cpu_waits += 1;
+                        if s == claimed || other_cpu_waits > OTHER_CPU_WAITS {
+                            self.count_drop(h);
+                            return None;
+                        }
+                        pause();
+                        continue;
+                    }
+                    s if is_pending(s) => {
+                        // Where it runs is not known: as C, wait only so
+                        // long (the inserter may be the context this one
+                        // interrupted).
                         dup_try += 1;
                         if dup_try > self.g.map_size {
                             self.count_drop(h);
@@ -1178,7 +1331,6 @@ impl<'a> TracingMap<'a> {
                         spin();
                         continue;
                     }
-                    DEAD => {}
                     n => {
                         if self.holds(n - 1, key, self.key_words::<K>()) {
                             if how == Find::Insert {
@@ -1436,7 +1588,7 @@ impl<'a> TracingMap<'a> {
             }
             if e as u32 == h {
                 match (e >> 32) as u32 {
-                    PENDING => {
+                    s if is_pending(s) => {
                         waits += 1;
                         if waits >= TRIES {
                             return None;
@@ -1806,7 +1958,7 @@ impl<'a> Iterator for Iter<'a> {
             // Acquire: see `TracingMap::find`.
             let e = entry.load(Ordering::Acquire);
             let state = (e >> 32) as u32;
-            if e as u32 != 0 && state != PENDING && state != DEAD {
+            if e as u32 != 0 && !is_pending(state) && state != DEAD {
                 if let Some(elt) = self.map.elt(state - 1) {
                     return Some(elt);
                 }
@@ -2162,6 +2314,7 @@ impl<'a> Elt<'a> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::sync::paused;
     use super::*;
     use core::mem::MaybeUninit;
     use std::vec::Vec;
@@ -2221,7 +2374,7 @@ mod tests {
         let map = TracingMap::new(p, &s).unwrap();
         let counted = core::cell::Cell::new(false);
         let event = || {
-            if let Some(e) = map.insert_uncounted(&k(5), |_| {}) {
+            if let Some(e) = map.insert_uncounted(&k(5), Inserter::on_cpu(0), |_| {}) {
                 e.update_sum(0, 1);
                 counted.set(true);
             }
@@ -2254,7 +2407,7 @@ mod tests {
         for _ in 0..400 {
             let key = rnd() % 24;
             let (cpu, v) = ((rnd() % 4) as u32, rnd() % 1000);
-            match src.insert_uncounted(&k(key), |e| {
+            match src.insert_uncounted(&k(key), Inserter::on_cpu(cpu), |e| {
                 e.private_words()[1].store(key + 7, Ordering::Relaxed)
             }) {
                 Some(e) => {
@@ -2292,7 +2445,7 @@ mod tests {
             let old = *model.keys().next().unwrap();
             for key in [old, 99] {
                 let e = dst
-                    .insert_uncounted(&k(key), |e| {
+                    .insert_uncounted(&k(key), Inserter::on_cpu(1), |e| {
                         e.private_words()[1].store(1, Ordering::Relaxed)
                     })
                     .unwrap();
@@ -2356,6 +2509,74 @@ mod tests {
         assert_eq!((m.drops(), m.len()), (0, 1));
     }
 
+    /// A map whose entry for `key` another insert has claimed, on CPU
+    /// `cpu` (`PENDING` if not said): leaked, so that a pause's hook may
+    /// publish it.
+    fn claimed_map(key: [u8; 8], state: u32) -> (TracingMap<'static>, u32) {
+        let p = MapParams::new(2, 8, 1, 0);
+        let m = TracingMap::new(p, storage(&p).leak()).unwrap();
+        let h = m.hash_key(&key);
+        m.entries[m.start(h)].store(h as u64 | u64::from(state) << 32, Ordering::Relaxed);
+        (m, h)
+    }
+
+    /// What the claimer of [`claimed_map`]'s entry does to finish: fill
+    /// an element with `key` and publish it.
+    fn publish(m: TracingMap<'static>, key: [u8; 8], h: u32) {
+        let i = m.take_elt().unwrap();
+        (&key[..]).store(m.elt(i).unwrap().key_slots());
+        let published = h as u64 | (u64::from(i) + 1) << 32;
+        m.entries[m.start(h)].store(published, Ordering::Release);
+    }
+
+    /// An event that comes to a key another CPU is inserting waits until
+    /// that CPU publishes it, longer than C's `map_size` turns (C drops
+    /// it): it counts, in the element published.
+    #[test]
+    fn an_insert_waits_for_another_cpus_claim() {
+        let key = k(5);
+        let (m, h) = claimed_map(key, Inserter::on_cpu(1).pending_state());
+        let mut found = None;
+        let turns = paused::count(
+            move |n| {
+                if n == 1000 {
+                    publish(m, key, h);
+                }
+            },
+            || found = m.insert_uncounted(&key, Inserter::on_cpu(0), |_| {}),
+        );
+        assert_eq!(found.map(|e| e.index()), Some(0), "dropped");
+        assert_eq!((turns, m.drops(), m.len()), (1000, 0, 1));
+    }
+
+    /// One that comes to a key an insert on its own CPU claimed (the
+    /// context it interrupted, which cannot publish before it returns)
+    /// drops at once; one on another CPU gives up after
+    /// [`OTHER_CPU_WAITS`] turns; one that does not say where it runs,
+    /// or an entry that does not say, waits as C does, `map_size` turns
+    /// without a pause.
+    #[test]
+    fn an_insert_gives_up_a_claim_it_cannot_see_published() {
+        let key = k(5);
+        let cases = [
+            (0, Inserter::on_cpu(0), 0),
+            (1, Inserter::on_cpu(0), u64::from(OTHER_CPU_WAITS)),
+            (1, Inserter::ANYWHERE, 0),
+            (CPUS_MAX as u32, Inserter::on_cpu(0), 0),
+        ];
+        for (claimer, who, want_turns) in cases {
+            let (m, _) = claimed_map(key, Inserter::on_cpu(claimer).pending_state());
+            let mut found = None;
+            let turns = paused::count(|_| {}, || found = m.insert_uncounted(&key, who, |_| {}));
+            assert!(found.is_none(), "claimer {claimer}, {who:?}");
+            assert_eq!(
+                (turns, m.drops()),
+                (want_turns, 1),
+                "claimer {claimer}, {who:?}"
+            );
+        }
+    }
+
     /// A compiled program's key of exactly the map's words finds what
     /// the byte key does; a key of another size is a drop, not an entry.
     #[test]
@@ -2363,14 +2584,24 @@ mod tests {
         let p = MapParams::new(3, 16, 1, 0);
         let s = storage(&p);
         let m = TracingMap::new(p, &s).unwrap();
-        let a = m.insert_exact_uncounted(&[7u64, 9]).unwrap();
+        let a = m
+            .insert_exact_uncounted(&[7u64, 9], Inserter::ANYWHERE)
+            .unwrap();
         let mut bytes = [0u8; 16];
         bytes[..8].copy_from_slice(&7u64.to_ne_bytes());
         bytes[8..].copy_from_slice(&9u64.to_ne_bytes());
         assert_eq!(m.lookup(&bytes).unwrap().index(), a);
-        assert_eq!(m.insert_exact_uncounted(&[7u64, 9]).unwrap(), a);
-        assert!(m.insert_exact_uncounted(&[7u64]).is_none());
-        assert!(m.insert_exact_uncounted(&[7u64, 9, 0]).is_none());
+        assert_eq!(
+            m.insert_exact_uncounted(&[7u64, 9], Inserter::ANYWHERE)
+                .unwrap(),
+            a
+        );
+        assert!(m
+            .insert_exact_uncounted(&[7u64], Inserter::ANYWHERE)
+            .is_none());
+        assert!(m
+            .insert_exact_uncounted(&[7u64, 9, 0], Inserter::ANYWHERE)
+            .is_none());
         assert_eq!((m.len(), m.drops()), (1, 2));
     }
 
@@ -2390,7 +2621,7 @@ mod tests {
                 First::Found(i) => Some(i),
                 First::Absent => None,
                 First::Further => panic!("further after further"),
-                First::Probe => m.insert_rest_uncounted(&key, h),
+                First::Probe => m.insert_rest_uncounted(&key, h, Inserter::ANYWHERE),
             }
         }
         // Keys of one hash: the first two pairs found among small ones.

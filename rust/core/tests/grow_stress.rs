@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use rhist_core::hist::grow::{next_bits, GrowTrigger};
-use rhist_core::hist::map::{MapParams, TracingMap};
+use rhist_core::hist::map::{Inserter, MapParams, TracingMap};
 
 const UPDATERS: usize = 3;
 const EVENTS: usize = 30_000;
@@ -91,7 +91,7 @@ fn update(
             used_freed.store(true, Ordering::Relaxed);
         }
         let map = &maps[g];
-        let e = map.insert_uncounted(&key.to_ne_bytes(), |e| {
+        let e = map.insert_uncounted(&key.to_ne_bytes(), Inserter::on_cpu(t as u32), |e| {
             e.private_words()[0].store(key ^ 0x5a, Ordering::Relaxed)
         });
         if let Some(e) = &e {

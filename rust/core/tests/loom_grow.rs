@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::map::{MapParams, TracingMap};
+use common::map::{Inserter, MapParams, TracingMap};
 use common::{model, new_map};
 use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use loom::thread;
@@ -37,7 +37,8 @@ fn event(g: &Gens, key: u64, v: u64) -> bool {
         at == 1 || !g.freed.load(Ordering::Acquire),
         "the old map used after its fold"
     );
-    let counted = match g.maps[at].insert_uncounted(&key.to_ne_bytes(), |_| {}) {
+    let counted = match g.maps[at].insert_uncounted(&key.to_ne_bytes(), Inserter::on_cpu(0), |_| {})
+    {
         Some(e) => {
             e.update_sum(0, 1);
             e.update_max_on(0, 1, v);

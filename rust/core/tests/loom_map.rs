@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::map::{self, key_hash, First, MapKey, MapParams, TracingMap};
+use common::map::{self, key_hash, First, Inserter, MapKey, MapParams, TracingMap};
 use common::{model, new_map};
 use loom::sync::atomic::Ordering;
 use loom::thread;
@@ -68,10 +68,10 @@ fn same_key_two_inserters() {
     });
 }
 
-/// The event path's insert of the one-word `key`, in its steps (the
-/// first entry, the further ones, the probe loop), adding 1 to sum 0:
-/// whether it counted.
-fn hit_steps(m: &TracingMap<'_>, key: u64) -> bool {
+/// The event path's insert of the one-word `key` on CPU `cpu`, in its
+/// steps (the first entry, the further ones, the probe loop), adding 1 to
+/// sum 0: whether it counted.
+fn hit_steps(m: &TracingMap<'_>, key: u64, cpu: u32) -> bool {
     let key = [key];
     let h = (&key).hash(1);
     let first = match m.insert_first_uncounted(&key, h) {
@@ -81,7 +81,7 @@ fn hit_steps(m: &TracingMap<'_>, key: u64) -> bool {
     let idx = match first {
         First::Found(i) => Some(i),
         First::Absent | First::Further => None,
-        First::Probe => m.insert_rest_uncounted(&key, h),
+        First::Probe => m.insert_rest_uncounted(&key, h, Inserter::on_cpu(cpu)),
     };
     match idx.and_then(|i| m.elt(i)) {
         Some(e) => {
@@ -94,16 +94,18 @@ fn hit_steps(m: &TracingMap<'_>, key: u64) -> bool {
 
 #[test]
 fn same_key_two_inserters_in_steps() {
-    // As `same_key_two_inserters`, by the event path: the one that does
-    // not claim the entry finds it published at its first entry, or waits
-    // for it in the probe loop. Neither counts hits; both sums add up.
+    // As `same_key_two_inserters`, by the event path on two CPUs: the one
+    // that does not claim the entry finds it published at its first
+    // entry, or waits for it in the probe loop until it is (the claimer
+    // is on the other CPU): neither drops. Neither counts hits; both sums
+    // add up.
     model("same_key_two_inserters_in_steps", || {
         let m = new_map(MapParams::new(1, 8, 1, 0));
-        let t = thread::spawn(move || hit_steps(&m, 7));
-        let a = hit_steps(&m, 7);
+        let t = thread::spawn(move || hit_steps(&m, 7, 1));
+        let a = hit_steps(&m, 7, 0);
         let b = t.join().unwrap();
-        assert!(a || b);
-        assert_eq!(m.drops(), 2 - a as u64 - b as u64);
+        assert!(a && b, "an insert gave up on the other CPU's");
+        assert_eq!(m.drops(), 0);
         assert_eq!(m.len(), 1);
         let k = 7u64.to_ne_bytes();
         assert_eq!(m.lookup(&k).unwrap().read_sum(0), a as u64 + b as u64);
@@ -120,8 +122,8 @@ fn distinct_keys_one_element_in_steps() {
     let k2 = (2..).find(|&x| start(x) == start(k1)).unwrap();
     model("distinct_keys_one_element_in_steps", move || {
         let m = new_map(p);
-        let t = thread::spawn(move || hit_steps(&m, k2) as u64 + hit_steps(&m, k2) as u64);
-        let a = hit_steps(&m, k1) as u64;
+        let t = thread::spawn(move || hit_steps(&m, k2, 1) as u64 + hit_steps(&m, k2, 1) as u64);
+        let a = hit_steps(&m, k1, 0) as u64;
         let b = t.join().unwrap();
         // Two elements: both keys get one, unless a wait is given up.
         assert_eq!(m.drops(), 3 - a - b);

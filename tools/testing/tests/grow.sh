@@ -125,7 +125,7 @@ paced 3000 1000 7
 cat $EV/rhist > /tmp/rhist
 hist_nth /tmp/rhist 1 > /tmp/g2
 hist_nth /tmp/rhist 2 > /tmp/r2
-grep -q 'Dropped: 0$' /tmp/g2 || fail "statistics: dropped"
+grep -q 'Dropped: 0$' /tmp/g2 || { tail -4 /tmp/g2; cat $DBG; fail "statistics: dropped"; }
 cmp -s /tmp/r2 /tmp/g2 || { diff /tmp/r2 /tmp/g2 | head; fail "statistics: size=128:grow differs from size=2048"; }
 grep -q '^  grow: generation 2 size 2048 grows 2 failed 0$' $DBG || { cat $DBG; fail "statistics: not two grows"; }
 echo "ok grow: statistics as one map's ($(ms))"
@@ -133,20 +133,36 @@ echo "ok grow: statistics as one map's ($(ms))"
 # A string key (the record's length asked of the ring buffer): against
 # hist's of one map.
 expect_write "!$R2" $EV/trigger
+# Of 700 keys on 2 CPUs, hist's map now and then loses a count of a key
+# the other CPU is publishing (rhist.rst, "Differences from hist"): then
+# the histogram is compared with rhist's of one map, R3, alone.
 G3='rhist:keys=d:sort=d:size=128:grow'
+R3='rhist:keys=d:sort=d:size=2048'
 expect_write 'hist:keys=d:sort=d:size=2048' $EV/trigger
 expect_write "$G3" $EV/trigger
 expect_write "!$G2" $EV/trigger
+expect_write "$R3" $EV/trigger
 paced 1500 700 11
 cat $EV/hist > /tmp/hist
 cat $EV/rhist > /tmp/rhist
 hist_nth /tmp/hist 1 > /tmp/h3
 hist_nth /tmp/rhist 1 > /tmp/g3
-grep -q 'Dropped: 0$' /tmp/h3 || fail "strings: hist dropped"
-cmp -s /tmp/h3 /tmp/g3 || { diff /tmp/h3 /tmp/g3 | head; fail "strings: size=128:grow differs from hist's size=2048"; }
+hist_nth /tmp/rhist 2 > /tmp/r3
+grep -q 'Dropped: 0$' /tmp/g3 || { tail -4 /tmp/g3; cat $DBG; fail "strings: dropped"; }
+cmp -s /tmp/r3 /tmp/g3 || { diff /tmp/r3 /tmp/g3 | head; fail "strings: size=128:grow differs from size=2048"; }
+if grep -q 'Dropped: 0$' /tmp/h3; then
+	cmp -s /tmp/h3 /tmp/g3 || { diff /tmp/h3 /tmp/g3 | head; fail "strings: size=128:grow differs from hist's size=2048"; }
+	echo "ok grow: a string key as hist's and one map's ($(ms))"
+else
+	# What it lost is counted: its hits and drops are the events.
+	hh=$(sed -n 's/^    Hits: //p' /tmp/h3)
+	hd=$(sed -n 's/^    Dropped: //p' /tmp/h3)
+	[ $((hh + hd)) = $fired_total ] || fail "strings: hist's $hh hits and $hd drops are not $fired_total"
+	echo "ok grow: a string key as one map's; hist's dropped $hd in its race ($(ms))"
+fi
 grep -q '^  grow: generation 2 size 2048 grows 2 failed 0$' $DBG || { cat $DBG; fail "strings: not two grows"; }
-echo "ok grow: a string key as hist's ($(ms))"
 expect_write "!$G3" $EV/trigger
+expect_write "!$R3" $EV/trigger
 expect_write '!hist:keys=d:sort=d:size=2048' $EV/trigger
 expect_write "$G2" $EV/trigger
 expect_write "$R2" $EV/trigger

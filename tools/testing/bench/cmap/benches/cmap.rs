@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rhist_cmap_bench::{CMap, KERNEL_SOURCE};
-use rhist_core::hist::map::{MapParams, TracingMap, BITS_DEFAULT};
+use rhist_core::hist::map::{Inserter, MapParams, TracingMap, BITS_DEFAULT};
 
 /// Length of each thread's key sequence (a power of two).
 const SEQ_LEN: usize = 1 << 16;
@@ -95,7 +95,7 @@ impl RustMap {
 #[inline(always)]
 fn rust_update(m: &TracingMap<'_>, key: u64, n_sums: usize, cpu: u32) -> bool {
     match m
-        .insert_words_uncounted(&[key])
+        .insert_words_uncounted(&[key], Inserter::on_cpu(cpu))
         .and_then(|i| m.cpu_sums(i, cpu))
     {
         Some(sums) => {
