@@ -45,10 +45,14 @@ pub fn map_params(data: &HistData<'_>, n_cpus: usize) -> MapParams {
 /// [`map_params`] of a map of `bits` rather than `size=`'s: a `:grow`
 /// histogram's next generation ([`super::grow`]).
 pub fn map_params_sized(data: &HistData<'_>, bits: u32, n_cpus: usize) -> MapParams {
-    let params = MapParams::new(bits, data.key_size(), data.n_sums(), data.n_map_vars())
+    let mut params = MapParams::new(bits, data.key_size(), data.n_sums(), data.n_map_vars())
         .with_private_words(
             comm_words(data.needs_comm()) + data.n_var_copies() * vars::STR_VAR_WORDS,
         );
+    // Only a sketch finds its element from its sums (`sums_index`).
+    if data.sketch_params().is_none() {
+        params = params.with_packed_sums();
+    }
     params.per_cpu(n_cpus)
 }
 

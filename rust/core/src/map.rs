@@ -312,6 +312,9 @@ pub struct MapParams {
     /// Number of copies of each element's sums, one per CPU: 1 when the
     /// CPUs share them (see [`MapParams::per_cpu`]).
     pub n_cpus: usize,
+    /// Per-CPU sums at a stride of exactly `n_sums` words, rather than a
+    /// power of two (see [`MapParams::with_packed_sums`]).
+    pub packed_sums: bool,
 }
 
 impl MapParams {
@@ -325,7 +328,19 @@ impl MapParams {
             n_vars,
             n_private: 0,
             n_cpus: 1,
+            packed_sums: false,
         }
+    }
+
+    /// The same with per-CPU sums packed: each element's copy takes
+    /// `n_sums` words, where it takes a power of two otherwise (3 sums:
+    /// 24 bytes rather than 32). An element's sums may then straddle two
+    /// lines, both in the region its CPU alone writes; and
+    /// [`TracingMap::sums_index`] finds no element from its sums, which
+    /// only `.quantiles` values need. Shared sums stay in the data.
+    pub const fn with_packed_sums(mut self) -> Self {
+        self.packed_sums = true;
+        self
     }
 
     /// The same with `n` private words per element.
@@ -346,10 +361,10 @@ impl MapParams {
     /// Otherwise the CPUs share one copy, as in C.
     ///
     /// Per-CPU sums take `n_cpus * max_elts * stride * 8` bytes, the
-    /// stride being `n_sums` rounded up to a power of two (up to 8, whole
-    /// lines beyond): 2,048 entries of 1 to 4 sums on 64 CPUs take 1 to 4
-    /// MB, and stay per CPU; 131,072 entries on 8 CPUs would take 8 MB,
-    /// and share.
+    /// stride being `n_sums` (packed), or `n_sums` rounded up to a power
+    /// of two (up to 8, whole lines beyond): 2,048 entries of 1 to 4 sums
+    /// on 64 CPUs take 1 to 4 MB, and stay per CPU; 131,072 entries on 8
+    /// CPUs would take 8 MB, and share.
     pub fn per_cpu(self, n_cpus: usize) -> Self {
         let bytes = Geometry::sums_bytes(&self.with_cpus(n_cpus));
         match bytes {
@@ -448,9 +463,12 @@ impl EltLayout {
 
 /// The distance between two elements' parts of `words` words: a power of
 /// two up to a cache line, so that none straddles two lines, whole lines
-/// beyond.
+/// beyond; none for a part of no words (the data of elements whose sums
+/// are per CPU, with no variables nor private words).
 const fn part_stride(words: usize) -> usize {
-    if words <= LINE_WORDS {
+    if words == 0 {
+        0
+    } else if words <= LINE_WORDS {
         words.next_power_of_two()
     } else {
         words.next_multiple_of(LINE_WORDS)
@@ -479,7 +497,10 @@ impl Geometry {
         }
         let per_cpu = p.n_cpus > 1 && p.n_sums > 0;
         let max_elts = 1usize << p.bits;
-        let sum_stride = part_stride(p.n_sums);
+        let sum_stride = match per_cpu && p.packed_sums {
+            true => p.n_sums,
+            false => part_stride(p.n_sums),
+        };
         // One CPU's copies of every element's sums, on lines of its own.
         let cpu_stride = match per_cpu {
             true => (max_elts * sum_stride).next_multiple_of(LINE_WORDS),
@@ -2679,6 +2700,10 @@ mod tests {
         // key 8 + hitcount: 8-byte strides.
         let g = Geometry::new(&MapParams::new(7, 8, 1, 0)).unwrap();
         assert_eq!((g.key_stride, g.data_stride), (1, 1));
+        // The same with per-CPU sums: no data words, no data.
+        let g = Geometry::new(&MapParams::new(7, 8, 1, 0).with_cpus(2)).unwrap();
+        assert_eq!((g.key_stride, g.data_stride, g.sum_stride), (1, 0, 1));
+        assert_eq!(g.data_off, g.sums_off);
         // key 24 + 3 sums: 32 bytes each.
         let g = Geometry::new(&MapParams::new(7, 24, 3, 0)).unwrap();
         assert_eq!((g.key_stride, g.data_stride), (4, 4));
@@ -2969,11 +2994,19 @@ mod tests {
     /// Per-CPU sums: each CPU adds to its own copy, on lines no other
     /// CPU's copy shares, and the sums read are the totals, wrapping as
     /// one shared sum does; the variables and private words are one.
+    /// Packed or not, no two elements' copies overlap.
     #[test]
     fn per_cpu_sums_add_up() {
         let p = MapParams::new(4, 8, 3, 1)
             .with_private_words(1)
             .with_cpus(3);
+        per_cpu_sums_of(p);
+        let packed = p.with_packed_sums();
+        assert!(packed.storage_words().unwrap() < p.storage_words().unwrap());
+        per_cpu_sums_of(packed);
+    }
+
+    fn per_cpu_sums_of(p: MapParams) {
         let shared = MapParams::new(4, 8, 3, 1).with_private_words(1);
         assert!(p.storage_words().unwrap() > shared.storage_words().unwrap());
         let s = storage(&p);
@@ -3000,6 +3033,17 @@ mod tests {
             }
             assert!(e.sum_of(3, 0).is_none());
         }
+        let mut words: Vec<usize> = (0..16)
+            .flat_map(|x| {
+                let e = m.lookup(&k(x)).unwrap();
+                (0..3).flat_map(move |c| {
+                    (0..3).map(move |i| e.sum_of(c, i).unwrap().as_ptr() as usize)
+                })
+            })
+            .collect();
+        words.sort();
+        words.dedup();
+        assert_eq!(words.len(), 16 * 3 * 3, "two elements share a sum");
         for x in 0..16 {
             let e = m.lookup(&k(x)).unwrap();
             // CPU 3 has no copy: it added to CPU 0's.
@@ -3144,10 +3188,11 @@ mod tests {
         assert_eq!(p(11, 1).per_cpu(CPUS_MAX + 1).n_cpus, 1);
         assert_eq!(Geometry::new(&p(7, 1).with_cpus(0)), Err(MapError::BadCpus));
         // The bytes the rule counts are the bytes the map takes: the
-        // copies, less the sums leaving the data (a stride of 4 words to 1).
+        // copies, less the sums leaving the data (a stride of 4 words to
+        // none).
         let (one, many) = (p(11, 3), p(11, 3).with_cpus(64));
         let extra = (many.storage_words().unwrap() - one.storage_words().unwrap()) * 8;
-        assert_eq!(extra, (4 << 20) - 2048 * 3 * 8);
+        assert_eq!(extra, (4 << 20) - 2048 * 4 * 8);
     }
 
     #[test]

@@ -475,23 +475,24 @@ fn info_round_trips() {
 // Memory.
 
 /// A part of `words` words takes a power of two up to a line (8 words),
-/// whole lines beyond.
+/// whole lines beyond; a part of none, nothing.
 fn part(words: usize) -> usize {
     match words {
-        0..=8 => words.next_power_of_two(),
+        0 => 0,
+        1..=8 => words.next_power_of_two(),
         _ => words.next_multiple_of(8),
     }
 }
 
 /// rhist.rst's formula of a map's bytes: a header of 5 lines, then per
 /// entry two words of hash table, its key's part, its data's part (the
-/// sums when the CPUs share them) and, per CPU, its sums' part; 63 bytes
-/// to align it.
+/// sums when the CPUs share them) and, per CPU, its sums (packed: no
+/// sketch); 63 bytes to align it.
 fn formula(max_elts: usize, key_bytes: usize, sums: usize, cpus: usize) -> usize {
     let key = part(key_bytes.div_ceil(8));
     let (data, per_cpu) = match cpus {
         1 => (part(sums), 0),
-        n => (part(0), n * part(sums)),
+        n => (part(0), n * sums),
     };
     8 * (40 + max_elts * (2 + key + data + per_cpu)) + 63
 }
@@ -522,9 +523,9 @@ fn memory_per_entry() {
             );
         }
     }
-    // 17 sums of 2,048 entries: 24 words, 384 KiB a CPU, per CPU up to
-    // 10 CPUs (4 MiB).
+    // 17 sums of 2,048 entries: 17 words, 272 KiB a CPU, per CPU up to
+    // 15 CPUs (4 MiB).
     let hd = build(WIDE);
-    assert_eq!(map_params(&hd, 10).n_cpus, 10);
-    assert_eq!(map_params(&hd, 11).n_cpus, 1);
+    assert_eq!(map_params(&hd, 15).n_cpus, 15);
+    assert_eq!(map_params(&hd, 16).n_cpus, 1);
 }
