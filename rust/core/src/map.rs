@@ -1199,10 +1199,13 @@ impl<'a> TracingMap<'a> {
             }
             return First::Found(n.wrapping_sub(1));
         }
-        match is_pending(n) {
+        match n {
             // Being inserted, maybe with this key: `probe()` waits for it.
-            true => First::Probe,
-            false => First::Further,
+            // So it does for an entry claimed on a CPU (not tested here,
+            // to keep the inline path short): `find_further()` sends the
+            // look-up there, from a free entry or none.
+            PENDING => First::Probe,
+            _ => First::Further,
         }
     }
 
