@@ -31,8 +31,9 @@
 //!   private words) in the region of the data. The keys, which every event
 //!   reads, are not on the lines of the sums, which the events on a hot key
 //!   write from every CPU. No part straddles cache lines (their strides are
-//!   powers of two up to 64 bytes, multiples of 64 bytes beyond), and `hits`
-//!   has a cache line of its own.
+//!   powers of two up to 64 bytes, multiples of 64 bytes beyond) but packed
+//!   per-CPU sums ([`MapParams::with_packed_sums`]), which straddle lines
+//!   only their CPU writes; `hits` has a cache line of its own.
 //! * Sums may be kept per CPU ([`MapParams::per_cpu`]): each CPU adds to
 //!   a copy of its own ([`Elt::update_sum_on`], [`TracingMap::cpu_sums`]),
 //!   in a region of the slab no other CPU writes, and reading a sum
