@@ -8,6 +8,10 @@
 # killed it is saved for --file). Where hist leaves triggers on the
 # test events, it boots again for the sequences after (seq.sh).
 #
+# The guest runs on one host thread (seq.sh: single-threaded TCG), so
+# JOBS boots share the sequences (RHIST_FUZZ_SEQ_JOBS; the host's cores for
+# N SEED, 1 for --file), each in turn, and their counts are summed.
+#
 # Usage: run.sh [N [SEED]] | run.sh --file SEQS
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,9 +21,46 @@ trap 'rm -rf "$tmp"' EXIT
 if [ "${1:-}" = --file ]; then
 	cp "$2" "$tmp/seqs.txt"
 	n=$(grep -c '^end$' "$tmp/seqs.txt") seed=file
+	jobs=${RHIST_FUZZ_SEQ_JOBS:-1}
 else
 	n=${1:-100} seed=${2:-1}
 	python3 "$here/gen.py" -n "$n" -s "$seed" -o "$tmp/seqs.txt"
+	jobs=${RHIST_FUZZ_SEQ_JOBS:-$(nproc)}
+fi
+[ "$jobs" -le "$n" ] || jobs=$n
+
+# Several jobs: sequence k goes to job k mod JOBS, each job is this script
+# on its share, and the summary adds theirs up.
+if [ "$jobs" -gt 1 ]; then
+	start=$SECONDS
+	save=${RHIST_FUZZ_SEQ_SAVE:-$PWD/fuzz-seq-failed.txt}
+	pids=()
+	for j in $(seq 0 $((jobs - 1))); do
+		awk -v j="$j" -v jobs="$jobs" '
+			/^seed / { print; next }
+			/^seq / { mine = (i++ % jobs == j) }
+			mine' "$tmp/seqs.txt" > "$tmp/part.$j.txt"
+		: > "$tmp/job.$j.out"
+		RHIST_FUZZ_SEQ_JOBS=1 RHIST_FUZZ_SEQ_SAVE="${save%.txt}.$j.txt" \
+			"$here/run.sh" --file "$tmp/part.$j.txt" > "$tmp/job.$j.out" 2>&1 &
+		pids+=($!)
+	done
+	# Each job's lines as they come, but for its own summary (tail stops
+	# within a second of this script).
+	tail --pid=$$ -q -n +1 -f "$tmp"/job.*.out |
+		grep --line-buffered -v '^fuzz-seq: [0-9]* sequences\|^fuzz-seq: N=' &
+	rc=0
+	for pid in "${pids[@]}"; do
+		wait "$pid" || rc=1
+	done
+	sleep 2
+	read -r a b c e bt <<< "$(sed -n 's/^fuzz-seq: \([0-9]*\) sequences, \([0-9]*\) differences, \([0-9]*\) rhist leaks, \([0-9]*\) hist leaks (seed file, \([0-9]*\) boots)$/\1 \2 \3 \4 \5/p' \
+		"$tmp"/job.*.out | awk '{ for (i = 1; i <= 5; i++) t[i] += $i } END { print t[1]+0, t[2]+0, t[3]+0, t[4]+0, t[5]+0 }')"
+	done=$(sed -n 's/^fuzz-seq: N=[0-9]* SEED=file, \([0-9]*\) sequences done.*/\1/p' "$tmp"/job.*.out |
+		awk '{ t += $1 } END { print t + 0 }')
+	echo "fuzz-seq: $a sequences, $b differences, $c rhist leaks, $e hist leaks (seed $seed, $bt boots in $jobs jobs)"
+	echo "fuzz-seq: N=$n SEED=$seed, $done sequences done, $((SECONDS - start)) s wall time, exit $rc"
+	exit $rc
 fi
 
 # FUZZ_VERBOSE=1: every step's outcome in rhist's run, as "R <seq>: ...".
@@ -32,8 +73,7 @@ fi
 # About 4 s a sequence on the test kernel (two runs and two resets of 20
 # to 60 steps): allow 10 s, and 300 s for the boot and kmemleak's scan.
 # Expedited RCU grace periods make the many removals of triggers and
-# probes a quarter faster. (Two boots side by side are no faster: one
-# takes both host cores.)
+# probes a quarter faster.
 start=$SECONDS
 rc=0 boot=0 done=0 n_seq=0 n_diff=0 n_rleak=0 n_cleak=0
 while :; do

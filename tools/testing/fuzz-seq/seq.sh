@@ -22,6 +22,11 @@
 # "RESUME-AFTER <seq>", and run.sh boots again for the rest. The last
 # line is "fuzz-seq: N sequences, D differences, L rhist leaks, C hist
 # leaks (seed S)".
+#
+# kprobes come and go on functions the guest keeps calling, which QEMU's
+# multi-threaded TCG does not always survive (a stray "Oops: int3", twice
+# in hist's runs); on one host thread, two boots also share the cores:
+# run.sh: single-threaded TCG
 . /test/lib.sh.inc
 
 SEQS=/test/seqs.txt
