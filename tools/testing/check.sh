@@ -14,7 +14,8 @@
 # real clients against both kernels and the selftests untranslated. Ends
 # with the line "N passed, N failed" that counts every test of every
 # suite; exits non-zero on any failure. Two chains of suites run side by
-# side, each keeping about one host core busy (see "in the background").
+# side, each keeping about one host core busy (see "in the background"),
+# and the last suites go to whichever chain is free first ("shared").
 #
 # RHIST_FLAVOUR: the kernel to build and boot, test by default (`make
 # check-kasan`: kasan). RHIST_SUITES: the suites to run besides setup and
@@ -163,9 +164,10 @@ vm() { "$VM/run.sh" --flavour "$flavour" --timeout "${2:-300}" --log "$logs/$(ba
 # --- the suites in the background, beside the others -------------------
 # The VMs of most suites keep one host core busy, not two: the host
 # tests, the selftests, the clients, fault injection and the bench smoke
-# run in a background chain beside KUnit, the runner, the end-to-end
-# tests, the fuzzers and the soak, and print when those are done. First
-# the helpers both chains use.
+# run in a background chain beside KUnit, the runner and the end-to-end
+# tests, and print when those are done; the fuzzers, the soak and perf
+# go to the first chain free ("shared" below). First the helpers both
+# chains use.
 
 # soak_line LOG NAME: the line of NAME passes.
 soak_line() {
@@ -223,6 +225,94 @@ one modules-dropin "$VM/modules.sh" dropin
 suite_end build-dropin
 dropin_built=$one_failed
 fi
+
+# --- shared: suites either chain runs, whichever gets to them first -------
+# In a warm run the background chain ends some minutes before the one in
+# front; in a cold one it also builds the benchmark kernel. So the last
+# suites go to the first chain free: each chain, at its end, claims the
+# next one not yet claimed (mkdir is atomic) and runs it.
+
+# --- fuzz: mutated trigger texts, hist against rhist ------------------------
+# 2,000 texts from a fixed seed, in one boot (`make fuzz-guest` runs more):
+# one test, which any difference fails; the log lists each one.
+suite_fuzz() {
+suite_start fuzz
+if [ "$built" = 0 ]; then
+	one fuzz-guest-2000 tools/testing/fuzz-guest/run.sh 2000 1
+	grep -h '^fuzz-guest: ' "$logs/fuzz-guest-2000.log" | sed 's/^/    /'
+else
+	one_failed=1
+fi
+suite_end fuzz
+}
+
+# --- fuzz-seq: random sequences of writes, hist against rhist ---------------
+# RHIST_SEQ_N sequences from a fixed seed, in a boot per host core (`make
+# fuzz-seq` runs more): one test, which a crash, a hang, a kernel warning
+# or any difference fails; the log lists each difference.
+suite_fuzz_seq() {
+suite_start fuzz-seq
+if [ "$built" = 0 ]; then
+	one fuzz-seq tools/testing/fuzz-seq/run.sh "${RHIST_SEQ_N:-40}" 1
+	grep -h '^fuzz-seq: ' "$logs/fuzz-seq.log" | sed 's/^/    /'
+else
+	one_failed=1
+fi
+suite_end fuzz-seq
+}
+
+# --- soak: concurrent trigger changes under load, unload, exact counts ------
+# One boot of tools/testing/soak/soak.sh (a minute of jobs): each job that
+# reports "soak: JOB ops=N errors=0" with N > 0 passes, as do the unload
+# under load and the final count against hist; "run" passes when the
+# script finished and the kernel reported no problem.
+suite_soak() {
+suite_start soak
+if [ "$built" = 0 ]; then
+	vm tools/testing/soak/soak.sh > "$logs/soak.log" 2>&1
+	jobs=$(sed -n 's/^soak: jobs //p' "$logs/soak.log" | tail -1)
+	for j in ${jobs:-fire add-remove named readers pause-cont-clear instances truncate} \
+		unload final-count; do
+		one "soak-$j" soak_line "$logs/soak.log" "$j"
+	done
+	one soak-run vm_finished "$logs/soak.log" soak
+else
+	one_failed=1
+fi
+suite_end soak
+}
+
+# --- perf beside rhist: Debian's perf on the tracepoints rhist's triggers use
+# One boot of tools/testing/perf/perf.sh with perf staged over the guest's
+# root: each step it lists is a test.
+suite_perf() {
+suite_start perf
+if [ "$built" = 0 ] && one perf-stage tools/testing/perf/stage.sh "$RHIST_BUILD/perf"; then
+	"$VM/run.sh" --flavour "$flavour" --timeout 600 --log "$logs/perf.console" \
+		--overlay "$RHIST_BUILD/perf" --file tools/testing/tests/lib.sh.inc \
+		tools/testing/perf/perf.sh > "$logs/perf.log" 2>&1
+	steps=$(sed -n 's/^perf: steps //p' "$logs/perf.log" | tail -1)
+	for s in ${steps:-stat record remove-while-recording stop-while-firing sched_switch synthetic}; do
+		one "perf-$s" grep -x "perf: $s ok" "$logs/perf.log"
+	done
+	one perf-run vm_finished "$logs/perf.log" perf
+	grep '^perf-count: ' "$logs/perf.log" | sed 's/^/    /'
+else
+	one_failed=$((one_failed + 1))
+fi
+suite_end perf
+}
+
+shared_suites="fuzz fuzz-seq soak perf"
+run_shared_suites() {
+	local suite
+	for suite in $shared_suites; do
+		want "$suite" || continue
+		mkdir "$logs/claim.$suite" 2> /dev/null || continue
+		"suite_${suite//-/_}"
+	done
+}
+
 (
 # --- host: the portable core's own tests -------------------------------
 if want host; then
@@ -405,6 +495,7 @@ fi
 suite_end bench-smoke
 fi
 
+run_shared_suites
 ) > "$logs/background.out" 2>&1 &
 background=$!
 trap 'kill $background 2> /dev/null' EXIT
@@ -502,77 +593,7 @@ fi
 suite_end e2e
 fi
 
-# --- fuzz: mutated trigger texts, hist against rhist ------------------------
-# 2,000 texts from a fixed seed, in one boot (`make fuzz-guest` runs more):
-# one test, which any difference fails; the log lists each one.
-if want fuzz; then
-suite_start fuzz
-if [ "$built" = 0 ]; then
-	one fuzz-guest-2000 tools/testing/fuzz-guest/run.sh 2000 1
-	grep -h '^fuzz-guest: ' "$logs/fuzz-guest-2000.log" | sed 's/^/    /'
-else
-	one_failed=1
-fi
-suite_end fuzz
-fi
-
-# --- fuzz-seq: random sequences of writes, hist against rhist ---------------
-# RHIST_SEQ_N sequences (see below) from a fixed seed, in one boot (`make
-# fuzz-seq` runs more): one test, which a crash, a hang, a kernel warning
-# or any difference fails; the log lists each difference.
-if want fuzz-seq; then
-suite_start fuzz-seq
-if [ "$built" = 0 ]; then
-	one fuzz-seq tools/testing/fuzz-seq/run.sh "${RHIST_SEQ_N:-40}" 1
-	grep -h '^fuzz-seq: ' "$logs/fuzz-seq.log" | sed 's/^/    /'
-else
-	one_failed=1
-fi
-suite_end fuzz-seq
-fi
-
-# --- soak: concurrent trigger changes under load, unload, exact counts ------
-# One boot of tools/testing/soak/soak.sh (a minute of jobs): each job that
-# reports "soak: JOB ops=N errors=0" with N > 0 passes, as do the unload
-# under load and the final count against hist; "run" passes when the
-# script finished and the kernel reported no problem.
-if want soak; then
-suite_start soak
-if [ "$built" = 0 ]; then
-	vm tools/testing/soak/soak.sh > "$logs/soak.log" 2>&1
-	jobs=$(sed -n 's/^soak: jobs //p' "$logs/soak.log" | tail -1)
-	for j in ${jobs:-fire add-remove named readers pause-cont-clear instances truncate} \
-		unload final-count; do
-		one "soak-$j" soak_line "$logs/soak.log" "$j"
-	done
-	one soak-run vm_finished "$logs/soak.log" soak
-else
-	one_failed=1
-fi
-suite_end soak
-fi
-
-# --- perf beside rhist: Debian's perf on the tracepoints rhist's triggers use
-# One boot of tools/testing/perf/perf.sh with perf staged over the guest's
-# root: each step it lists is a test. In front, beside the DKMS suite
-# behind.
-if want perf; then
-suite_start perf
-if [ "$built" = 0 ] && one perf-stage tools/testing/perf/stage.sh "$RHIST_BUILD/perf"; then
-	"$VM/run.sh" --flavour "$flavour" --timeout 600 --log "$logs/perf.console" \
-		--overlay "$RHIST_BUILD/perf" --file tools/testing/tests/lib.sh.inc \
-		tools/testing/perf/perf.sh > "$logs/perf.log" 2>&1
-	steps=$(sed -n 's/^perf: steps //p' "$logs/perf.log" | tail -1)
-	for s in ${steps:-stat record remove-while-recording stop-while-firing sched_switch synthetic}; do
-		one "perf-$s" grep -x "perf: $s ok" "$logs/perf.log"
-	done
-	one perf-run vm_finished "$logs/perf.log" perf
-	grep '^perf-count: ' "$logs/perf.log" | sed 's/^/    /'
-else
-	one_failed=$((one_failed + 1))
-fi
-suite_end perf
-fi
+run_shared_suites
 
 wait $background
 trap - EXIT
