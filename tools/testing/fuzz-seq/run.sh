@@ -114,7 +114,7 @@ while :; do
 	# one named go to a new boot (seq.sh).
 	after=$(sed -n 's/^RESUME-AFTER //p' "$log")
 	[ -n "$after" ] || break
-	echo "fuzz-seq: triggers left on the test events after sequence ${after:-none}: booting again for the rest"
+	echo "fuzz-seq: triggers left behind after sequence $after: a new boot for the rest"
 	awk -v s="$after" '
 		/^seed / { print; next }
 		go { print }

@@ -14,12 +14,14 @@
 # cannot be deleted, an instance that cannot be removed) is a leak: of
 # hist ("CLEAK", counted apart: hist loses a reference in some paths)
 # when it shows after hist's run, of rhist ("LEAK", a failure) after
-# rhist's. Then the names of instances and dynamic events get a new
-# suffix (y0 becomes y0g1, masked in the records), so that the next runs
-# start clean. Triggers left on the test events themselves cannot be
-# renamed away, and change what the next sequences do (hist's variables
-# are global): the guest then stops after that sequence and prints
-# "RESUME-AFTER <seq>", and run.sh boots again for the rest. The last
+# rhist's, unless rhist's run left what hist's run of the same sequence
+# left ("BOTH", counted with hist's: seed 1017's sequence 1238 leaves, in
+# both runs, the same three triggers that neither can remove). Then the names of instances and
+# dynamic events get a new suffix (y0 becomes y0g1, masked in the
+# records), so that the next runs start clean. Triggers left behind
+# cannot be renamed away, and change what the next sequences do (hist's
+# names and variables): the guest then stops after that sequence and
+# prints "RESUME-AFTER <seq>", and run.sh boots again for the rest. The last
 # line is "fuzz-seq: N sequences, D differences, L rhist leaks, C hist
 # leaks (seed S)".
 #
@@ -32,8 +34,10 @@
 SEQS=/test/seqs.txt
 n=0 d=0 rf=0 cl=0 stale=0
 # The names' generation: G is appended to instance and dynamic event
-# names; BASE is what the leaks so far left.
-g=0 G= BASE=
+# names; BASE is what the leaks so far left, and LEFT what the last reset
+# found new, without its generation's suffix (HIST_LEFT: hist's, for the
+# rhist run of the same sequence).
+g=0 G= BASE= LEFT= HIST_LEFT=
 
 dir_of() { # dir_of I E: sets D to the event's directory (no fork)
 	case $1 in -) D=. ;; *) D=instances/$1$G ;; esac
@@ -237,11 +241,37 @@ reset() {
 		stale=1
 	fi
 	[ "$now" != "$BASE" ] || return 0
+	# What is new, one item a line, without this generation's suffix (a
+	# first line "#": busybox's grep takes no patterns as all matching).
+	{ echo '#'; ls instances; cat synthetic_events dynamic_events; } | sort > /tmp/state.now
+	[ -e /tmp/state.base ] || echo '#' > /tmp/state.base
+	LEFT=$(grep -vxF -f /tmp/state.base /tmp/state.now |
+		sed -E "s/(i[01]|[yke][0-2])$G([^0-9]|\$)/\1\2/g" | sort)
+	mv /tmp/state.now /tmp/state.base
+	# Triggers left in an instance stay too (with their names).
+	for i in i0 i1; do
+		[ -d instances/$i$G ] || continue
+		for e in sample other y0 y1 y2 k0 e0; do
+			dir_of $i $e
+			grep -qv '^#' $D/trigger 2> /dev/null && stale=1
+		done
+	done
 	[ ! -e /test/fuzz-verbose ] || echo "D reset: [$BASE] -> [$now]" | tr '\n\t' '|_'
 	[ ! -e /test/fuzz-verbose ] || echo
 	BASE=$now
 	g=$((g + 1)) G=g$g
 	return 1
+}
+
+# rhist_left: what rhist's run of the sequence before, $prev, left (the
+# reset found it): a leak, or what hist's run of it left as well.
+rhist_left() {
+	if [ -n "$HIST_LEFT" ] && [ "$LEFT" = "$HIST_LEFT" ]; then
+		echo "BOTH $prev: hist and rhist left:" $LEFT
+	else
+		echo "LEAK $prev: rhist left: $BASE"
+		rf=$((rf + 1))
+	fi
 }
 
 run() { # run CMD: the sequence in /tmp/seq with CMD, into /tmp/rec.CMD
@@ -254,13 +284,14 @@ run() { # run CMD: the sequence in /tmp/seq with CMD, into /tmp/rec.CMD
 			echo "CLEAK $seq: hist left: $BASE"
 			cl=$((cl + 1))
 			skip=1
+			HIST_LEFT=$LEFT
 		else
-			echo "LEAK $seq: rhist left: $BASE"
-			rf=$((rf + 1))
+			rhist_left
 			# This sequence goes to the next boot.
 			[ $stale = 0 ] || return 1
 		fi
 	fi
+	[ $cmd = rhist ] || HIST_LEFT=
 	while IFS= read -r l; do
 		i=$((i + 1))
 		echo "S $seq $cmd $i"
@@ -300,6 +331,8 @@ while IFS= read -r l; do
 		echo "SEQ-DONE $seq"
 		prev=$seq
 		if [ $stale = 1 ]; then
+			# What rhist's run left, before the next boot.
+			reset || rhist_left
 			echo "RESUME-AFTER $seq"
 			break
 		fi
@@ -308,8 +341,7 @@ while IFS= read -r l; do
 	esac
 done < $SEQS
 if [ $stale = 0 ] && ! reset; then
-	echo "LEAK $seq: rhist left: $BASE"
-	rf=$((rf + 1))
+	rhist_left
 fi
 echo "fuzz-seq: $n sequences, $d differences, $rf rhist leaks, $cl hist leaks (seed $seed)"
 [ $d = 0 ] && [ $rf = 0 ]
