@@ -15,8 +15,10 @@ T=$EV/trigger
 Q='keys=a:vals=b.quantiles'
 
 # refs [!]: hist's triggers whose files (/tmp/hb, /tmp/hu) give the
-# exact quantiles.
-refs() { hist_refs "${1:-}" 32768 a,b b; }
+# exact quantiles. 16384 entries hold the most pairs of a and b that a
+# section fires (12,000, in 5); a larger map only costs C's preallocation,
+# and copy_refs fails on a drop.
+refs() { hist_refs "${1:-}" 16384 a,b b; }
 copy_refs() { copy_hist_refs a,b=/tmp/hb b=/tmp/hu; }
 
 # check WHAT [FILE]: every quantile of rhist's entries (FILE, the rhist
