@@ -38,13 +38,14 @@
 #                (tools/testing/fuzz-guest/). On the benchmark kernel by
 #                default, five times faster than the test kernel's slab
 #                debugging allows; make check runs 2,000 on the latter.
-#   make fuzz-seq [N=100] [SEED=1] [FLAVOUR=test] [JOBS=nproc]
+#   make fuzz-seq [N=100] [SEED=1] [FLAVOUR=test] [JOBS=nproc] [EXT=1]
 #                N random sequences of tracefs writes (instances, named
 #                histograms, actions, synthetic and dynamic events, CPU
 #                hotplug, rmmod), each run as hist and as rhist, shared
 #                by JOBS boots side by side; prints every difference,
 #                fails on any crash (tools/testing/fuzz-seq/).
-#                FILE=seqs.txt replays a file (in one boot).
+#                FILE=seqs.txt replays a file (in one boot). EXT=1 adds
+#                rhist's extensions (not compared, crash-checked).
 #   make check-series
 #                builds 6.12 as packaged, then after each patch of
 #                patches/ in turn (tools/testing/patches/prefixes.sh;
@@ -154,6 +155,7 @@ SEQ_FLAVOUR = $(if $(filter command line environment,$(origin FLAVOUR)),$(FLAVOU
 fuzz-seq: setup
 	@$(VM)/kernel.sh '$(SEQ_FLAVOUR)' && $(VM)/modules.sh '$(SEQ_FLAVOUR)' && \
 	RHIST_FLAVOUR='$(SEQ_FLAVOUR)' $(if $(JOBS),RHIST_FUZZ_SEQ_JOBS='$(JOBS)') \
+	$(if $(EXT),RHIST_FUZZ_SEQ_EXT=1) \
 	tools/testing/fuzz-seq/run.sh \
 		$(if $(FILE),--file '$(FILE)','$(SEQ_N)' '$(SEED)')
 

@@ -249,14 +249,19 @@ suite_end fuzz
 # --- fuzz-seq: random sequences of writes, hist against rhist ---------------
 # RHIST_SEQ_N sequences from a fixed seed, in a boot per host core (`make
 # fuzz-seq` runs more): one test, which a crash, a hang, a kernel warning
-# or any difference fails; the log lists each difference.
+# or any difference fails; the log lists each difference. Then
+# RHIST_SEQ_EXT_N with rhist's extensions (EXT=1): crashes, warnings and
+# leaks fail it, and what comes before the first extension differing.
 suite_fuzz_seq() {
 suite_start fuzz-seq
 if [ "$built" = 0 ]; then
 	one fuzz-seq tools/testing/fuzz-seq/run.sh "${RHIST_SEQ_N:-40}" 1
 	grep -h '^fuzz-seq: ' "$logs/fuzz-seq.log" | sed 's/^/    /'
+	one fuzz-seq-ext env RHIST_FUZZ_SEQ_EXT=1 tools/testing/fuzz-seq/run.sh \
+		"${RHIST_SEQ_EXT_N:-16}" 1
+	grep -h '^fuzz-seq: ' "$logs/fuzz-seq-ext.log" | sed 's/^/    /'
 else
-	one_failed=1
+	one_failed=2
 fi
 suite_end fuzz-seq
 }
@@ -568,11 +573,20 @@ if [ "$built" = 0 ]; then
 		grep -q "^BOTH 1238: hist and rhist left: i1 s:synthetic/y2 " "$0" && grep -q "^RESUME-AFTER 1238" "$0" &&
 		grep -q "^fuzz-seq: 1 sequences, 0 differences, 0 rhist leaks, 1 hist leaks (seed file, 1 boots)$" "$0"' \
 		"$logs/fuzz-seq-both.out"
+	# An extension in braces: hist's run writes the text without it,
+	# rhist's with it, and the files, which then differ, are not
+	# compared from that step on.
+	one fuzz-seq-extensions-not-compared sh -c 'FUZZ_VERBOSE=1 tools/testing/fuzz-seq/run.sh \
+			--file tools/testing/fuzz-seq/extension.txt > "$0" 2>&1; rc=$?; cat "$0"
+		[ $rc = 0 ] && grep -q "^X 0: 0 @:keys=a,common_comm:size=128:grow\$" "$0" &&
+		grep -q "^X 0: 0 !@:keys=a,common_comm:size=128:grow\$" "$0" &&
+		grep -q "^fuzz-seq: 1 sequences, 0 differences, 0 rhist leaks, 0 hist leaks (seed file, 1 boots)$" "$0"' \
+		"$logs/fuzz-seq-extension.out"
 	# `make run` without a terminal: the demo, with rhist's header.
 	one make-run-demo sh -c 'make -s run </dev/null | tee /dev/stderr |
 		grep -q "^# trigger info: rhist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$"'
 else
-	one_failed=9
+	one_failed=10
 fi
 suite_end runner
 fi

@@ -24,6 +24,8 @@ in. The same seed gives the same sequences. Steps:
                               end of the run)
   mod                         rmmod and insmod rhist (rhist's run only;
                               nothing is compared after it)
+  cj I E                      --ext: read the event's rhist_json and check
+                              that it is JSON (rhist's run only)
 
 I is "-" for the top instance, else i0 or i1. E is sample, other, y0..y2
 (synthetic events), k0 (a kprobe) or e0 (an eprobe on rhist_sample).
@@ -33,8 +35,15 @@ is a regression test of tools/testing/tests/combinations.sh or listed in
 Documentation/trace/rhist.rst): a named histogram shared between
 instances (hist deadlocks on trace_types_lock when the last trigger goes
 with an instance), and a number passed to a string field of a synthetic
-event (hist reads it as an address). Nor are rhist's extensions (value
-statistics: vals=b.max), which hist rejects: each would be a difference.
+event (hist reads it as an address).
+
+rhist's extensions, which hist rejects, come with --ext (make fuzz-seq
+EXT=1): a trigger text may carry pieces in braces (":grow", a statistic
+or percentiles of a value, more keys and values, common_comm), which
+hist's run leaves out and rhist's run writes without the braces. From
+the first such step on, a run is not compared (the files differ by
+design), but it is still checked for crashes, warnings, kernel reports
+and leaks. Without --ext, a seed gives the sequences it always gave.
 """
 
 import argparse
@@ -63,8 +72,9 @@ STR_VARS = ["t0"]
 
 
 class Gen:
-    def __init__(self, rng):
+    def __init__(self, rng, ext=False):
         self.r = rng
+        self.ext = ext
         self.reset()
 
     def reset(self):
@@ -94,6 +104,9 @@ class Gen:
 
     def trigger(self, inst, event):
         r = self.r
+        # --ext: now and then a plain trigger (no name, variable or
+        # action), the only kind :grow takes.
+        plain = self.ext and r.random() < 0.15
         f = self.fields(event)
         nums = [k for k, v in f.items() if v == "n"]
         strs = [k for k, v in f.items() if v == "s"]
@@ -107,29 +120,66 @@ class Gen:
             parts.append("size=%d" % self.pick([128, 256]))
         if r.random() < 0.3 and nums:
             parts.append("vals=" + self.pick(nums))
-        if r.random() < 0.2:
+        if not plain and r.random() < 0.2:
             # Names are per instance: hist deadlocks when one is shared
             # across instances (see the module doc).
             parts.insert(0, "name=n%s%d" % (inst.strip("-"), r.randrange(2)))
         var = None
-        if r.random() < 0.6:
+        if not plain and r.random() < 0.6:
             var = self.pick(NUM_VARS)
             src = self.pick(["common_timestamp"] + nums)
             if r.random() < 0.3:
                 src = "common_timestamp-$" + self.pick(NUM_VARS)
             parts.append("%s=%s" % (var, src))
-        if strs and r.random() < 0.2:
+        if not plain and strs and r.random() < 0.2:
             parts.append("%s=%s" % (self.pick(STR_VARS), self.pick(strs)))
-        if r.random() < 0.15 and nums:
+        if not plain and r.random() < 0.15 and nums:
             parts.append("%s=$%s" % (self.pick(NUM_VARS), self.pick(NUM_VARS)))
-        if r.random() < 0.5:
+        if not plain and r.random() < 0.5:
             parts.append(self.handler(event, var))
         if r.random() < 0.1:
             parts.append(self.pick(["pause", "clear", "cont"]))
+        if plain or (self.ext and r.random() < 0.4):
+            self.extend(parts, event, plain)
         text = "@:" + ":".join(parts)
         if r.random() < 0.15 and nums:
             text += " if %s < %d" % (self.pick(nums), r.randrange(1 << 31))
         return text
+
+    def extend(self, parts, event, grow):
+        """Adds one or two of rhist's extensions to a trigger's pieces, in
+        braces (grow: :grow among them): hist's run leaves them out."""
+        r = self.r
+        nums = sorted(k for k, v in self.fields(event).items() if v == "n")
+        # .quantiles takes unsigned values only: not rhist_sample's c.
+        unsigned = [k for k in nums if k != "c"]
+        k = next(i for i, p in enumerate(parts) if p.startswith("keys="))
+        v = next((i for i, p in enumerate(parts) if p.startswith("vals=")), None)
+        kinds = r.sample(["grow", "vals", "keys"], r.randrange(1, 3))
+        if grow and "grow" not in kinds:
+            kinds.append("grow")
+        for kind in sorted(kinds, key=["keys", "vals", "grow"].index):
+            if kind == "grow":
+                sz = next((i for i, p in enumerate(parts) if p.startswith("size=")), None)
+                if sz is None:
+                    parts[k] += "{:size=%d:grow}" % self.pick([1, 128])
+                else:
+                    parts[sz] += "{:grow}"
+            elif kind == "vals" and nums:
+                # A statistic, percentiles (unsigned values only: not
+                # rhist_sample's c), or more values than hist's two.
+                pool = nums + ["%s.%s" % (n, st) for n in nums for st in ["min", "max", "avg"]]
+                pool += ["%s.quantiles" % n for n in nums if n != "c"] * 2
+                vals = ",".join(dict.fromkeys(r.sample(pool, min(len(pool), r.randrange(1, 6)))))
+                if v is None:
+                    parts[k] += "{:vals=%s}" % vals
+                else:
+                    parts[v] += "{,%s}" % vals
+            elif kind == "keys":
+                # Past hist's three keys, or one hist does not know.
+                more = ["common_comm"] * 3 + ["common_cpu"] + sorted(self.fields(event))
+                parts[k] += "{,%s}" % ",".join(dict.fromkeys(
+                    self.pick(more) for _ in range(r.randrange(1, 5))))
 
     def param(self, event, kind):
         f = self.fields(event)
@@ -243,6 +293,8 @@ class Gen:
             # Not k0's: any task's reads fire it.
             return "ck %s %s" % (inst, ev if ev != "k0" else "sample")
         if x < 0.945:
+            if self.ext and r.random() < 0.5:
+                return "cj %s %s" % (inst, ev)
             return "pl %s %s" % (inst, ev)
         if x < 0.95:
             return "pk"
@@ -263,11 +315,13 @@ def main():
     ap.add_argument("-n", type=int, default=100)
     ap.add_argument("-s", "--seed", type=int, default=1)
     ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("--ext", action="store_true",
+                    help="rhist's extensions too (see above)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    g = Gen(rng)
+    g = Gen(rng, a.ext)
     with open(a.out, "w") as f:
-        f.write("seed %d\n" % a.seed)
+        f.write("seed %d%s\n" % (a.seed, " ext" if a.ext else ""))
         for i in range(a.n):
             f.write("seq %d\n" % i)
             for s in g.sequence():

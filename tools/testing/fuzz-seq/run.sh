@@ -12,6 +12,8 @@
 # JOBS boots share the sequences (RHIST_FUZZ_SEQ_JOBS; the host's cores for
 # N SEED, 1 for --file), each in turn, and their counts are summed.
 #
+# RHIST_FUZZ_SEQ_EXT=1: rhist's extensions too (gen.py --ext).
+#
 # Usage: run.sh [N [SEED]] | run.sh --file SEQS
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +26,7 @@ if [ "${1:-}" = --file ]; then
 	jobs=${RHIST_FUZZ_SEQ_JOBS:-1}
 else
 	n=${1:-100} seed=${2:-1}
-	python3 "$here/gen.py" -n "$n" -s "$seed" -o "$tmp/seqs.txt"
+	python3 "$here/gen.py" -n "$n" -s "$seed" ${RHIST_FUZZ_SEQ_EXT:+--ext} -o "$tmp/seqs.txt"
 	jobs=${RHIST_FUZZ_SEQ_JOBS:-$(nproc)}
 fi
 [ "$jobs" -le "$n" ] || jobs=$n
