@@ -151,8 +151,6 @@ class Gen:
         braces (grow: :grow among them): hist's run leaves them out."""
         r = self.r
         nums = sorted(k for k, v in self.fields(event).items() if v == "n")
-        # .quantiles takes unsigned values only: not rhist_sample's c.
-        unsigned = [k for k in nums if k != "c"]
         k = next(i for i, p in enumerate(parts) if p.startswith("keys="))
         v = next((i for i, p in enumerate(parts) if p.startswith("vals=")), None)
         kinds = r.sample(["grow", "vals", "keys"], r.randrange(1, 3))
