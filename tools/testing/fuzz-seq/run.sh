@@ -72,7 +72,8 @@ if [ "$jobs" -gt 1 ]; then
 	exit $rc
 fi
 
-# FUZZ_VERBOSE=1: every step's outcome in rhist's run, as "R <seq>: ...".
+# FUZZ_VERBOSE=1: each difference's whole diff ("D <seq>: ..."), and
+# what rhist made of each extension ("X <seq>: ...").
 files=(--file "$tmp/seqs.txt" --file "$here/../tests/lib.sh.inc")
 if [ -n "${FUZZ_VERBOSE:-}" ]; then
 	: > "$tmp/fuzz-verbose"
@@ -82,14 +83,19 @@ fi
 # About 4 s a sequence on the test kernel (two runs and two resets of 20
 # to 60 steps): allow 10 s, and 300 s for the boot and kmemleak's scan.
 # Expedited RCU grace periods make the many removals of triggers and
-# probes a quarter faster.
+# probes a quarter faster. On the KASAN kernel, KASAN finds what slab
+# poisoning would (a use after free, a write past an object) and more:
+# without the poisoning, two boots side by side take 4.3 s a sequence
+# rather than 6.4. kmemleak and lockdep stay on.
+append=rcupdate.rcu_expedited=1
+[ "${RHIST_FLAVOUR:-test}" != kasan ] || append="$append slub_debug=-"
 start=$SECONDS
 rc=0 boot=0 done=0 n_seq=0 n_diff=0 n_rleak=0 n_cleak=0
 while :; do
 	boot=$((boot + 1))
 	log=$tmp/console.$boot.log
 	brc=0
-	RHIST_APPEND="rcupdate.rcu_expedited=1${RHIST_APPEND:+ $RHIST_APPEND}" \
+	RHIST_APPEND="$append${RHIST_APPEND:+ $RHIST_APPEND}" \
 	"$here/../vm/run.sh" --timeout $((300 + 10 * n)) --log "$log" \
 		"${files[@]}" "$here/seq.sh" |
 		grep -v '^S \|^SEQ-DONE \|^fuzz-seq: [0-9]* sequences' || brc=${PIPESTATUS[0]}
