@@ -38,9 +38,9 @@ echo 'count=1000 seed=1 keys=8' > $D/fire
 echo COUNTS-START
 grep '^{ a:' $EV/rhist
 echo COUNTS-END
-# Scrapes of these counts (every 3 s, once Prometheus is up) before the
+# Scrapes of these counts (every 10 s, once Prometheus is up) before the
 # next events.
-sleep 15
+sleep 25
 
 # Phase 2: 50 events every half second, the total after each burst.
 fired=1000
