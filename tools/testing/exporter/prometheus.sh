@@ -29,10 +29,11 @@ mkdir -p "$work/signal" "$work/prom"
 # Debian's prometheus and curl: tools/testing/vm/setup.sh installs them.
 command -v prometheus > /dev/null && command -v curl > /dev/null ||
 	{ echo "FAIL prometheus-count: no prometheus or curl (tools/testing/vm/setup.sh)"; exit 1; }
-# The net flavour's kernel (the test configuration and a virtio-net
-# card) and its modules, then the exporter.
-"$top/tools/testing/vm/kernel.sh" net && "$top/tools/testing/vm/modules.sh" net ||
-	{ echo "FAIL prometheus-count: the net kernel or its modules did not build"; exit 1; }
+# The kernel (every flavour has a virtio-net driver, rhist.config) and
+# its modules, then the exporter.
+flavour=${RHIST_FLAVOUR:-test}
+"$top/tools/testing/vm/kernel.sh" "$flavour" && "$top/tools/testing/vm/modules.sh" "$flavour" ||
+	{ echo "FAIL prometheus-count: the $flavour kernel or its modules did not build"; exit 1; }
 "$top/tools/rhist-exporter/build.sh" "$work/overlay" ||
 	{ echo "FAIL prometheus-count: rhist-exporter did not build"; exit 1; }
 
@@ -55,7 +56,7 @@ pids+=($!)
 # The guest reaches the signal server as 10.0.2.2 (QEMU's host address).
 echo "$p_sig" > "$work/signal-port"
 RHIST_HOSTFWD="tcp:127.0.0.1:$p_exp-:9464" \
-	"$top/tools/testing/vm/run.sh" --flavour net --timeout 900 --log "$work/guest.log" \
+	"$top/tools/testing/vm/run.sh" --flavour "$flavour" --timeout 900 --log "$work/guest.log" \
 	--file "$work/overlay/usr/bin/rhist-exporter" --file "$work/signal-port" \
 	--file "$top/tools/testing/tests/lib.sh.inc" \
 	"$here/guest.sh" > "$work/run.out" 2>&1 &

@@ -4,7 +4,7 @@
 # patches/*.patch, configures tinyconfig plus our fragments, builds
 # bzImage. Each stage is skipped when its inputs have not changed.
 #
-# Usage: kernel.sh [test|bench|kasan|dropin|net]   (default: $RHIST_FLAVOUR, or test)
+# Usage: kernel.sh [test|bench|kasan|dropin]   (default: $RHIST_FLAVOUR, or test)
 #        RHIST_OWN_CONFIG=FILE kernel.sh own
 #
 # "own" is a kernel for a machine of one's own (make kernel-deb
@@ -21,7 +21,7 @@ fragments=("$config_dir/rhist.config")
 base=
 case "$flavour" in
 test) ;;
-bench|kasan|dropin|net) fragments+=("$config_dir/$flavour.config") ;;
+bench|kasan|dropin) fragments+=("$config_dir/$flavour.config") ;;
 own)
 	base=${RHIST_OWN_CONFIG:-}
 	[ -f "$base" ] || { echo "kernel.sh own: RHIST_OWN_CONFIG must name a .config" >&2; exit 2; }
@@ -98,8 +98,8 @@ build() {
 	echo "$config_id" > "$tree/.rhist-built"
 }
 
-# The drop-in and net kernels are the test kernel but for a few options.
-# Whenever theirs must be built, it starts again as a copy of the test
+# The drop-in kernel is the test kernel but for a few options.
+# Whenever it must be built, it starts again as a copy of the test
 # kernel's built tree (mtimes kept), so that make rebuilds only what those
 # options touch: the Rust crates and a few hundred files, 2-4 minutes
 # instead of 6 (a change to the patches or to rhist.config is built once,
@@ -117,7 +117,7 @@ copy_test() {
 mkdir -p "$RHIST_KCACHE"
 old_source=$(cat "$tree/.rhist-source" 2>/dev/null || true)
 case $flavour in
-dropin|net)
+dropin)
 	if [ "$old_source" != "$source_id" ] ||
 	   [ "$(cat "$tree/.rhist-built" 2>/dev/null)" != "$config_id" ]; then
 		step "kernel: copy the test kernel's tree ($flavour)" copy_test

@@ -6,7 +6,7 @@
 # Also stages the guest's real clients and the bench's eBPF peer in
 # build/clients/.
 #
-# Usage: modules.sh [test|bench|kasan|dropin|net]   (default: $RHIST_FLAVOUR, or test)
+# Usage: modules.sh [test|bench|kasan|dropin]   (default: $RHIST_FLAVOUR, or test)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
