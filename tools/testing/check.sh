@@ -217,15 +217,6 @@ section() {
 same_section() {
 	diff -u <(section "$1" "$3") <(section "$2" "$3")
 }
-dropin_built=1
-if want clients || want selftests-dropin; then
-suite_start build-dropin
-one kernel-dropin "$VM/kernel.sh" dropin
-one modules-dropin "$VM/modules.sh" dropin
-suite_end build-dropin
-dropin_built=$one_failed
-fi
-
 # --- shared: suites either chain runs, whichever gets to them first -------
 # In a warm run the background chain ends some minutes before the one in
 # front; in a cold one it also builds the benchmark kernel. So the last
@@ -378,6 +369,18 @@ selftest_suite() {
 if want selftests; then
 echo "==> suite selftests (ftracetest, hist tests against rhist and hist)"
 selftest_suite selftests "$built" vm tools/testing/selftests/ftrace-rhist.sh 900
+fi
+
+# The drop-in kernel, built here rather than before the chains: cold, its
+# build (a copy of the test kernel's tree, rebuilt where dropin.config
+# differs) shares the host with the chain in front instead of stopping it.
+dropin_built=1
+if want clients || want selftests-dropin; then
+suite_start build-dropin
+one kernel-dropin "$VM/kernel.sh" dropin
+one modules-dropin "$VM/modules.sh" dropin
+suite_end build-dropin
+dropin_built=$one_failed
 fi
 
 # The hist selftests of 6.12, untranslated, on the drop-in kernel: a pass
