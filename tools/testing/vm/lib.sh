@@ -55,9 +55,8 @@ revert_series() {
 # run on it; run-group.sh gives it to the script it happened in).
 RHIST_PROBLEM_RE='RHIST-PROBLEM|BUG:|WARNING:|Oops|Kernel panic|KASAN|KFENCE|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called|hung_task|soft lockup'
 
-# The kernel tree for a flavour: "test" (debug options), "bench", "kasan",
-# "dropin" (no C hist: rhist registers as hist) or "net" (test with a
-# network card).
+# The kernel tree for a flavour: "test" (debug options), "bench", "kasan"
+# or "dropin" (no C hist: rhist registers as hist).
 kernel_tree() {
 	echo "$RHIST_KCACHE/linux-${1:-test}"
 }
