@@ -29,8 +29,8 @@ mkdir -p "$work/signal" "$work/prom"
 # Debian's prometheus and curl: tools/testing/vm/setup.sh installs them.
 command -v prometheus > /dev/null && command -v curl > /dev/null ||
 	{ echo "FAIL prometheus-count: no prometheus or curl (tools/testing/vm/setup.sh)"; exit 1; }
-# The kernel (every flavour has a virtio-net driver, rhist.config) and
-# its modules, then the exporter.
+# The VM's kernel (rhist.config gives each of its flavours a virtio-net
+# driver) and its modules, then the exporter.
 flavour=${RHIST_FLAVOUR:-test}
 "$top/tools/testing/vm/kernel.sh" "$flavour" && "$top/tools/testing/vm/modules.sh" "$flavour" ||
 	{ echo "FAIL prometheus-count: the $flavour kernel or its modules did not build"; exit 1; }
