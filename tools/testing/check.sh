@@ -219,7 +219,7 @@ same_section() {
 }
 # --- shared: suites either chain runs, whichever gets to them first -------
 # In a warm run the background chain ends some minutes before the one in
-# front; in a cold one it also builds the benchmark kernel. So the last
+# front; in a cold one it also builds the drop-in kernel. So the last
 # suites go to the first chain free: each chain, at its end, claims the
 # next one not yet claimed (mkdir is atomic) and runs it.
 
