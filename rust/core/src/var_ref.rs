@@ -136,8 +136,12 @@ pub(super) struct VarRef<'a> {
     /// `hist_field_name()` prints for a reference with a system).
     pub(super) full: &'a str,
     /// A reference to the variable `synthetic_<full>` of a hidden
-    /// histogram on the event `system`.`event` (`create_field_var_hist()`).
-    hidden: Option<(&'a str, &'a str)>,
+    /// histogram (`create_field_var_hist()`).
+    hidden: bool,
+    /// For a hidden histogram's variable, the system and event its action
+    /// parameter was written with (`system.event.field`), if any: what C
+    /// gives `create_var_ref()`, not the event of the hidden histogram.
+    hidden_written: Option<(&'a str, &'a str)>,
     /// The variable's flags and constant (`check_expr_operands()`).
     pub(super) var_flags: u32,
     pub(super) var_constant: u64,
@@ -149,7 +153,7 @@ impl<'a> VarRef<'a> {
     /// What C's `name` has before [`name`](Self::name): `synthetic_` for
     /// a hidden histogram's variable.
     pub(super) fn name_prefix(&self) -> &'static str {
-        if self.hidden.is_some() {
+        if self.hidden {
             "synthetic_"
         } else {
             ""
@@ -159,7 +163,7 @@ impl<'a> VarRef<'a> {
     /// C's `name`: the variable's name (after
     /// [`name_prefix`](Self::name_prefix)).
     pub(super) fn name(&self) -> &'a str {
-        if self.hidden.is_some() {
+        if self.hidden {
             return self.full;
         }
         let name = match self.system() {
@@ -171,8 +175,8 @@ impl<'a> VarRef<'a> {
 
     /// C's `system` and `event_name`, when written with them.
     pub(super) fn system(&self) -> Option<(&'a str, &'a str)> {
-        if self.hidden.is_some() {
-            return self.hidden;
+        if self.hidden {
+            return self.hidden_written;
         }
         let mut parts = self.full.splitn(3, '.');
         match (self.qualified, parts.next(), parts.next()) {
@@ -191,7 +195,8 @@ impl VarRef<'static> {
         copy: false,
         qualified: false,
         full: "",
-        hidden: None,
+        hidden: false,
+        hidden_written: None,
         var_flags: 0,
         var_constant: 0,
         ty: TypeBuf::EMPTY,
@@ -291,17 +296,19 @@ impl<'a> RefTable<'a> {
     }
 
     /// [`add`](Self::add) for the variable `synthetic_<field>` of a
-    /// hidden histogram on `system`.`event`.
+    /// hidden histogram, for a parameter written `system.event.field`
+    /// (`written`) or `field` (`None`).
     pub(super) fn add_hidden(
         &mut self,
         node: u8,
         target: &VarTarget<'_>,
         field: &'a str,
-        event: (&'a str, &'a str),
+        written: Option<(&'a str, &'a str)>,
     ) -> Option<usize> {
         let i = self.add(node, target, field, false)?;
         if let Some(r) = self.refs.get_mut(i) {
-            r.hidden = Some(event);
+            r.hidden = true;
+            r.hidden_written = written;
         }
         Some(i)
     }
@@ -339,7 +346,8 @@ impl<'a> RefTable<'a> {
             copy: target.copy,
             qualified,
             full,
-            hidden: None,
+            hidden: false,
+            hidden_written: None,
             var_flags: target.flags,
             var_constant: target.constant,
             ty: TypeBuf::new(target.type_name),

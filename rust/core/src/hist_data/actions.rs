@@ -147,13 +147,13 @@ impl ActionData {
 }
 
 /// The variable an action's parameter names.
-enum ParamVar<'t, 'a> {
+enum ParamVar<'t> {
     /// Variable `i` of this trigger (a field variable if `i >= n_vars`).
     Own(usize),
     /// Another trigger's.
     Other(VarTarget<'t>),
     /// `synthetic_<field>` of a hidden histogram on an event.
-    Hidden(VarTarget<'t>, (&'a str, &'a str)),
+    Hidden(VarTarget<'t>),
 }
 
 impl<'a> HistData<'a> {
@@ -744,19 +744,21 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
                 ParamVar::Own(i) => {
                     let id = self.hd.map_var_node(i).unwrap_or(0);
                     own_type = TypeBuf::new(self.hd.type_name(id));
-                    (Some(i), self.own_target(i, own_type.as_str()), None)
+                    (Some(i), self.own_target(i, own_type.as_str()), false)
                 }
-                ParamVar::Other(target) => (None, target, None),
-                ParamVar::Hidden(target, event) => (None, target, Some(event)),
+                ParamVar::Other(target) => (None, target, false),
+                ParamVar::Hidden(target) => (None, target, true),
             };
             let field = synths.and_then(|s| s.field(synth, field_pos));
             if !field.is_some_and(|f| check_synth_field(&f, &target)) {
                 return Err(self.error(HistErrorKind::SynthTypeMismatch, name));
             }
             let full = if qualified.is_some() { param } else { name };
+            // C's create_var_ref() takes the system and event written in
+            // the parameter, for a hidden histogram's variable too.
             let idx = match hidden {
-                Some(event) => self.hidden_var_ref(&target, name, event)?,
-                None => self.var_ref(own, &target, full, qualified.is_some())?,
+                true => self.hidden_var_ref(&target, name, qualified)?,
+                false => self.var_ref(own, &target, full, qualified.is_some())?,
             };
             let idx = idx.ok_or(HistError::silent(ENOMEM))?;
             if let Some(slot) = data.var_ref_idx.get_mut(i) {
@@ -779,7 +781,7 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
         qualified: Option<(&'a str, &'a str)>,
         name: &'a str,
         matching: Option<(&'a str, &'a str)>,
-    ) -> Result<ParamVar<'h, 'a>, HistError> {
+    ) -> Result<ParamVar<'h>, HistError> {
         let var = name.get(1..).unwrap_or("");
         let here = qualified.is_none_or(|q| q == (self.event.system, self.event.name));
         if here {
@@ -805,7 +807,7 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
         qualified: Option<(&'a str, &'a str)>,
         name: &'a str,
         matching: Option<(&'a str, &'a str)>,
-    ) -> Result<ParamVar<'h, 'a>, HistError> {
+    ) -> Result<ParamVar<'h>, HistError> {
         let here = qualified.is_none_or(|q| q == (self.event.system, self.event.name));
         let mut logged = None;
         if here {
@@ -842,9 +844,7 @@ impl<'h, 'a> Builder<'h, '_, 'a> {
         let var = synthetic_var_name(&mut buf, name);
         let found = self.vars.map(|l| l.find_var(Some((system, event)), var));
         match found {
-            Some(Found::One(target)) if !var.is_empty() => {
-                Ok(ParamVar::Hidden(target, (system, event)))
-            }
+            Some(Found::One(target)) if !var.is_empty() => Ok(ParamVar::Hidden(target)),
             _ => Err(HistError::new(HistErrorKind::SynthVarNotFound, pos)),
         }
     }
@@ -1498,6 +1498,14 @@ mod tests {
         assert!(!r.own);
         assert_eq!(r.var_idx, 2);
         assert_eq!((hd.n_field_vars, hd.n_field_var_hists), (0, 1));
+        // hist_debug names the system and event written in the parameter.
+        let mut s = String::new();
+        hd.write_debug(&mut s, &"HD").unwrap();
+        assert!(
+            s.contains("name: synthetic_prio\n")
+                && s.contains("      system: sched\n      event_name: sched_waking\n"),
+            "{s}"
+        );
 
         // No compatible histogram: the shell's error, after the field's
         // own (an unqualified field is tried on this event first).
@@ -1538,6 +1546,16 @@ mod tests {
         HistData::build_into_with(&mut hd, &spec, &switch(), options).unwrap();
         hd.create_actions(&switch(), options).unwrap();
         assert_eq!(logged.borrow().len(), 2);
+        // Unqualified, as histogram-design.rst's `onmatch(sched.sched_waking)
+        // .wakeup_latency(..,prio)`: no system or event, as in hist_debug
+        // (the onmatch() event is not the parameter's).
+        let mut s = String::new();
+        hd.write_debug(&mut s, &"HD").unwrap();
+        assert!(s.contains("name: synthetic_prio\n"), "{s}");
+        assert!(
+            !s.contains("\n      system:") && !s.contains("\n      event_name:"),
+            "{s}"
+        );
     }
 
     /// find_match_var(): an unqualified `$var` is looked for on the

@@ -819,14 +819,15 @@ impl<'a> Builder<'_, '_, 'a> {
     }
 
     /// [`var_ref`](Self::var_ref) for the variable `synthetic_<field>`
-    /// of a hidden histogram on `event`.
+    /// of a hidden histogram, for a parameter written `system.event.field`
+    /// (`written`) or `field`.
     pub(super) fn hidden_var_ref(
         &mut self,
         target: &VarTarget<'_>,
         field: &'a str,
-        event: (&'a str, &'a str),
+        written: Option<(&'a str, &'a str)>,
     ) -> Result<Option<usize>, HistError> {
-        self.make_var_ref(None, target, field, false, Some(event))
+        self.make_var_ref(None, target, field, false, Some(written))
     }
 
     fn make_var_ref(
@@ -835,7 +836,7 @@ impl<'a> Builder<'_, '_, 'a> {
         target: &VarTarget<'_>,
         full: &'a str,
         qualified: bool,
-        hidden: Option<(&'a str, &'a str)>,
+        hidden: Option<Option<(&'a str, &'a str)>>,
     ) -> Result<Option<usize>, HistError> {
         let existing = match own {
             Some(i) => self.hd.refs.find_own(i),
@@ -858,7 +859,7 @@ impl<'a> Builder<'_, '_, 'a> {
         })?;
         Ok(match (own, hidden) {
             (Some(_), _) => self.hd.refs.add_own(id, target, full, qualified),
-            (None, Some(event)) => self.hd.refs.add_hidden(id, target, full, event),
+            (None, Some(written)) => self.hd.refs.add_hidden(id, target, full, written),
             (None, None) => self.hd.refs.add(id, target, full, qualified),
         })
     }
