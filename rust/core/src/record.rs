@@ -81,13 +81,63 @@ fn nul_position(s: &[u8]) -> Option<usize> {
 }
 
 /// `hist_field_stack()` and the copy of `event_hist_trigger()`: at the
-/// `__data_loc` of the field, a count and the frames.  C copies as many
-/// frames as the count says; here at most [`STACKTRACE_DEPTH`], and frames
-/// beyond the record read as 0.
+/// `__data_loc` of the field, a count and the frames. C copies as many
+/// frames as the count says, even past the bytes the `__data_loc`'s
+/// length gives: a synthetic event's `trace_stack()` stops at
+/// [`STACKTRACE_DEPTH`] words, the count's included, so a full stack's
+/// last frame is left out of the record but not out of its reserved
+/// space, whose stale bytes C then reads as a frame. Here only the frames
+/// that the length holds, at most [`STACKTRACE_DEPTH`]; the rest read 0.
 pub(super) fn read_stack(rec: &[u8], at: u32, entries: &mut [u64; STACKTRACE_DEPTH]) {
-    let loc = (rec_u32(rec, at as usize) & 0xffff) as usize;
+    let data_loc = rec_u32(rec, at as usize);
+    let loc = (data_loc & 0xffff) as usize;
+    let held = ((data_loc >> 16) as usize / 8).saturating_sub(1);
     let n = rec_u64(rec, loc).min(STACKTRACE_DEPTH as u64) as usize;
-    for (i, e) in entries.iter_mut().enumerate().take(n) {
+    for (i, e) in entries.iter_mut().enumerate().take(n.min(held)) {
         *e = rec_u64(rec, loc + 8 + 8 * i);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// A record with a `__data_loc` at 0 for `words` at 8, `len` bytes
+    /// long, and `reserved` more words of stale bytes after them.
+    fn record(words: &[u64], len: u32, stale: &[u64]) -> Vec<u8> {
+        let mut rec = ((len << 16) | 8).to_ne_bytes().to_vec();
+        rec.extend_from_slice(&[0; 4]);
+        for w in words.iter().chain(stale) {
+            rec.extend_from_slice(&w.to_ne_bytes());
+        }
+        rec
+    }
+
+    #[test]
+    fn stack_reads_only_the_frames_its_data_loc_holds() {
+        let frames: Vec<u64> = (1..=16).map(|i| 0xffff_ffff_8100_0000 + i).collect();
+        // A full stack as trace_stack() writes it: the count and 15
+        // frames, then the reserved word it did not write.
+        let mut words = vec![16];
+        words.extend_from_slice(&frames[..15]);
+        let rec = record(&words, 16 * 8, &[0x1582_0000_0005]);
+        let mut got = [0u64; STACKTRACE_DEPTH];
+        read_stack(&rec, 0, &mut got);
+        assert_eq!(&got[..15], &frames[..15]);
+        assert_eq!(got[15], 0);
+
+        // A shorter one: all its frames, nothing after them.
+        let rec = record(&[3, frames[0], frames[1], frames[2]], 4 * 8, &[7; 2]);
+        let mut got = [0u64; STACKTRACE_DEPTH];
+        read_stack(&rec, 0, &mut got);
+        assert_eq!(got[..4], [frames[0], frames[1], frames[2], 0]);
+
+        // An empty one: trace_stack() writes nothing, not even the count.
+        let rec = record(&[], 0, &[16, 5, 6]);
+        let mut got = [0u64; STACKTRACE_DEPTH];
+        read_stack(&rec, 0, &mut got);
+        assert_eq!(got, [0; STACKTRACE_DEPTH]);
     }
 }
