@@ -4,6 +4,7 @@
  * See rhist_shim.h.
  */
 #include <linux/completion.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/hardirq.h>
 #include <linux/irq_work.h>
@@ -15,6 +16,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/trace_events.h>
+#include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -121,6 +123,22 @@ void rhist_init_completion(struct completion *x)
 	init_completion(x);
 }
 
+/*
+ * A histogram's map, of a size the user picked: if the machine cannot
+ * give it, the write fails with ENOMEM, with no allocation report and
+ * without the OOM killer, which would kill some other task (vmalloc()'s
+ * pages are charged to none). __vmalloc() is a macro (alloc_hooks()).
+ */
+void *rhist_map_alloc(size_t size)
+{
+	return __vmalloc(size, GFP_KERNEL | __GFP_NOWARN | __GFP_RETRY_MAYFAIL);
+}
+
+void rhist_map_free(void *addr)
+{
+	vfree(addr);
+}
+
 /* The probe a synthetic event's tracepoint calls (trace_event_raw_event_synth). */
 typedef void (*rhist_synth_probe_t)(void *data, u64 *var_ref_vals,
 				    unsigned int *var_ref_idx);
@@ -215,13 +233,23 @@ void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait)
 }
 
 /*
- * Queues work on this CPU, from the event path. A CPU going offline runs
- * no irq_work queued after its CPU_DYING flush (the work would wait for
- * the CPU's return, and irq_work_sync() with it): there, the work is
- * queued on another CPU, but not from NMI, which must not send the IPI;
- * the work then waits for the next request.
+ * The works the event path asked for and could not queue (RHIST_MISSED_*
+ * bits): asked again by the CPU hotplug callbacks below.
  */
-static void rhist_queue_where_it_runs(struct irq_work *work)
+#define RHIST_MISSED_POLL	BIT(0)
+#define RHIST_MISSED_GROW	BIT(1)
+static atomic_t rhist_missed = ATOMIC_INIT(0);
+
+/*
+ * Queues work on this CPU, from the event path. A CPU that is not online
+ * (going offline, or not yet up) runs no irq_work queued after its
+ * CPU_DYING flush (the work would wait for the CPU's return, and
+ * irq_work_sync() with it): there, the work is queued on another CPU;
+ * but not from NMI, which must not send the IPI (on x86, every kprobe
+ * that is not jump-optimized runs in NMI context): the request is then
+ * marked as @missed, and asked again once the CPU is dead or up.
+ */
+static void rhist_queue_where_it_runs(struct irq_work *work, int missed)
 {
 	unsigned int cpu = raw_smp_processor_id();
 
@@ -229,8 +257,10 @@ static void rhist_queue_where_it_runs(struct irq_work *work)
 		irq_work_queue(work);
 		return;
 	}
-	if (in_nmi())
+	if (in_nmi()) {
+		atomic_or(missed, &rhist_missed);
 		return;
+	}
 	cpu = cpumask_any_but(cpu_online_mask, cpu);
 	if (cpu < nr_cpu_ids)
 		irq_work_queue_on(work, cpu);
@@ -243,7 +273,7 @@ static void rhist_queue_where_it_runs(struct irq_work *work)
 void rhist_poll_wakeup(void)
 {
 	if (wq_has_sleeper(&rhist_poll_wq))
-		rhist_queue_where_it_runs(&rhist_poll_work);
+		rhist_queue_where_it_runs(&rhist_poll_work, RHIST_MISSED_POLL);
 }
 
 /* Waits for a queued wakeup to finish, before the module goes. */
@@ -276,25 +306,75 @@ static void rhist_grow_irq_fn(struct irq_work *work)
 
 static DEFINE_IRQ_WORK(rhist_grow_irq, rhist_grow_irq_fn);
 
+/*
+ * Asks again for what rhist_queue_where_it_runs() could not queue, in
+ * process context on an online CPU: the pollers' wakeup and the grow
+ * work both serve every request made before them.
+ */
+static void rhist_ask_missed(void)
+{
+	int missed = atomic_xchg(&rhist_missed, 0);
+
+	if (missed & RHIST_MISSED_POLL)
+		wake_up_all(&rhist_poll_wq);
+	if (missed & RHIST_MISSED_GROW)
+		kthread_queue_work(rhist_grow_worker, &rhist_grow_work);
+}
+
+/* On the control CPU, once @cpu is dead: after its CPU_DYING steps. */
+static int rhist_cpu_dead(unsigned int cpu)
+{
+	rhist_ask_missed();
+	return 0;
+}
+
+/* On @cpu, once it is online again: after its CPU_STARTING steps. */
+static int rhist_cpu_up(unsigned int cpu)
+{
+	rhist_ask_missed();
+	return 0;
+}
+
+static int rhist_cpuhp_dead = -1, rhist_cpuhp_up = -1;
+
+/* At load: the grow's worker, and the hotplug callbacks above. */
 int rhist_grow_init(void)
 {
 	struct kthread_worker *w = kthread_create_worker(0, "rhist_grow");
+	int ret;
 
 	if (IS_ERR(w))
 		return PTR_ERR(w);
 	rhist_grow_worker = w;
+	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "trace/rhist:dead",
+					NULL, rhist_cpu_dead);
+	if (ret < 0)
+		goto destroy;
+	rhist_cpuhp_dead = ret;
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "trace/rhist:online",
+					rhist_cpu_up, NULL);
+	if (ret < 0)
+		goto remove_dead;
+	rhist_cpuhp_up = ret;
 	return 0;
+
+remove_dead:
+	cpuhp_remove_state_nocalls(rhist_cpuhp_dead);
+destroy:
+	kthread_destroy_worker(w);
+	rhist_grow_worker = NULL;
+	return ret;
 }
 
 /*
  * From the event path, any context. As rhist_poll_wakeup(): a CPU going
  * offline runs no irq_work queued after its CPU_DYING flush, so there it
- * is queued on another CPU, but not from NMI; the request then waits for
- * the next one (of any :grow histogram), the map dropping meanwhile.
+ * is queued on another CPU, or, from NMI, asked again once the CPU is
+ * dead (rhist_cpu_dead()).
  */
 void rhist_grow_request(void)
 {
-	rhist_queue_where_it_runs(&rhist_grow_irq);
+	rhist_queue_where_it_runs(&rhist_grow_irq, RHIST_MISSED_GROW);
 }
 
 /*
@@ -311,6 +391,8 @@ void rhist_grow_synchronize(void)
 /* At unload, once no probe of rhist can run: waits for both, then stops. */
 void rhist_grow_exit(void)
 {
+	cpuhp_remove_state_nocalls(rhist_cpuhp_up);
+	cpuhp_remove_state_nocalls(rhist_cpuhp_dead);
 	irq_work_sync(&rhist_grow_irq);
 	kthread_destroy_worker(rhist_grow_worker);
 	rhist_grow_worker = NULL;

@@ -47,6 +47,8 @@ void rhist_grow_synchronize(void);
 void rhist_grow_exit(void);
 /* In Rust (rust/command/grow.rs): grows the histograms that asked. */
 void rhist_grow_run(void);
+void *rhist_map_alloc(size_t size);
+void rhist_map_free(void *addr);
 
 /* For the KUnit suite's kthreads on every online CPU (rust/kunit.rs). */
 unsigned int rhist_nr_cpu_ids(void);

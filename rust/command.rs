@@ -20,6 +20,7 @@ mod attach;
 mod errors;
 mod grow;
 mod lifetime;
+mod map_memory;
 mod probe;
 mod resolve;
 mod state;
@@ -211,6 +212,8 @@ impl Command for Rhist {
             Ok(()) => 0,
             // SAFETY: `file` is live.
             Err(BuildError::Hist(err)) => unsafe { reject(held, file, text, &err) },
+            // SAFETY: `file` is live.
+            Err(BuildError::NoMapMemory) => unsafe { errors::no_map_memory(held, file, text) },
             Err(BuildError::Kernel(e)) => e.to_errno(),
         }
     }
@@ -484,6 +487,7 @@ unsafe fn clear(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_dat
     if let Some(growing) = trigger.growing() {
         growing.cleared(held);
     }
+    trigger.contents_changed(held);
     for d in REGISTRY.iter(held).filter(|&d| feeds(d)) {
         // SAFETY: as above.
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*d).paused), (*d).paused_tmp) };

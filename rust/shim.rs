@@ -91,6 +91,11 @@ extern "C" {
     pub(crate) fn rhist_nr_cpu_ids() -> kernel::ffi::c_uint;
     /// `cpu_online()`; `cpu` must be below `nr_cpu_ids`.
     pub(crate) fn rhist_cpu_online(cpu: kernel::ffi::c_uint) -> bool;
+    /// `vmalloc()` of `size` bytes for a histogram's map, without an
+    /// allocation report or the OOM killer; null on failure. May sleep.
+    pub(crate) fn rhist_map_alloc(size: usize) -> *mut kernel::ffi::c_void;
+    /// `vfree()` of what `rhist_map_alloc()` returned.
+    pub(crate) fn rhist_map_free(addr: *mut kernel::ffi::c_void);
     /// `cond_resched()`: may sleep.
     pub(crate) fn rhist_cond_resched();
     /// `init_completion()`.

@@ -8,6 +8,7 @@ use kernel::ffi::c_int;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
+use kernel::error::code;
 use kernel::prelude::*;
 
 use crate::hist;
@@ -25,6 +26,30 @@ static ERRORS: [ErrText; hist::trigger::ERROR_COUNT] = {
     }
     table
 };
+
+/// rhist's own error_log messages, for what hist cannot fail at: a map
+/// (or its sketches) of the size the text asks for, which rhist allocates
+/// in one piece when the trigger is made.
+static RHIST_ERRORS: [ErrText; 2] = [
+    ErrText(c"No error".as_ptr().cast()),
+    ErrText(c"Couldn't allocate the histogram's memory".as_ptr().cast()),
+];
+
+/// Logs that the memory of the histogram `rhist:<text>` asks for could
+/// not be had, the caret at the command's start, and returns `-ENOMEM`.
+///
+/// # Safety
+///
+/// `file` must be a live event file.
+pub(super) unsafe fn no_map_memory(
+    held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+    text: &[u8],
+) -> c_int {
+    // SAFETY: `file` is live.
+    unsafe { log_with(held, file, text, &RHIST_ERRORS, [(1, 0)].into_iter()) };
+    code::ENOMEM.to_errno()
+}
 
 /// Logs `err` for the command `rhist:<text>` to tracing/error_log, if C
 /// would log one, and returns its negative errno.
@@ -53,10 +78,28 @@ pub(super) unsafe fn reject(
 ///
 /// `file` must be a live event file.
 pub(super) unsafe fn log_entries(
-    _held: EventMutexHeld<'_>,
+    held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
     text: &[u8],
     entries: impl Iterator<Item = (HistErrorKind, usize)>,
+) {
+    let entries = entries.map(|(kind, pos)| (usize::from(kind.c_index()), pos));
+    // SAFETY: `file` is live.
+    unsafe { log_with(held, file, text, &ERRORS, entries) };
+}
+
+/// Logs `entries` (index into `errs` and caret) for the command
+/// `rhist:<text>` on `file`'s event to tracing/error_log.
+///
+/// # Safety
+///
+/// `file` must be a live event file.
+unsafe fn log_with(
+    _held: EventMutexHeld<'_>,
+    file: *mut bindings::trace_event_file,
+    text: &[u8],
+    errs: &[ErrText],
+    entries: impl Iterator<Item = (usize, usize)>,
 ) {
     let prefix = crate::names::NAMES.prefix.as_bytes();
     // SAFETY: `file` is live, and its event registered while the lock is
@@ -76,7 +119,7 @@ pub(super) unsafe fn log_entries(
     if built.is_ok() {
         for (kind, pos) in entries {
             // SAFETY: `file` is live; both strings are NUL-terminated.
-            unsafe { tracefs::log_error(file, &loc, &cmd, &ERRORS, kind.c_index().into(), pos) };
+            unsafe { tracefs::log_error(file, &loc, &cmd, errs, kind, pos) };
         }
     }
 }

@@ -22,10 +22,10 @@ use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::alloc::VVec;
 use kernel::error::Error;
 use kernel::prelude::*;
 
+use super::map_memory::MapMemory;
 use super::{state, REGISTRY};
 use crate::hist::grow::{fold_into, next_bits, GrowStats, GrowTrigger};
 use crate::hist::hist_data::HistData;
@@ -38,14 +38,14 @@ use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 ///
 /// # Invariants
 ///
-/// `hist` borrows `_memory` (never touched through the vector after the
+/// `hist` borrows `_memory` (never touched through its owner after the
 /// map is built, freed after `hist`: declaration order) and the hist
 /// data of the [`Growing`] that owns the generation, which outlives it.
 pub(super) struct Generation {
     hist: Histogram<'static>,
     trigger: GrowTrigger,
     bits: u32,
-    _memory: VVec<u8>,
+    _memory: MapMemory,
 }
 
 impl Generation {
@@ -61,15 +61,11 @@ impl Generation {
         let bytes = params
             .storage_bytes()
             .map_err(|e| Error::from_errno(-e.errno()))?;
-        let mut memory = VVec::<u8>::new();
-        memory.reserve(bytes, GFP_KERNEL)?;
-        // SAFETY: the spare capacity is never touched through the vector
-        // again; its buffer moves into the result with the map, freed
-        // after it (invariants of `Self`).
-        let spare = unsafe {
-            let spare = memory.spare_capacity_mut();
-            core::slice::from_raw_parts_mut(spare.as_mut_ptr(), spare.len())
-        };
+        let mut memory = MapMemory::new(bytes)?;
+        // SAFETY: the memory is never touched through `memory` again; it
+        // moves into the result with the map, freed after it (invariants
+        // of `Self`).
+        let spare = unsafe { core::slice::from_raw_parts_mut(memory.as_mut_ptr(), memory.len()) };
         let map =
             TracingMap::new_uninit(params, spare).map_err(|e| Error::from_errno(-e.errno()))?;
         // SAFETY: `data` outlives the result (our contract).
@@ -188,14 +184,15 @@ impl Growing {
     /// The grow, if the event path asked: the map of the next size made,
     /// published, waited on, the old one folded into it and freed. An
     /// allocation that fails keeps the old one and asks again later.
-    fn grow(&self, held: EventMutexHeld<'_>) {
+    /// Whether the generation was replaced.
+    fn grow(&self, held: EventMutexHeld<'_>) -> bool {
         if !self.pending.swap(false, Ordering::Relaxed) {
-            return;
+            return false;
         }
         let old_ptr = self.current.load(Ordering::Relaxed);
         let old = self.current(held);
         let Some(bits) = next_bits(old.bits) else {
-            return;
+            return false;
         };
         // SAFETY: the data of the generations outlives `self`, which
         // will own the new one (our owner's invariant).
@@ -204,7 +201,7 @@ impl Growing {
             Err(_) => {
                 self.stats.failed();
                 old.trigger.retry();
-                return;
+                return false;
             }
         };
         // INVARIANT: from `KBox::into_raw()`, replaced with the lock held.
@@ -222,6 +219,7 @@ impl Growing {
             pr_warn!("grow: a generation could not be folded\n");
         }
         drop(old);
+        true
     }
 }
 
@@ -242,8 +240,10 @@ extern "C" fn rhist_grow_run() {
     for data in REGISTRY.iter(held) {
         // SAFETY: registered triggers are live, and none is freed while
         // the lock is held.
-        if let Some(growing) = unsafe { state(held, data) }.hist.growing() {
-            growing.grow(held);
+        // SAFETY: as above.
+        let trigger = unsafe { state(held, data) };
+        if trigger.growing().is_some_and(|g| g.grow(held)) {
+            trigger.contents_changed(held);
         }
     }
 }

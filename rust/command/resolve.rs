@@ -178,6 +178,7 @@ pub(super) unsafe fn field_var_hist(
                 h.errno()
             }
             BuildError::Kernel(k) => -k.to_errno(),
+            BuildError::NoMapMemory => -code::ENOMEM.to_errno(),
         };
         return Err(HistError::with_errno(
             HistErrorKind::HistCreateFail,

@@ -6,9 +6,9 @@
 //! ([`Trigger`]).
 
 use core::ptr;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::alloc::VVec;
 use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
@@ -16,6 +16,7 @@ use kernel::sync::Arc;
 
 use super::errors::log_entries;
 use super::grow::Growing;
+use super::map_memory::MapMemory;
 use super::resolve::{field_var_hist, hist_identity, referenced_hists, with_options, FieldVarHist};
 use super::{state, REGISTRY};
 use crate::event::{self, ProbeContext};
@@ -79,11 +80,22 @@ pub(super) struct Hist {
     synths: KVec<Option<SynthPin>>,
     /// The condition of a `snapshot()` action.
     snapshot: Option<SnapshotCond>,
-    _map_memory: VVec<u8>,
+    _map_memory: MapMemory,
     resolved: Resolved,
     /// hist's `save_hist_vars()` reference: a histogram that defines or
     /// references variables keeps its instance from being removed.
     _instance: Option<InstanceRef>,
+    /// Which contents the histogram has: a number no other histogram had,
+    /// taken anew by each `clear` and grow (see [`Trigger::version`]).
+    /// Changed and read with `event_mutex` held.
+    version: AtomicU64,
+}
+
+/// The next [`Hist::version`]: never 0, never given twice.
+static NEXT_VERSION: AtomicU64 = AtomicU64::new(1);
+
+fn new_version() -> u64 {
+    NEXT_VERSION.fetch_add(1, Ordering::Relaxed)
 }
 
 // SAFETY: the raw pointers inside point to memory the value owns (the
@@ -128,6 +140,9 @@ pub(crate) struct Trigger {
 pub(super) enum BuildError {
     /// Rejected as hist would reject it.
     Hist(HistError),
+    /// The memory of the map (and sketches) that the text asks for could
+    /// not be had: `ENOMEM`, logged with rhist's own message.
+    NoMapMemory,
     /// Out of memory, or the event is going away.
     Kernel(Error),
 }
@@ -217,6 +232,20 @@ impl Trigger {
     /// A `:grow` trigger's generations.
     pub(super) fn growing(&self) -> Option<&Growing> {
         self.hist.growing()
+    }
+
+    /// Which contents [`hist`](Self::hist) has: equal at two moments
+    /// (with the lock dropped in between) only if they are those of the
+    /// same histogram, neither cleared nor grown in between. A histogram
+    /// freed and another made at its address have different versions.
+    pub(crate) fn version(&self, _held: EventMutexHeld<'_>) -> u64 {
+        self.hist.version.load(Ordering::Relaxed)
+    }
+
+    /// After a `clear` or a grow of the histogram: a new
+    /// [`version`](Self::version), for every trigger that shares it.
+    pub(super) fn contents_changed(&self, _held: EventMutexHeld<'_>) {
+        self.hist.version.store(new_version(), Ordering::Relaxed);
     }
 
     /// With `:grow`, `rhist_debug`'s line of the grow.
@@ -478,7 +507,12 @@ impl Hist {
         let grow = if resolved.data().spec().grow() {
             // SAFETY: the data is moved into the result with the
             // generations, and dropped after them (invariants of `Self`).
-            Some(unsafe { Growing::new(resolved.data()) }?)
+            Some(
+                unsafe { Growing::new(resolved.data()) }.map_err(|e| match e {
+                    e if e == code::ENOMEM => BuildError::NoMapMemory,
+                    e => BuildError::Kernel(e),
+                })?,
+            )
         } else {
             None
         };
@@ -498,15 +532,12 @@ impl Hist {
         let total = bytes.checked_add(pool_bytes).ok_or(code::ENOMEM)?;
         // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
         // maps of up to a few MB up to a power of two of pages.
-        let mut map_memory = VVec::<u8>::new();
-        map_memory.reserve(total, GFP_KERNEL)?;
-        // SAFETY: the spare capacity is never touched through the vector
-        // again; its buffer is moved into the result with the map and the
-        // sketches and freed after them (invariants of `Self`).
-        let memory = unsafe {
-            let spare = map_memory.spare_capacity_mut();
-            core::slice::from_raw_parts_mut(spare.as_mut_ptr(), spare.len())
-        };
+        let mut map_memory = MapMemory::new(total).map_err(|_| BuildError::NoMapMemory)?;
+        // SAFETY: the memory is never touched through `map_memory` again;
+        // it is moved into the result with the map and the sketches and
+        // freed after them (invariants of `Self`).
+        let memory =
+            unsafe { core::slice::from_raw_parts_mut(map_memory.as_mut_ptr(), map_memory.len()) };
         let (map_part, pool_part) = memory.split_at_mut(bytes.min(memory.len()));
         let map = TracingMap::new_uninit(params, map_part)?;
         let sketches = match pool {
@@ -535,7 +566,7 @@ impl Hist {
         resolved: Resolved,
         synths: KVec<Option<SynthPin>>,
         snapshot: Option<SnapshotCond>,
-        map_memory: VVec<u8>,
+        map_memory: MapMemory,
         instance: Option<InstanceRef>,
     ) -> Result<Arc<Self>, BuildError> {
         let mut hist = Histogram::with_sketches(data, map, sketches)?;
@@ -551,6 +582,7 @@ impl Hist {
                 _map_memory: map_memory,
                 resolved,
                 _instance: instance,
+                version: AtomicU64::new(new_version()),
             },
             GFP_KERNEL,
         )?)

@@ -114,6 +114,9 @@ struct JsonCursor {
     /// again by each `start()` (the lock was dropped in between).
     trig_no: usize,
     data: *mut bindings::event_trigger_data,
+    /// Its contents' version when the head was shown: a `clear`, a grow
+    /// or another histogram made at the same address changes it.
+    version: u64,
     /// Its entries, sorted (`order[..n]`; `max_elts` long).
     order: KVVec<u32>,
     n: usize,
@@ -130,6 +133,7 @@ impl JsonCursor {
             step: Step::DocStart,
             trig_no: 0,
             data: ptr::null_mut(),
+            version: 0,
             order: KVVec::new(),
             n: 0,
             at: 0,
@@ -179,11 +183,13 @@ impl JsonCursor {
             return Ok(());
         };
         // SAFETY: `data` is a live rhist trigger (`nth_trigger()`).
-        let hist = unsafe { command::state(held, data) }.hist(held);
+        let trigger = unsafe { command::state(held, data) };
+        let hist = trigger.hist(held);
         self.order
             .extend_with(hist.map().max_elts(), 0, GFP_KERNEL)?;
         self.n = hist.sort_entries(&mut self.order);
         self.stats = hist.column_stats(self.order.get(..self.n).unwrap_or(&[]));
+        self.version = trigger.version(held);
         (self.step, self.trig_no, self.data, self.at) = (Step::Head, no, data, 0);
         Ok(())
     }
@@ -224,9 +230,10 @@ impl JsonCursor {
     }
 
     /// Whether the record's histogram is still the one whose entries
-    /// were sorted: the same trigger at the same place, with a map of
-    /// the same size (so that every sorted index is one of its
-    /// elements).
+    /// were sorted: the same trigger at the same place, with the same
+    /// contents (neither cleared nor grown, nor another trigger made at
+    /// the same address: [`command::Trigger::version`]) and a map of the
+    /// same size (so that every sorted index is one of its elements).
     ///
     /// # Safety
     ///
@@ -244,8 +251,11 @@ impl JsonCursor {
             return false;
         }
         // SAFETY: `data` is a live rhist trigger (just found).
-        let hist = unsafe { command::state(held, self.data) }.hist(held);
-        hist.map().max_elts() == self.order.len()
+        let trigger = unsafe { command::state(held, self.data) };
+        // The same histogram, neither cleared nor grown since its head:
+        // the document describes one state of it, or the read fails.
+        trigger.version(held) == self.version
+            && trigger.hist(held).map().max_elts() == self.order.len()
     }
 
     /// Writes the record.
