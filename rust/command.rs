@@ -51,8 +51,8 @@ use attach::detach;
 use attach::{attach, unregister_one, AttachSetup};
 use errors::reject;
 use lifetime::{free, put, DeferredFlush, DEFERRED};
-pub(crate) use state::Trigger;
 use state::{BuildError, Hist, Resolved};
+pub(crate) use state::{Detached, Trigger};
 
 use crate::trigger_cmd::{
     c_bytes, list_and_enable, parse, reg, remove_each, Attached, Command, Registered, Registry,

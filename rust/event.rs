@@ -271,4 +271,12 @@ impl Resolver for KernelSymbols {
         // SAFETY: `name` is a NUL-terminated string that is never freed.
         unsafe { CStr::from_char_ptr(name) }.to_str().ok()
     }
+
+    /// Files are written in process context, with at most
+    /// `event_mutex` held: they may reschedule.
+    fn pause(&self) {
+        // SAFETY: no precondition; it may sleep, which a file's write
+        // may (the only user of `KernelSymbols`).
+        unsafe { shim::rhist_cond_resched() };
+    }
 }

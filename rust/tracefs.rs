@@ -389,17 +389,13 @@ pub(crate) unsafe fn event_names<'a>(
     (text(system), text(name))
 }
 
-/// Formatted output into a `seq_file`, or, made by
-/// [`counter`](Self::counter), only the count of the bytes it would
-/// write: the size a text needs.
+/// Formatted output into a `seq_file`.
 ///
 /// # Invariants
 ///
-/// `m` is null (a counter) or a seq_file being shown for as long as the
-/// writer is used.
+/// `m` is a seq_file being shown for as long as the writer is used.
 pub(crate) struct SeqWriter {
     m: *mut bindings::seq_file,
-    len: usize,
 }
 
 impl SeqWriter {
@@ -410,29 +406,11 @@ impl SeqWriter {
     /// `m` must be a seq_file being shown for as long as the writer is used.
     pub(crate) unsafe fn new(m: *mut bindings::seq_file) -> Self {
         // INVARIANT: the caller's contract.
-        Self { m, len: 0 }
-    }
-
-    /// A writer that writes nothing and counts what it is given.
-    pub(crate) fn counter() -> Self {
-        // INVARIANT: null, a counter.
-        Self {
-            m: ptr::null_mut(),
-            len: 0,
-        }
-    }
-
-    /// The bytes given so far, written or not.
-    pub(crate) fn len(&self) -> usize {
-        self.len
+        Self { m }
     }
 
     /// Writes raw bytes.
     pub(crate) fn bytes(&mut self, bytes: &[u8]) {
-        self.len = self.len.saturating_add(bytes.len());
-        if self.m.is_null() {
-            return;
-        }
         // SAFETY: `self.m` is a seq_file being shown (type invariant); the
         // buffer is valid for `bytes.len()` bytes. Overflow is recorded in
         // the seq_file, which then retries with a larger buffer.
@@ -443,10 +421,10 @@ impl SeqWriter {
     /// (`seq_has_overflowed()`): seq_file then shows the record again
     /// with a buffer twice as large, and what is written after it is lost.
     pub(crate) fn overflowed(&self) -> bool {
-        // SAFETY: a non-null `self.m` is a seq_file being shown (type
-        // invariant): seq_read_iter() holds its lock for the show, so no
-        // one else changes its count or size meanwhile.
-        !self.m.is_null() && unsafe { (*self.m).count == (*self.m).size }
+        // SAFETY: `self.m` is a seq_file being shown (type invariant):
+        // seq_read_iter() holds its lock for the show, so no one else
+        // changes its count or size meanwhile.
+        unsafe { (*self.m).count == (*self.m).size }
     }
 
     /// When the seq_file's buffer is smaller than `need` bytes, marks it
@@ -454,9 +432,6 @@ impl SeqWriter {
     /// `seq_set_overflow()`), without writing: the show is retried with
     /// a buffer twice as large. Returns whether it did.
     pub(crate) fn overflow_below(&mut self, need: usize) -> bool {
-        if self.m.is_null() {
-            return false;
-        }
         // SAFETY: `self.m` is a seq_file being shown (type invariant):
         // seq_read_iter() holds its lock for the show, which may set the
         // count; count == size is how seq_file records an overflow, and

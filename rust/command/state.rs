@@ -136,6 +136,56 @@ pub(crate) struct Trigger {
     pub(super) deferred_next: Option<KBox<Trigger>>,
 }
 
+/// A histogram without `:grow`, kept by its reference count, to be read
+/// with `event_mutex` dropped: its memory lives as long as the value,
+/// whatever happens to its triggers. `clear` may empty it meanwhile (its
+/// map and sketches are atomics, so a reader sees a mix, never freed or
+/// torn words): [`unchanged`](Self::unchanged), under the lock again,
+/// says whether what was read is one state of it.
+///
+/// # Invariants
+///
+/// `hist` is `Some` until `drop()`, which drops it with `event_mutex`
+/// held, as every owner of a [`Hist`] does.
+pub(crate) struct Detached {
+    hist: Option<Arc<Hist>>,
+    version: u64,
+}
+
+impl Detached {
+    /// The histogram, as [`Trigger::hist`] gave it when detached.
+    pub(crate) fn histogram(&self) -> Option<&Histogram<'_>> {
+        self.hist.as_deref().map(Hist::histogram)
+    }
+
+    /// The details of the last snapshot its `snapshot()` action took.
+    pub(crate) fn last_snapshot<'k>(
+        &self,
+        key: &'k mut [u8; KEY_SIZE_MAX],
+    ) -> Option<Snapshot<'k>> {
+        self.hist.as_ref()?.snapshot.as_ref()?.last(key)
+    }
+
+    /// Whether the histogram was neither cleared nor grown since it was
+    /// detached: with the lock held, no `clear` is under way, and one
+    /// that ran since gave it a new version.
+    pub(crate) fn unchanged(&self, _held: EventMutexHeld<'_>) -> bool {
+        self.hist
+            .as_ref()
+            .is_some_and(|h| h.version.load(Ordering::Relaxed) == self.version)
+    }
+}
+
+impl Drop for Detached {
+    /// Must not run with `event_mutex` held: it takes it, so that the
+    /// histogram, if this was its last reference, is dropped as its
+    /// owners drop it.
+    fn drop(&mut self) {
+        let _guard = tracefs::EventMutexGuard::lock();
+        drop(self.hist.take());
+    }
+}
+
 /// Why a trigger could not be built.
 pub(super) enum BuildError {
     /// Rejected as hist would reject it.
@@ -246,6 +296,18 @@ impl Trigger {
     /// [`version`](Self::version), for every trigger that shares it.
     pub(super) fn contents_changed(&self, _held: EventMutexHeld<'_>) {
         self.hist.version.store(new_version(), Ordering::Relaxed);
+    }
+
+    /// The histogram, to be read once the lock is dropped: `None` with
+    /// `:grow`, whose generations are freed under the lock.
+    pub(crate) fn detach(&self, held: EventMutexHeld<'_>) -> Option<Detached> {
+        if self.hist.growing().is_some() {
+            return None;
+        }
+        Some(Detached {
+            hist: Some(self.hist.clone()),
+            version: self.version(held),
+        })
     }
 
     /// With `:grow`, `rhist_debug`'s line of the grow.

@@ -4,7 +4,7 @@
 //! array pinned, a seq_file whose private data is an [`OpenFile`]),
 //! releasing it, and the event's hits that poll() compares.
 
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -13,13 +13,15 @@ use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 
+use super::text::Text;
 use crate::command;
 use crate::poll::Poller;
 use crate::tracefs::{self, EventMutexGuard, EventMutexHeld};
 
 /// What an open file keeps, the seq_file's private data (C's
 /// `hist_file_data`), with what one kind of file adds (`extra`). The
-/// cells are used under `event_mutex` only.
+/// cells are used under `event_mutex`, or the seq_file's lock (`text`),
+/// only.
 pub(super) struct OpenFile<T> {
     /// The `struct file`, through which the event file is found.
     pub(super) filp: *mut bindings::file,
@@ -33,6 +35,9 @@ pub(super) struct OpenFile<T> {
     /// none): the text files' retries skip writing until a buffer holds
     /// it.
     pub(super) need: Cell<usize>,
+    /// That text, written once for the read and copied by the retry
+    /// that has room for it (the text files').
+    pub(super) text: RefCell<Text>,
     /// What the kind of file keeps besides.
     pub(super) extra: T,
 }
@@ -104,6 +109,7 @@ pub(super) unsafe fn open<T>(
                 last_act: Cell::new(last_act),
                 poller: Poller::new(),
                 need: Cell::new(0),
+                text: RefCell::new(Text::new()),
                 extra,
             },
             GFP_KERNEL,

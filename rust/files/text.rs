@@ -9,15 +9,15 @@ use core::ptr;
 use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::alloc::KVVec;
+use kernel::alloc::{KVVec, KVec};
 use kernel::bindings;
 use kernel::error::code;
 use kernel::prelude::*;
 
 use super::open::{event_hits, open, OpenFile, Seq};
-use crate::command;
+use crate::command::{self, Detached};
 use crate::event::KernelSymbols;
-use crate::hist::histogram::KEY_SIZE_MAX;
+use crate::hist::histogram::{Histogram, Snapshot, KEY_SIZE_MAX};
 use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, SeqWriter};
 
 // The poll bits of include/uapi/linux/eventpoll.h (casts, to bindgen).
@@ -91,61 +91,212 @@ pub(super) unsafe extern "C" fn open_debug(
     unsafe { open(inode, filp, Seq::Single(show_debug), ()) }
 }
 
+/// Bytes written into a vector that may be vmalloc()ed; a failed
+/// allocation is remembered (the read then fails with `ENOMEM`).
+struct Chunk {
+    bytes: KVVec<u8>,
+    failed: bool,
+}
+
+impl Chunk {
+    fn new() -> Self {
+        Chunk {
+            bytes: KVVec::new(),
+            failed: false,
+        }
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        if !self.failed && self.bytes.extend_from_slice(b, GFP_KERNEL).is_err() {
+            self.failed = true;
+        }
+    }
+}
+
+impl fmt::Write for Chunk {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.bytes(s.as_bytes());
+        if self.failed {
+            return Err(fmt::Error);
+        }
+        Ok(())
+    }
+}
+
+/// A text file's text, as pieces: those written with `event_mutex` held,
+/// and the bodies of histograms written once it was dropped, each in the
+/// place kept for it.
+pub(super) struct Text {
+    chunks: KVec<Chunk>,
+    failed: bool,
+}
+
+impl Text {
+    pub(super) fn new() -> Self {
+        Text {
+            chunks: KVec::new(),
+            failed: false,
+        }
+    }
+
+    /// Writes raw bytes at the end.
+    fn bytes(&mut self, b: &[u8]) {
+        if self.chunks.is_empty() {
+            self.new_chunk();
+        }
+        match self.chunks.last_mut() {
+            Some(c) => c.bytes(b),
+            None => self.failed = true,
+        }
+    }
+
+    /// Starts a new piece; its index.
+    fn new_chunk(&mut self) -> usize {
+        if self.chunks.push(Chunk::new(), GFP_KERNEL).is_err() {
+            self.failed = true;
+        }
+        self.chunks.len().saturating_sub(1)
+    }
+
+    fn failed(&self) -> bool {
+        self.failed || self.chunks.iter().any(|c| c.failed)
+    }
+
+    fn len(&self) -> usize {
+        self.chunks.iter().map(|c| c.bytes.len()).sum()
+    }
+
+    fn copy_to(&self, out: &mut SeqWriter) {
+        for c in self.chunks.iter() {
+            out.bytes(&c.bytes);
+        }
+    }
+}
+
+impl fmt::Write for Text {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.bytes(s.as_bytes());
+        if self.failed() {
+            return Err(fmt::Error);
+        }
+        Ok(())
+    }
+}
+
+/// What a file writes for one trigger, after its header, with the lock
+/// held: its body, or, when allowed to (`true`), the histogram detached,
+/// whose body is then written with the lock dropped
+/// ([`write_detached`]).
+type Each<'e> =
+    dyn FnMut(&mut Text, EventMutexHeld<'_>, &command::Trigger, bool) -> Option<Detached> + 'e;
+
+/// How many times a text with detached histograms is written before it
+/// is written with the lock held throughout.
+const DETACHED_TRIES: usize = 3;
+
 /// Writes, for every rhist trigger of the event behind `m`, the header
 /// C's hist file starts each histogram with, then what `each` writes.
-/// Stops at the first error, which becomes the read's.
 ///
-/// A text larger than seq_file's buffer is written once into it, which
-/// overflows, then counted: the retries seq_file makes with buffers
-/// twice as large are marked overflowed at once until one holds the
-/// count, rather than sorting and writing every histogram each time
-/// (131,072 entries: eleven retries).
+/// The text is written once per read, into memory of the open file's,
+/// and copied into seq_file's buffer: when it is too small, the retries
+/// seq_file makes with buffers twice as large are marked overflowed at
+/// once until one holds the text, which is then copied (131,072 entries:
+/// eleven retries, one text).
+///
+/// `event_mutex` is held while the triggers are listed and what must be
+/// read under it is written; the histograms that `each` detaches (those
+/// with percentiles, whose writing is long) are written after it is
+/// dropped, and the text stands if, with it taken again, none of them
+/// was cleared or grown meanwhile: it then describes each histogram at
+/// one moment, as `hist`'s does. Otherwise it is written again, the last
+/// time with the lock held throughout.
 ///
 /// # Safety
 ///
 /// `m` must be a seq_file opened by [`open`].
-unsafe fn for_each_trigger(
-    m: *mut bindings::seq_file,
-    mut each: impl FnMut(&mut SeqWriter, EventMutexHeld<'_>, &command::Trigger) -> Result,
-) -> c_int {
-    let guard = EventMutexGuard::lock();
-    let held = guard.held();
+unsafe fn for_each_trigger(m: *mut bindings::seq_file, each: &mut Each<'_>) -> c_int {
     // SAFETY: `open()` stored an `OpenFile` as the seq_file's private.
     let state = unsafe { &*(*m).private.cast::<OpenFile<()>>() };
-    // SAFETY: `state.filp` is the file being read, of an event directory.
-    let file = unsafe { tracefs::event_file(held, state.filp) };
-    if file.is_null() {
-        return code::ENODEV.to_errno();
-    }
     // SAFETY: `m` is being shown, for as long as this call.
     let mut out = unsafe { SeqWriter::new(m) };
-    if out.overflow_below(state.need.get()) {
-        return 0;
-    }
-    // SAFETY: `file` is live (`event_file()`).
-    if let Err(e) = unsafe { write_triggers(held, file, &mut out, &mut each) } {
-        return e.to_errno();
-    }
-    if out.overflowed() {
-        let mut counter = SeqWriter::counter();
-        // SAFETY: as above.
-        if let Err(e) = unsafe { write_triggers(held, file, &mut counter, &mut each) } {
-            return e.to_errno();
+    // A retry with a larger buffer: the text is written already.
+    let need = state.need.get();
+    if need > 0 {
+        if out.overflow_below(need) {
+            return 0;
         }
-        // One byte more: a buffer exactly full counts as overflowed.
-        state.need.set(counter.len().saturating_add(1));
+        state.need.set(0);
+        state.text.replace(Text::new()).copy_to(&mut out);
         return 0;
     }
-    state.need.set(0);
-    // A read counts for poll() from now on (`hist_show()`).
-    // SAFETY: `file` is live.
-    let hits = unsafe { event_hits(held, file) };
-    state.last_read.set(hits);
-    state.last_act.set(hits);
+    // SAFETY: `state.filp` is the file being read, of an event directory.
+    let text = match unsafe { write_text(state, each) } {
+        Ok(text) => text,
+        Err(e) => return e.to_errno(),
+    };
+    // One byte more: a buffer exactly full counts as overflowed.
+    let need = text.len().saturating_add(1);
+    if out.overflow_below(need) {
+        state.need.set(need);
+        *state.text.borrow_mut() = text;
+        return 0;
+    }
+    text.copy_to(&mut out);
     0
 }
 
-/// [`for_each_trigger`]'s text, into `out`.
+/// [`for_each_trigger`]'s text.
+///
+/// # Safety
+///
+/// `state.filp` must be an open file of an event directory.
+unsafe fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> {
+    for attempt in 0..=DETACHED_TRIES {
+        let mut later = KVec::new();
+        let guard = EventMutexGuard::lock();
+        let held = guard.held();
+        // SAFETY: the caller's contract.
+        let file = unsafe { tracefs::event_file(held, state.filp) };
+        if file.is_null() {
+            return Err(code::ENODEV);
+        }
+        let may_detach = attempt < DETACHED_TRIES;
+        // SAFETY: `file` is live (`event_file()`).
+        let mut text = unsafe { write_triggers(held, file, each, may_detach, &mut later) }?;
+        // SAFETY: as above.
+        let hits = unsafe { event_hits(held, file) };
+        drop(guard);
+        for (at, detached) in later.iter() {
+            let mut body = Chunk::new();
+            write_detached(&mut body, detached)?;
+            if let Some(c) = text.chunks.get_mut(*at) {
+                *c = body;
+            }
+        }
+        let guard = EventMutexGuard::lock();
+        let held = guard.held();
+        let stands = later.iter().all(|(_, d)| d.unchanged(held));
+        if stands {
+            // A read counts for poll() from now on (`hist_show()`).
+            state.last_read.set(hits);
+            state.last_act.set(hits);
+        }
+        drop(guard);
+        // Dropped with the lock released: each takes it (`Detached`).
+        drop(later);
+        if text.failed() {
+            return Err(code::ENOMEM);
+        }
+        if stands {
+            return Ok(text);
+        }
+    }
+    Err(code::EAGAIN)
+}
+
+/// The triggers' part of [`write_text`] with the lock held, into a new
+/// text: `later` gets each detached histogram and the index of the piece
+/// kept for its body.
 ///
 /// # Safety
 ///
@@ -153,9 +304,11 @@ unsafe fn for_each_trigger(
 unsafe fn write_triggers(
     held: EventMutexHeld<'_>,
     file: *mut bindings::trace_event_file,
-    out: &mut SeqWriter,
-    each: &mut impl FnMut(&mut SeqWriter, EventMutexHeld<'_>, &command::Trigger) -> Result,
-) -> Result {
+    each: &mut Each<'_>,
+    may_detach: bool,
+    later: &mut KVec<(usize, Detached)>,
+) -> Result<Text> {
+    let mut text = Text::new();
     let mut n = 0;
     // SAFETY: `file` is live (our contract); nothing is unlinked
     // meanwhile.
@@ -165,17 +318,48 @@ unsafe fn write_triggers(
             continue;
         }
         if n > 0 {
-            out.bytes(b"\n\n");
+            text.bytes(b"\n\n");
         }
-        out.bytes(b"# event histogram\n#\n# trigger info: ");
+        text.bytes(b"# event histogram\n#\n# trigger info: ");
         // SAFETY: `data` is a live rhist trigger.
-        unsafe { command::write_info(held, out, data) };
-        out.bytes(b"#\n\n");
+        for part in unsafe { command::info_parts(held, data) } {
+            text.bytes(part);
+        }
+        text.bytes(b"\n#\n\n");
         // SAFETY: as above; the borrow ends with this iteration.
-        each(out, held, unsafe { command::state(held, data) })?;
+        let trigger = unsafe { command::state(held, data) };
+        if let Some(detached) = each(&mut text, held, trigger, may_detach) {
+            let at = text.new_chunk();
+            later.push((at, detached), GFP_KERNEL)?;
+            text.new_chunk();
+        }
         n += 1;
     }
+    Ok(text)
+}
+
+/// A histogram's entries and totals, with its snapshot's details, into
+/// `out`: the body of the `rhist` file's part.
+fn write_body(
+    out: &mut dyn fmt::Write,
+    hist: &Histogram<'_>,
+    snapshot: Option<&Snapshot<'_>>,
+) -> Result {
+    // Scratch for sorting: every element's index.
+    let mut order = KVVec::<u32>::new();
+    order.extend_with(hist.map().max_elts(), 0, GFP_KERNEL)?;
+    let _ = hist.print_with_snapshot(out, &KernelSymbols, order.as_mut_slice(), snapshot);
     Ok(())
+}
+
+/// [`write_body`] of a detached histogram, without the lock.
+fn write_detached(out: &mut Chunk, detached: &Detached) -> Result {
+    let Some(hist) = detached.histogram() else {
+        return Ok(());
+    };
+    let mut key = [0u8; KEY_SIZE_MAX];
+    let snapshot = detached.last_snapshot(&mut key);
+    write_body(out, hist, snapshot.as_ref())
 }
 
 /// `show()` of an `rhist` file: every rhist histogram of the event.
@@ -184,26 +368,27 @@ unsafe fn write_triggers(
 ///
 /// Called by seq_file only, for `m`, the seq_file of an open `rhist` file.
 unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    let each = |out: &mut SeqWriter,
-                held: EventMutexHeld<'_>,
-                trigger: &command::Trigger|
-     -> Result {
+    let mut each = |out: &mut Text,
+                    held: EventMutexHeld<'_>,
+                    trigger: &command::Trigger,
+                    may_detach: bool|
+     -> Option<Detached> {
         let hist = trigger.hist(held);
-        // Scratch for sorting: every element's index.
-        let mut order = KVVec::<u32>::new();
-        order.reserve(hist.map().max_elts(), GFP_KERNEL)?;
-        for _ in 0..hist.map().max_elts() {
-            // Cannot fail: reserved above.
-            let _ = order.push(0, GFP_KERNEL);
+        // Percentiles take long to write: without the lock.
+        if may_detach && hist.sketches().is_some() {
+            if let Some(detached) = trigger.detach(held) {
+                return Some(detached);
+            }
         }
         let mut key = [0u8; KEY_SIZE_MAX];
         let snapshot = trigger.last_snapshot(&mut key);
-        let _ =
-            hist.print_with_snapshot(out, &KernelSymbols, order.as_mut_slice(), snapshot.as_ref());
-        Ok(())
+        if write_body(out, hist, snapshot.as_ref()).is_err() {
+            out.failed = true;
+        }
+        None
     };
     // SAFETY: the seq_file core calls this with a file `open()` opened.
-    unsafe { for_each_trigger(m, each) }
+    unsafe { for_each_trigger(m, &mut each) }
 }
 
 /// `show()` of an `rhist_debug` file: each rhist trigger's hist data.
@@ -213,24 +398,27 @@ unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c
 /// Called by seq_file only, for `m`, the seq_file of an open
 /// `rhist_debug` file.
 unsafe extern "C" fn show_debug(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    let each =
-        |out: &mut SeqWriter, held: EventMutexHeld<'_>, trigger: &command::Trigger| -> Result {
-            let hist_data = trigger.data();
-            let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
-            // A reference's `var.hist_data`: the referenced hist data, hashed.
-            let var_hist_data = |out: &mut dyn fmt::Write, id: Option<u64>| {
-                let data = id.and_then(|id| trigger.referenced_data(id));
-                match data {
-                    Some(d) => write!(out, "{}", HashedPointer(ptr::from_ref(d).cast())),
-                    None => out.write_str("(null)"),
-                }
-            };
-            let _ = hist_data.write_debug_with(out, &ptr, &var_hist_data);
-            let _ = trigger.write_grow_debug(held, out);
-            Ok(())
+    let mut each = |out: &mut Text,
+                    held: EventMutexHeld<'_>,
+                    trigger: &command::Trigger,
+                    _may_detach: bool|
+     -> Option<Detached> {
+        let hist_data = trigger.data();
+        let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
+        // A reference's `var.hist_data`: the referenced hist data, hashed.
+        let var_hist_data = |out: &mut dyn fmt::Write, id: Option<u64>| {
+            let data = id.and_then(|id| trigger.referenced_data(id));
+            match data {
+                Some(d) => write!(out, "{}", HashedPointer(ptr::from_ref(d).cast())),
+                None => out.write_str("(null)"),
+            }
         };
+        let _ = hist_data.write_debug_with(out, &ptr, &var_hist_data);
+        let _ = trigger.write_grow_debug(held, out);
+        None
+    };
     // SAFETY: the seq_file core calls this with a file `open()` opened.
-    unsafe { for_each_trigger(m, each) }
+    unsafe { for_each_trigger(m, &mut each) }
 }
 
 /// An address shown as `%p` shows it: hashed, so that reading the file

@@ -1199,7 +1199,10 @@ impl<'a> Histogram<'a> {
         let stats = self.column_stats(entries);
 
         let mut key_buf = [0u8; KEY_SIZE_MAX];
-        for &idx in entries {
+        for (n_written, &idx) in entries.iter().enumerate() {
+            if n_written % output::PAUSE_EVERY == output::PAUSE_EVERY - 1 {
+                resolver.pause();
+            }
             let Some(elt) = self.map.elt(idx) else {
                 continue;
             };

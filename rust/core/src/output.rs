@@ -58,7 +58,14 @@ pub trait Resolver {
     fn symbol(&self, addr: u64, with_offset: bool, out: &mut dyn Write) -> fmt::Result;
     /// The name of syscall `nr`, if there is one.
     fn syscall_name(&self, nr: u64) -> Option<&str>;
+    /// Called now and then by a long write (every
+    /// [`PAUSE_EVERY`] entries): the kernel's may reschedule there.
+    fn pause(&self) {}
 }
+
+/// How many entries a long write writes between two
+/// [`Resolver::pause`] calls.
+pub const PAUSE_EVERY: usize = 256;
 
 /// A resolver that knows nothing: every address is shown as hex and every
 /// syscall as unknown. Used by host tests.

@@ -162,7 +162,7 @@ hits=$(field '.histograms[0].totals.hits')
 dropped=$(field '.histograms[0].totals.dropped')
 [ $((hits + dropped)) = 150000 ] || fail "hits $hits + dropped $dropped"
 # The text, read once: one record, whose buffer doubles until it fits
-# (the tries that cannot are skipped once its size is counted).
+# (the text is written once, and copied by the try that fits).
 t2=$(cat /sys/kernel/debug/rhist_test/now_ns)
 cat $EV/rhist > /tmp/bigtext
 t3=$(cat /sys/kernel/debug/rhist_test/now_ns)
