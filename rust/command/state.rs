@@ -145,8 +145,9 @@ pub(crate) struct Trigger {
 ///
 /// # Invariants
 ///
-/// `hist` is `Some` until `drop()`, which drops it with `event_mutex`
-/// held, as every owner of a [`Hist`] does.
+/// `hist` is `Some` until [`release`](Detached::release) or `drop()`
+/// takes it, either with `event_mutex` held, as every owner of a
+/// [`Hist`] drops it.
 pub(crate) struct Detached {
     hist: Option<Arc<Hist>>,
     version: u64,
@@ -176,13 +177,24 @@ impl Detached {
     }
 }
 
-impl Drop for Detached {
-    /// Must not run with `event_mutex` held: it takes it, so that the
-    /// histogram, if this was its last reference, is dropped as its
-    /// owners drop it.
-    fn drop(&mut self) {
-        let _guard = tracefs::EventMutexGuard::lock();
+impl Detached {
+    /// Drops the reference with the lock held, as owners of a [`Hist`]
+    /// drop theirs.
+    pub(crate) fn release(mut self, _held: EventMutexHeld<'_>) {
         drop(self.hist.take());
+    }
+}
+
+impl Drop for Detached {
+    /// Unless [`release`](Detached::release)d: takes `event_mutex`, so that
+    /// the histogram, if this was its last reference, is dropped as its
+    /// owners drop it. So a value that is not released must not be
+    /// dropped with the lock held.
+    fn drop(&mut self) {
+        if self.hist.is_some() {
+            let _guard = tracefs::EventMutexGuard::lock();
+            drop(self.hist.take());
+        }
     }
 }
 

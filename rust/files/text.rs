@@ -245,13 +245,16 @@ unsafe fn for_each_trigger(m: *mut bindings::seq_file, each: &mut Each<'_>) -> c
     0
 }
 
-/// [`for_each_trigger`]'s text.
+/// [`for_each_trigger`]'s text. The histograms detached are released
+/// with the lock held, or, on an error while it is not, dropped (each
+/// then takes it).
 ///
 /// # Safety
 ///
 /// `state.filp` must be an open file of an event directory.
 unsafe fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> {
     for attempt in 0..=DETACHED_TRIES {
+        // Before the guard: on an early return, dropped after it.
         let mut later = KVec::new();
         let guard = EventMutexGuard::lock();
         let held = guard.held();
@@ -281,9 +284,10 @@ unsafe fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> 
             state.last_read.set(hits);
             state.last_act.set(hits);
         }
+        for (_, detached) in later {
+            detached.release(held);
+        }
         drop(guard);
-        // Dropped with the lock released: each takes it (`Detached`).
-        drop(later);
         if text.failed() {
             return Err(code::ENOMEM);
         }
@@ -328,9 +332,12 @@ unsafe fn write_triggers(
         text.bytes(b"\n#\n\n");
         // SAFETY: as above; the borrow ends with this iteration.
         let trigger = unsafe { command::state(held, data) };
+        // Room first: a `Detached` dropped here, with the lock held, would
+        // take it again; pushed within the capacity, none is.
+        later.reserve(1, GFP_KERNEL)?;
         if let Some(detached) = each(&mut text, held, trigger, may_detach) {
             let at = text.new_chunk();
-            later.push((at, detached), GFP_KERNEL)?;
+            let _ = later.push((at, detached), GFP_KERNEL);
             text.new_chunk();
         }
         n += 1;
