@@ -14,7 +14,8 @@ in. The same seed gives the same sequences. Steps:
   en I E 0|1                  disable / enable the event
   fx ARGS                     fire rhist_test events (rhist_test/fire)
   ck I E                      checkpoint: the event's hist file, debug file
-                              and trigger file
+                              and trigger file (rhist's run checks its
+                              totals too: seq.sh)
   el                          checkpoint: error_log
   cpu 0|1                     take cpu1 offline / online
   pl I E                      open the event's hist file in a reader that
@@ -26,9 +27,22 @@ in. The same seed gives the same sequences. Steps:
                               nothing is compared after it)
   cj I E                      --ext: read the event's rhist_json and check
                               that it is JSON (rhist's run only)
+  ko 0|1                      --ext: /proc/sys/debug/kprobes-optimization
+                              (0: kprobes stay int3s, their handlers run
+                              in NMI; the reset sets it back to 1)
+  po I E json|text N          --ext: open the event's rhist_json or rhist
+                              file (hist's run: its hist file) and read N
+                              bytes of it in one read(); the file stays
+                              open (at most two)
+  pr                          --ext: read the rest of the oldest one and
+                              close it (rhist's run: the pieces make one
+                              JSON document, or a text whose totals hold,
+                              or the read fails EAGAIN)
 
 I is "-" for the top instance, else i0 or i1. E is sample, other, y0..y2
-(synthetic events), k0 (a kprobe) or e0 (an eprobe on rhist_sample).
+(synthetic events), k0 (a kprobe: on vfs_read, or with --ext also on
+sched_cpu_dying, which "cpu 0" fires on the dying CPU) or e0 (an eprobe
+on rhist_sample).
 
 What is not generated, because hist itself crashes or hangs on it (each
 is a regression test of tools/testing/tests/combinations.sh or listed in
@@ -43,7 +57,9 @@ or percentiles of a value, more keys and values, common_comm), which
 hist's run leaves out and rhist's run writes without the braces. From
 the first such step on, a run is not compared (the files differ by
 design), but it is still checked for crashes, warnings, kernel reports
-and leaks. Without --ext, a seed gives the sequences it always gave.
+and leaks. --ext adds the steps ko, po and pr (5% of the steps) and
+the kprobe on sched_cpu_dying. Without --ext, a seed gives the
+sequences it always gave (none of this draws a number then).
 """
 
 import argparse
@@ -233,8 +249,27 @@ class Gen:
             return self.pick(sorted(self.instances))
         return self.pick(INSTANCES)
 
+    def ext_step(self):
+        """--ext's own steps: kprobes-optimization, and partial reads kept
+        open across the steps between."""
+        r = self.r
+        y = r.random()
+        if y < 0.15:
+            return "ko %d" % r.randrange(2)
+        if y < 0.6:
+            # Mostly of an event given triggers: a document with entries.
+            if self.texts and r.random() < 0.7:
+                inst, ev, _ = self.pick(self.texts)
+            else:
+                inst, ev = self.instance(), self.event()
+            return "po %s %s %s %d" % (inst, ev, self.pick(["json", "json", "text"]),
+                                       self.pick([1, 64, 300, 1000, 4096]))
+        return "pr"
+
     def step(self):
         r = self.r
+        if self.ext and r.random() < 0.05:
+            return self.ext_step()
         x = r.random()
         inst = self.instance()
         ev = self.event()
@@ -266,9 +301,13 @@ class Gen:
         if x < 0.64:
             return "st"
         if x < 0.69:
-            d = self.pick(["p:kp/k0 vfs_read", "-:kp/k0",
-                           "e:ep/e0 rhist_test/rhist_sample x=$a:u64 y=$b:u32",
-                           "-:ep/e0"])
+            probes = ["p:kp/k0 vfs_read", "-:kp/k0",
+                      "e:ep/e0 rhist_test/rhist_sample x=$a:u64 y=$b:u32",
+                      "-:ep/e0"]
+            if self.ext:
+                # Fired by "cpu 0" on the CPU going offline.
+                probes.insert(1, "p:kp/k0 sched_cpu_dying")
+            d = self.pick(probes)
             name = "k0" if "kp" in d else "e0"
             if d.startswith("-"):
                 self.events.discard(name)

@@ -25,6 +25,17 @@
 # line is "fuzz-seq: N sequences, D differences, L rhist leaks, C hist
 # leaks (seed S)".
 #
+# rhist's run checks, besides, what a user can see without hist to
+# compare with, each failure a "DIFF <seq>: step <i>: ..." line counted
+# with the differences: at each checkpoint, that every histogram of the
+# rhist file of an event only fx fires lists its Entries: and that
+# their hitcounts add up to its Hits:, and that a plain trigger's
+# (no filter, name, variable, action, pause or clear) hits and drops
+# are the events fired since it was made; with --ext, that rhist_json
+# is JSON (cj), and that a partial read kept open (po, pr) goes on to
+# one JSON document, or a text as above, or fails with EAGAIN (ENODEV
+# once its dynamic event is gone).
+#
 # kprobes come and go on functions the guest keeps calling, which QEMU's
 # multi-threaded TCG does not always survive (a stray "Oops: int3", twice
 # in hist's runs); on one host thread, two boots also share the cores:
@@ -92,10 +103,19 @@ checkpoint() {
 # after the other (CPU n with seed S + n), not at once: two CPUs that
 # consume one variable at the same moment both read it in hist, whose
 # read-and-clear is not atomic, and one of them in rhist (rhist.rst).
+# NS and NO count the rhist_sample and rhist_other events fired (inv=0
+# once a fire fails: how many it fired is not known).
 fire_step() {
+	k=1 ev=NS
+	for w in "$@"; do
+		case $w in
+		count=*) k=${w#count=} ;;
+		event=other) ev=NO ;;
+		esac
+	done
 	case " $* " in
 	*" cpu=all "*) ;;
-	*) echo "$*" 2> /tmp/err > $FIRE || rc=1; return ;;
+	*) echo "$*" 2> /tmp/err > $FIRE && fired || { rc=1 inv=0; }; return ;;
 	esac
 	args= s=1
 	for w in "$@"; do
@@ -107,8 +127,173 @@ fire_step() {
 	done
 	for c in 0 1; do
 		[ $c = 0 ] || [ "$(cat /sys/devices/system/cpu/cpu$c/online)" = 1 ] || continue
-		taskset -c $c sh -c "echo 'seed=$((s + c))$args' > $FIRE" 2> /tmp/err || rc=1
+		taskset -c $c sh -c "echo 'seed=$((s + c))$args' > $FIRE" 2> /tmp/err &&
+			fired || { rc=1 inv=0; }
 	done
+}
+
+fired() { # k more events of ev (NS or NO)
+	case $ev in
+	NS) NS=$((NS + k)) ;;
+	*) NO=$((NO + k)) ;;
+	esac
+}
+
+# inv_fail TEXT: a failure of rhist's own checks.
+inv_fail() {
+	d=$((d + 1))
+	echo "DIFF $seq: step $i: $*"
+}
+
+# plain LINE: whether LINE, of a trigger file, is an active rhist
+# trigger that counts every event of its own: keys, values, sort, size
+# and grow only (no filter, name, variable or action).
+plain() {
+	case $1 in
+	rhist:*' [active]') ;;
+	*) return 1 ;;
+	esac
+	case $1 in *' if '*|*'$'*|*'('*) return 1 ;; esac
+	px=${1#rhist:}
+	px=${px% \[active\]}
+	while [ -n "$px" ]; do
+		case ${px%%:*} in
+		keys=*|vals=*|sort=*|size=*|grow) ;;
+		*) return 1 ;;
+		esac
+		case $px in *:*) px=${px#*:} ;; *) px= ;; esac
+	done
+}
+
+# inv_sync I E: after a write to the trigger file of rhist_sample or
+# rhist_other (D) in rhist's run, its plain triggers, each with the
+# count of events fired before it was made, into /tmp/inv.I.E: "N line"
+# (kept from before for a line that was there, the count now for a new
+# one). Not for that event again in this run (.off) once a text pauses,
+# continues or clears there, or two triggers print the same line.
+inv_sync() {
+	case $2 in
+	sample) cnt=$NS ;;
+	other) cnt=$NO ;;
+	*) return 0 ;;
+	esac
+	f=/tmp/inv.$1.$2
+	[ -e $f ] || : > $f
+	: > $f.new
+	if [ ! -e $f.off ] && [ -e $D/trigger ]; then
+		while IFS= read -r l; do
+			case $l in '#'*) continue ;; esac
+			plain "$l" || continue
+			s=$cnt
+			while IFS= read -r o; do
+				[ "${o#* }" != "$l" ] || { s=${o%% *}; break; }
+			done < $f
+			while IFS= read -r o; do
+				[ "${o#* }" != "$l" ] || : > $f.off
+			done < $f.new
+			echo "$s $l" >> $f.new
+		done < $D/trigger
+	fi
+	[ ! -e $f.off ] || : > $f.new
+	while IFS= read -r o; do echo "$o"; done < $f.new > $f
+}
+
+# num X: whether X is a number (what is not makes no sum: an error in
+# $((...)) would end the shell).
+num() {
+	case $1 in '' | *[!0-9]*) return 1 ;; esac
+}
+
+# inv_text FILE [TABLE N]: the invariants of each histogram of FILE, an
+# rhist text read while no event fired: its entries are its Entries:,
+# their hitcounts add up to its Hits:, and for a trigger of TABLE
+# (inv_sync), hits and drops are the N events fired less its count.
+inv_text() {
+	info= c=0 sum=0 hc=1 hits=
+	while IFS= read -r l; do
+		case $l in
+		'# trigger info: '*) info=${l#\# trigger info: } c=0 sum=0 hc=1 hits= ;;
+		'{ '*)
+			c=$((c + 1))
+			v=${l#*\} hitcount: }
+			v=${v#"${v%%[! ]*}"}
+			v=${v%% *}
+			case $l in *'} hitcount: '*) ;; *) v= ;; esac
+			num $v && sum=$((sum + v)) || hc=0
+			;;
+		'    Hits: '*) hits=${l#    Hits: } ;;
+		'    Entries: '*)
+			[ "${l#    Entries: }" = $c ] ||
+				inv_fail "rhist: $c entries, ${l#    Entries: } in Entries: ($info)"
+			;;
+		'    Dropped: '*)
+			dr=${l#    Dropped: }
+			num "$hits" && num $dr || {
+				inv_fail "rhist: Hits: $hits, Dropped: $dr ($info)"
+				continue
+			}
+			[ $hc = 0 ] || [ $sum = $hits ] ||
+				inv_fail "rhist: hitcounts add up to $sum, Hits: $hits ($info)"
+			[ -n "$2" ] || continue
+			s=
+			while IFS= read -r o; do
+				[ "${o#* }" != "$info" ] || { s=${o%% *}; break; }
+			done < $2
+			[ -z "$s" ] || [ $((hits + dr)) = $(($3 - s)) ] ||
+				inv_fail "rhist: $hits hits and $dr drops of $(($3 - s)) events ($info)"
+			;;
+		esac
+	done < $1
+}
+
+# inv_check I E: rhist's checkpoint of the event's rhist file (D), for
+# the events only fx fires (k0 fires at any read, and the synthetic
+# events with it when its triggers' actions make them). Copied first:
+# busybox's read polls before each byte, and an rhist (hist) file is
+# readable to poll() only when its hits changed since it was read.
+inv_check() {
+	case $2 in sample | other | e0) ;; *) return 0 ;; esac
+	cat $D/rhist > /tmp/inv.txt 2> /dev/null || return 0
+	t=/tmp/inv.$1.$2
+	[ $inv = 1 ] && [ -e $t ] && [ ! -e $t.off ] || t=
+	case $2 in
+	sample) inv_text /tmp/inv.txt "$t" $NS ;;
+	other) inv_text /tmp/inv.txt "$t" $NO ;;
+	*) inv_text /tmp/inv.txt ;;
+	esac
+}
+
+# Partial reads (po, pr): P lists the open ones, oldest first, by their
+# descriptor (3 or 4); POn is "E KIND" of descriptor n, /tmp/po.n its
+# first piece.
+P=
+
+# po_rest FD RC: rhist's checks of the rest of a partial read (in
+# /tmp/po.rest, its error in /tmp/poerr when RC is not 0).
+po_rest() {
+	eval "set -- \$PO$1 $2 $1"
+	if [ $3 != 0 ]; then
+		out=
+		IFS= read -r out < /tmp/poerr
+		case $out in
+		*"Resource temporarily unavailable"*) return ;;
+		*"No such device"*) case $1 in sample|other) ;; *) return ;; esac ;;
+		esac
+		inv_fail "the rest of a partial read of $1's $2: $out"
+		return
+	fi
+	if [ $2 = json ]; then
+		cat /tmp/po.$4 /tmp/po.rest | json_check -i -q 2> /tmp/jerr ||
+			inv_fail "a partial read of $1's rhist_json is not JSON: $(cat /tmp/jerr)"
+	else
+		# One record, written at the first read: as a checkpoint.
+		case $1 in
+		sample | other | e0)
+			cat /tmp/po.$4 /tmp/po.rest > /tmp/po.all
+			inv_text /tmp/po.all
+			;;
+		esac
+	fi
 }
 
 # watch FILE: a reader of FILE (hist_client watch), its pid added to W
@@ -117,7 +302,7 @@ W=
 watch() {
 	rm -f /tmp/wf
 	mkfifo /tmp/wf
-	hist_client watch $1 > /tmp/wf 2> /dev/null &
+	hist_client watch $1 3<&- 4<&- > /tmp/wf 2> /dev/null &
 	IFS= read -r out < /tmp/wf
 	echo "$out" > /tmp/err
 	case $out in
@@ -149,14 +334,24 @@ step() {
 	: > /tmp/err
 	case $op in
 	mk) mkdir instances/$1$G 2> /tmp/err || rc=1 ;;
-	rm) rmdir instances/$1$G 2> /tmp/err || rc=1 ;;
+	rm)
+		# Its triggers go with it.
+		rmdir instances/$1$G 2> /tmp/err && rm -f /tmp/inv.$1.* || rc=1
+		;;
 	tw)
 		dir_of $1 $2
+		I=$1 E=$2
 		shift 2
 		named "$*"
 		x=0
 		case $T in *'{'*) extension; x=1 ;; esac
 		echo "${T%%@*}$cmd${T#*@}" 2> /tmp/err >> $D/trigger || rc=1
+		if [ $cmd = rhist ]; then
+			case $T in
+			*:pause*|*:cont*|*:clear*) : > /tmp/inv.$I.$E.off ;;
+			esac
+			inv_sync $I $E
+		fi
 		# FUZZ_VERBOSE: what rhist made of each extension (its error,
 		# and error_log's last entry).
 		if [ $x = 1 ] && [ $cmd = rhist ] && [ -e /test/fuzz-verbose ]; then
@@ -164,7 +359,11 @@ step() {
 				echo "X $seq: $rc $T" $(cat /tmp/err; tail -3 error_log | head -1)
 		fi
 		;;
-	tt) dir_of $1 $2; true 2> /tmp/err > $D/trigger || rc=1 ;;
+	tt)
+		dir_of $1 $2
+		true 2> /tmp/err > $D/trigger || rc=1
+		[ $cmd = hist ] || inv_sync $1 $2
+		;;
 	se) named "$*"; echo "$T" 2> /tmp/err >> synthetic_events || rc=1 ;;
 	st) true 2> /tmp/err > synthetic_events || rc=1 ;;
 	de) named "$*"; echo "$T" 2> /tmp/err >> dynamic_events || rc=1 ;;
@@ -176,9 +375,54 @@ step() {
 		h=hist
 		[ $cmd = hist ] || h=rhist
 		checkpoint $D/$h $D/${h}_debug $D/trigger
+		[ $cmd = hist ] || inv_check $1 $2
 		;;
 	el) checkpoint error_log ;;
 	cpu) echo $1 2> /tmp/err > /sys/devices/system/cpu/cpu1/online || rc=1 ;;
+	ko) echo $1 2> /tmp/err > /proc/sys/debug/kprobes-optimization || rc=1 ;;
+	po)
+		# A partial read kept open: the first piece, N bytes in one
+		# read(). hist's run reads its hist file, which pins the same
+		# (the instance, the event file), so that what the open file
+		# prevents (an instance's rmdir) goes the same way.
+		dir_of $1 $2
+		f=$D/hist
+		if [ $cmd = rhist ]; then
+			f=$D/rhist_json
+			[ $3 = json ] || f=$D/rhist
+		fi
+		case $P in
+		*" "*" "*) echo "two partial reads already" > /tmp/err ;;
+		*)
+			fd=3
+			case $P in *3*) fd=4 ;; esac
+			# A failed open of exec would end the shell: tried first.
+			if true 2> /tmp/err < $f; then
+				eval "command exec $fd< \$f"
+				P="$P $fd"
+				eval "PO$fd=\"$2 $3\""
+				if ! dd bs=$4 count=1 2> /tmp/poerr <&$fd > /tmp/po.$fd &&
+					[ $cmd = rhist ]; then
+					inv_fail "the first read of $2's $3: $(tail -1 /tmp/poerr)"
+				fi
+			else
+				rc=1
+			fi
+			;;
+		esac
+		;;
+	pr)
+		# The rest of the oldest partial read, then closed. Recorded as
+		# done: hist's file reads on where rhist's may fail.
+		for fd in $P; do
+			P=${P# $fd}
+			cat 2> /tmp/poerr <&$fd > /tmp/po.rest
+			r=$?
+			eval "command exec $fd<&-"
+			[ $cmd = hist ] || po_rest $fd $r
+			break
+		done
+		;;
 	pl)
 		dir_of $1 $2
 		h=hist
@@ -204,6 +448,7 @@ step() {
 		# rmmod is refused (EAGAIN) while triggers hold the module: as
 		# expected, and quiet. An insmod that fails after it is not.
 		if [ $cmd = rhist ] && rmmod rhist 2> /dev/null; then
+			rm -f /tmp/inv.*
 			insmod /lib/rhist/rhist.ko || {
 				d=$((d + 1))
 				echo "DIFF $seq: insmod failed after rmmod (step $i)"
@@ -242,6 +487,7 @@ extension() {
 # whose variables are referenced go last), instances, dynamic events.
 reset() {
 	echo 1 > /sys/devices/system/cpu/cpu1/online 2> /dev/null
+	echo 1 2> /dev/null > /proc/sys/debug/kprobes-optimization
 	for pass in 1 2 3 4 5 6; do
 		left=0
 		for i in - i0 i1; do
@@ -314,8 +560,13 @@ rhist_left() {
 }
 
 run() { # run CMD: the sequence in /tmp/seq with CMD, into /tmp/rec.CMD
-	cmd=$1 rec=/tmp/rec.$1 compare=1 i=0
+	cmd=$1 rec=/tmp/rec.$1 compare=1 i=0 NS=0 NO=0 inv=1
 	: > $rec
+	rm -f /tmp/inv.*
+	for f in /tmp/inv.-.sample /tmp/inv.-.other /tmp/inv.i0.sample \
+		/tmp/inv.i0.other /tmp/inv.i1.sample /tmp/inv.i1.other; do
+		: > $f
+	done
 	if ! reset; then
 		# Left by the run before this one, of the other command.
 		if [ $cmd = rhist ]; then
@@ -338,6 +589,10 @@ run() { # run CMD: the sequence in /tmp/seq with CMD, into /tmp/rec.CMD
 		[ $compare = 1 ] || echo "(not compared from here)" >> $rec
 	done < /tmp/seq
 	unwatch all
+	for fd in $P; do
+		eval "command exec $fd<&-"
+	done
+	P=
 	mask $rec > $rec.m
 }
 
