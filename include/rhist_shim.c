@@ -276,6 +276,24 @@ void rhist_poll_wakeup(void)
 		rhist_queue_where_it_runs(&rhist_poll_work, RHIST_MISSED_POLL);
 }
 
+/*
+ * tracing_snapshot_cond(), for the snapshot() action. The swap wakes the
+ * old buffer's readers through irq_work on this CPU (update_max_tr());
+ * on a CPU going offline, past its CPU_DYING flush, that work would never
+ * run, and the instance's removal would spin for ever in irq_work_sync()
+ * (hist hangs so: a snapshot() on a kprobe of sched_cpu_dying). There it
+ * is run at once, as smpcfd_dying_cpu() runs what came before, in the
+ * same context (interrupts off). In NMI no snapshot is taken, nor work
+ * queued.
+ */
+void rhist_snapshot_cond(struct trace_array *tr, void *cond_data)
+{
+	tracing_snapshot_cond(tr, cond_data);
+	if (unlikely(!cpu_online(raw_smp_processor_id())) && irqs_disabled() &&
+	    !in_nmi())
+		irq_work_run();
+}
+
 /* Waits for a queued wakeup to finish, before the module goes. */
 void rhist_poll_sync(void)
 {

@@ -15,6 +15,7 @@ struct list_head;
 struct poll_table_struct;
 struct synth_event;
 struct trace_event_call;
+struct trace_array;
 struct trace_event_file;
 
 struct trace_event_file *rhist_event_file_file(struct file *filp);
@@ -40,6 +41,7 @@ void rhist_deferred_flush(void);
 void rhist_release_deferred(void);
 void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait);
 void rhist_poll_wakeup(void);
+void rhist_snapshot_cond(struct trace_array *tr, void *cond_data);
 void rhist_poll_sync(void);
 int rhist_grow_init(void);
 void rhist_grow_request(void);

@@ -72,6 +72,12 @@ extern "C" {
     /// Wakes the hist files' pollers, if any, through irq_work: callable
     /// from the event path, in any context.
     pub(crate) fn rhist_poll_wakeup();
+    /// `tracing_snapshot_cond()`; on a CPU going offline, also runs the
+    /// irq_work the swap queued there, which would never run otherwise.
+    pub(crate) fn rhist_snapshot_cond(
+        tr: *mut bindings::trace_array,
+        cond_data: *mut kernel::ffi::c_void,
+    );
     /// `irq_work_sync()` of the pollers' wakeup.
     pub(crate) fn rhist_poll_sync();
     /// Starts the kthread worker of the grow work; an errno on failure.

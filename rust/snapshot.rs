@@ -17,6 +17,7 @@ use kernel::prelude::*;
 use crate::hist::hist_data::Tracking;
 use crate::hist::histogram::{Snapshot, KEY_SIZE_MAX};
 use crate::instance::InstanceRef;
+use crate::shim;
 use crate::tracefs::{self, EventMutexHeld};
 
 const KEY_WORDS: usize = KEY_SIZE_MAX / 8;
@@ -135,7 +136,7 @@ impl SnapshotCond {
         let ctx = core::ptr::from_mut(&mut ctx).cast::<c_void>();
         // SAFETY: the trace array is live (invariant); `ctx` outlives the
         // call, in which `cond_update()` reads it.
-        unsafe { bindings::tracing_snapshot_cond(self.instance.as_ptr(), ctx) };
+        unsafe { shim::rhist_snapshot_cond(self.instance.as_ptr(), ctx) };
     }
 
     /// The details of the last snapshot, as the `rhist` file shows them

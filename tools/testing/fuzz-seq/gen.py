@@ -48,8 +48,13 @@ What is not generated, because hist itself crashes or hangs on it (each
 is a regression test of tools/testing/tests/combinations.sh or listed in
 Documentation/trace/rhist.rst): a named histogram shared between
 instances (hist deadlocks on trace_types_lock when the last trigger goes
-with an instance), and a number passed to a string field of a synthetic
-event (hist reads it as an address).
+with an instance), a number passed to a string field of a synthetic
+event (hist reads it as an address), and, with --ext, a CPU taken
+offline once a sequence has had both the kprobe on sched_cpu_dying and
+a snapshot() action: a snapshot taken on the dying CPU queues irq_work
+that never runs there, and hist's removal of the instance then spins
+for ever in irq_work_sync() (rhist runs that work at once:
+tools/testing/tests/offline_snapshot.sh).
 
 rhist's extensions, which hist rejects, come with --ext (make fuzz-seq
 EXT=1): a trigger text may carry pieces in braces (":grow", a statistic
@@ -99,6 +104,10 @@ class Gen:
         # from it, so that they do more than fail.
         self.instances = {"-"}
         self.events = {"sample", "other"}
+        # For "cpu 0": whether the kprobe on sched_cpu_dying and a
+        # snapshot() action may exist (a removal may have failed).
+        self.dying_probe = False
+        self.snapshot_written = False
 
     def pick(self, xs):
         return self.r.choice(xs)
@@ -231,6 +240,7 @@ class Gen:
         how = self.pick(["onmax", "onchange"])
         act = r.random()
         if act < 0.4:
+            self.snapshot_written = True
             return "%s($%s).snapshot()" % (how, var)
         if act < 0.8:
             nums = [k for k, v in self.fields(event).items() if v == "n"]
@@ -308,6 +318,8 @@ class Gen:
                 # Fired by "cpu 0" on the CPU going offline.
                 probes.insert(1, "p:kp/k0 sched_cpu_dying")
             d = self.pick(probes)
+            if d == "p:kp/k0 sched_cpu_dying":
+                self.dying_probe = True
             name = "k0" if "kp" in d else "e0"
             if d.startswith("-"):
                 self.events.discard(name)
@@ -338,7 +350,11 @@ class Gen:
         if x < 0.97:
             return "el"
         if x < 0.997:
-            return "cpu %d" % r.randrange(2)
+            online = r.randrange(2)
+            if self.dying_probe and self.snapshot_written:
+                # Not offline: hist would hang (see above).
+                online = 1
+            return "cpu %d" % online
         return "mod"
 
     def sequence(self):
