@@ -152,6 +152,15 @@ one cover-letter sh -c 'for p in patches/*.patch; do
 	grep -q "^Subject: \[PATCH 0/$n\] " patches/0000-cover-letter.patch &&
 	while IFS= read -r s; do grep -qF "  $s" patches/0000-cover-letter.patch || exit 1; done < "$0.subjects"' \
 	"$logs/cover-letter"
+# The comparison of a hist file with an rhist file, which every suite
+# that has C as its oracle uses (tools/testing/compare/): it takes
+# reordered ties, and fails on what a sorted comparison forgave. Each case
+# is a test, and the list of cases must not shrink.
+hist_same_cases=$(tools/testing/compare/selftest.sh)
+one hist-same-cases sh -c '[ $(echo "$0" | wc -w) -ge 12 ]' "$hist_same_cases"
+for c in $hist_same_cases; do
+	one "hist-same-$c" tools/testing/compare/selftest.sh "$c"
+done
 for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_{events.[ch],race.c} \
 	tools/testing/clients/{hist_client,json_check}.c tools/testing/bench/bpf/rhist_bpf{,.bpf}.c; do
 	one "checkpatch-$(basename "$f")" checkpatch --no-tree -f "$RHIST_TOP/$f"

@@ -122,15 +122,9 @@ echo "$TRIGGERS" | while read -r t; do
 		fi
 		echo "!hist:$t" >> $EV/trigger
 		echo "!rhist:$t" >> $EV/trigger
-		if ! cmp -s /tmp/c /tmp/r; then
-			sort /tmp/c > /tmp/cs
-			sort /tmp/r > /tmp/rs
-			if cmp -s /tmp/cs /tmp/rs; then
-				echo "ok (order of ties differs) $t seed=$seed"
-				continue
-			fi
+		if ! hist_same /tmp/c /tmp/r > /tmp/why; then
 			echo "FAIL: '$t' seed=$seed"
-			diff /tmp/c /tmp/r | head -20
+			head -20 /tmp/why
 			echo bad >> /tmp/bad
 			continue
 		fi
@@ -148,14 +142,14 @@ for t in 'keys=common_cpu' 'keys=a:vals=b,c' 'keys=s:sort=s'; do
 	# differ, clear both and try again, up to three times.
 	for try in 1 2 3; do
 		fire count=20000 seed=9 keys=500 cpu=all
-		sed 's/^# trigger info: hist:/# trigger info: rhist:/' $EV/hist | sort > /tmp/cs
-		sort $EV/rhist > /tmp/rs
-		cmp -s /tmp/cs /tmp/rs && break
+		sed 's/^# trigger info: hist:/# trigger info: rhist:/' $EV/hist > /tmp/cs
+		cat $EV/rhist > /tmp/rs
+		hist_same /tmp/cs /tmp/rs > /tmp/why && break
 		grep -H Dropped /tmp/cs /tmp/rs
 		echo "hist:$t:clear" >> $EV/trigger
 		echo "rhist:$t:clear" >> $EV/trigger
 	done
-	cmp -s /tmp/cs /tmp/rs || { diff /tmp/cs /tmp/rs | head; echo bad >> /tmp/bad; echo "FAIL: cpu=all '$t'"; }
+	hist_same /tmp/cs /tmp/rs > /tmp/why || { head /tmp/why; echo bad >> /tmp/bad; echo "FAIL: cpu=all '$t'"; }
 	echo "!hist:$t" >> $EV/trigger
 	echo "!rhist:$t" >> $EV/trigger
 done

@@ -22,7 +22,5 @@ expect_write 'rhist:keys=filename:pause' $EX/trigger
 sed 's/^# trigger info: hist:/# trigger info: rhist:/' $EX/hist > /tmp/c
 cat $EX/rhist > /tmp/r
 expect_grep "^{ filename: $dir/long-name-ends-here *} hitcount: *1\$" /tmp/r
-sort /tmp/c > /tmp/cs
-sort /tmp/r > /tmp/rs
-cmp -s /tmp/cs /tmp/rs || { diff /tmp/c /tmp/r; fail "rhist differs from hist"; }
+hist_same /tmp/c /tmp/r || fail "rhist differs from hist"
 echo PASS

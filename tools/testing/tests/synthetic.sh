@@ -14,12 +14,11 @@ WAKING=events/sched/sched_waking
 SWITCH=events/sched/sched_switch
 debug_mask='s/^hist_data: .*/hist_data: (masked)/; s/^\( *var.hist_data:\) .*/\1 (masked)/'
 
-# same DIR_C DIR_R FILE: the two files agree, sorted (equal counts come
-# in any order), once the hist pipeline's names are the rhist one's.
+# same DIR_C DIR_R FILE: the two files agree (hist_same), once the hist
+# pipeline's names are the rhist one's.
 same() {
-	sed 's/c_/r_/g' "$1/$3" | sort > /tmp/c
-	sort "$2/$3" > /tmp/r
-	cmp -s /tmp/c /tmp/r || { diff /tmp/c /tmp/r | head -20; fail "$2/$3 differs from $1/$3"; }
+	sed 's/c_/r_/g' "$1/$3" > /tmp/c
+	hist_same /tmp/c "$2/$3" || fail "$2/$3 differs from $1/$3"
 }
 
 for p in c r; do

@@ -98,6 +98,8 @@ cp "$mods"/*.ko "$root/lib/rhist/"
 cp -r "$tree/tools/testing/selftests/ftrace" "$root/test/ftrace"
 # Scripts may source helpers that sit next to them.
 [ -z "$script" ] || cp "$(dirname "$script")"/*.sh.inc "$root/test/" 2>/dev/null || true
+# The comparison of a hist file with an rhist file, for every script.
+cp "$RHIST_TOP/tools/testing/compare/hist_same.awk" "$root/test/"
 [ ${#files[@]} = 0 ] || cp "${files[@]}" "$root/test/"
 [ ! -d "$RHIST_BUILD/clients" ] || cp -a "$RHIST_BUILD/clients/." "$root/"
 for o in "${overlays[@]}"; do cp -a "$o/." "$root/"; done
