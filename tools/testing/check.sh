@@ -28,6 +28,18 @@ flavour=${RHIST_FLAVOUR:-test}
 export RHIST_FLAVOUR=$flavour # for the scripts that boot the VM themselves
 want() { [ -z "${RHIST_SUITES:-}" ] || [[ " $RHIST_SUITES " == *" $1 "* ]]; }
 # (Below, the body of each `if want SUITE` is not indented.)
+. tools/testing/results.sh
+check_suites "${RHIST_SUITES:-}" || { echo "0 passed, 1 failed"; exit 1; }
+# The suites this run owes a result: a suite that leaves none (a chain
+# that died, a suite never reached) fails in the summary.
+owed=build
+for s in ${ALL_SUITES#build }; do
+	case $s in
+	build-dropin) want clients || want selftests-dropin || continue ;;
+	*) want "$s" || continue ;;
+	esac
+	owed="$owed $s"
+done
 
 VM=tools/testing/vm
 logs=$RHIST_BUILD/check
@@ -240,8 +252,13 @@ suite_start fuzz
 if [ "$built" = 0 ]; then
 	one fuzz-guest-2000 tools/testing/fuzz-guest/run.sh 2000 1
 	grep -h '^fuzz-guest: ' "$logs/fuzz-guest-2000.log" | sed 's/^/    /'
+	# Every text was tried, and enough were taken by both to compare
+	# their files (388 of seed 1's 2000 in November 2026).
+	one fuzz-guest-did-all sh -c 'grep -q "^fuzz-guest: 2000 texts, " "$0" &&
+		n=$(sed -n "s/^fuzz-guest: accepted by both: \([0-9]*\).*/\1/p" "$0") &&
+		echo "accepted by both: $n" && [ "${n:-0}" -ge 300 ]' "$logs/fuzz-guest-2000.log"
 else
-	one_failed=1
+	one_failed=2
 fi
 suite_end fuzz
 }
@@ -260,8 +277,13 @@ if [ "$built" = 0 ]; then
 	one fuzz-seq-ext env RHIST_FUZZ_SEQ_EXT=1 tools/testing/fuzz-seq/run.sh \
 		"${RHIST_SEQ_EXT_N:-16}" 1
 	grep -h '^fuzz-seq: ' "$logs/fuzz-seq-ext.log" | sed 's/^/    /'
+	# Every sequence asked for was run, in both.
+	n=${RHIST_SEQ_N:-40} ne=${RHIST_SEQ_EXT_N:-16}
+	one fuzz-seq-did-all sh -c 'grep -q "^fuzz-seq: N=$1 SEED=1, $1 sequences done," "$0" &&
+		grep -q "^fuzz-seq: N=$3 SEED=1, $3 sequences done," "$2"' \
+		"$logs/fuzz-seq.log" "$n" "$logs/fuzz-seq-ext.log" "$ne"
 else
-	one_failed=2
+	one_failed=3
 fi
 suite_end fuzz-seq
 }
@@ -337,6 +359,14 @@ t0=$SECONDS
 host_rc=$?
 read -r hp hf < <(sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$logs/host.log" |
 	awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }')
+# Each loom target ran tests: without the cfg reaching rustc, they are
+# compiled out and run none.
+for t in loom_map loom_sketch loom_grow; do
+	# (The last run of the target: the first is cargo test's, without loom.)
+	n=$(awk -v t="tests/$t.rs" 'index($0, "Running " t) { on = 1; next }
+		on && /^running [0-9]+ tests?$/ { n = $2; on = 0 } END { print n + 0 }' "$logs/host.log")
+	[ "${n:-0}" -gt 0 ] || { echo "    $t ran no test"; hf=$((hf + 1)); }
+done
 if [ $host_rc != 0 ] && [ "$hf" = 0 ]; then
 	hf=1 # it did not build, or cargo failed outside a test
 	tail -20 "$logs/host.log"
@@ -513,6 +543,7 @@ suite_end bench-smoke
 fi
 
 run_shared_suites
+exit 0
 ) > "$logs/background.out" 2>&1 &
 background=$!
 trap 'kill $background 2> /dev/null' EXIT
@@ -523,14 +554,9 @@ echo "==> suite kunit"
 t0=$SECONDS
 kp=0 kf=0
 if [ "$built" = 0 ] && vm "$VM/idle.sh" > "$logs/kunit.log" 2>&1; then
-	# KTAP: the subtests of every suite the module registers.
-	read -r kp kf < <(awk '
-		/^ *# Subtest: / { insuite = 1; next }
-		insuite && /^ +ok [0-9]+ / { p++ }
-		insuite && /^ +not ok [0-9]+ / { f++; print "    FAILED  " $0 > "/dev/stderr" }
-		/^(not )?ok [0-9]+ / { insuite = 0 }
-		END { print p + 0, f + 0 }' "$logs/kunit.log")
-	[ "$kp" -gt 0 ] || { echo "    no KUnit results in the guest log"; kf=$((kf + 1)); }
+	# KTAP: the subtests of every suite the module registers, each as
+	# many as its plan, none skipped, 8 at least (results.sh).
+	read -r kp kf < <(kunit_counts "$logs/kunit.log" 8)
 else
 	echo "    the KUnit boot failed (log: $logs/kunit.log)"
 	kf=1
@@ -600,6 +626,28 @@ if [ "$built" = 0 ]; then
 else
 	one_failed=10
 fi
+# What check.sh itself must refuse (results.sh), on the host: each way of
+# losing a suite that used to leave "N passed, 0 failed".
+one refuses-an-unknown-suite sh -c 'RHIST_SUITES="e2e kunits" tools/testing/check.sh > "$0" 2>&1
+	rc=$?; cat "$0"
+	[ $rc = 1 ] && grep -q "^RHIST_SUITES: no suite .kunits." "$0" &&
+	[ "$(tail -1 "$0")" = "0 passed, 1 failed" ]' "$logs/refuses-an-unknown-suite.out"
+one fails-a-suite-without-result bash -c '. tools/testing/results.sh
+	printf "build 2 0\nlint 5 0\n" > "$0"
+	summarize "$0" "build lint e2e" > "$0.out"; rc=$?; cat "$0.out"
+	[ $rc = 1 ] && grep -q "^suite e2e left no result" "$0.out" &&
+	[ "$(tail -1 "$0.out")" = "7 passed, 1 failed" ]' "$logs/summary.records"
+# KTAP as the test kernel prints it, with one case skipped, or missing.
+one kunit-fails-a-skip-or-a-short-plan bash -c '. tools/testing/results.sh
+	ktap() { echo "    # Subtest: rhist"; echo "    1..3"; echo "    ok 1 a"; echo "    $1"
+		[ -z "$2" ] || echo "    $2"; echo "ok 1 rhist"; }
+	ktap "ok 2 b" "ok 3 c" > "$0"; [ "$(kunit_counts "$0" 3)" = "3 0" ] || exit 1
+	ktap "ok 2 b # SKIP no CPU" "ok 3 c" > "$0"; [ "$(kunit_counts "$0" 3)" = "2 1" ] || exit 1
+	ktap "ok 2 b" "" > "$0"; [ "$(kunit_counts "$0" 3)" = "2 1" ] || exit 1
+	ktap "ok 2 b" "ok 3 c" > "$0"; [ "$(kunit_counts "$0" 8)" = "3 1" ]' "$logs/kunit.ktap"
+# The frame lint reads the functions of an object, or fails: the C
+# shim's object has too few.
+one frames-lint-fails-on-nothing-read sh -c '! python3 tools/testing/lint/frames.py include/rhist_shim.o'
 suite_end runner
 fi
 
@@ -619,6 +667,12 @@ if [ "$built" = 0 ]; then
 		*) one "$name" judged "$name" "$v" ;;
 		esac
 	done < <("$VM/run-group.sh" "$logs" tools/testing/tests/*.sh)
+	# A verdict for every script, or the missing ones fail.
+	scripts=$(ls tools/testing/tests/*.sh | wc -l)
+	if [ $((one_passed + one_failed)) -lt "$scripts" ]; then
+		echo "    $((scripts - one_passed - one_failed)) of $scripts scripts got no verdict"
+		one_failed=$((scripts - one_passed))
+	fi
 	# Where the shared boots' time went (group.sh): the slowest scripts.
 	cat "$logs"/*.group 2> /dev/null | sed -n 's/^RHIST-TEST-TIME //p' |
 		sort -k2,2 -rn | head -6 | sed 's/^/    guest time: /'
@@ -631,10 +685,14 @@ fi
 run_shared_suites
 
 wait $background
+background_rc=$?
 trap - EXIT
 cat "$logs/background.out"
+if [ $background_rc != 0 ]; then
+	echo "the background chain exited with status $background_rc"
+	record background-chain 0 1
+fi
 
 echo
 if [ "$flavour" = test ]; then echo "Summary:"; else echo "Summary ($flavour kernel):"; fi
-awk '{ printf "  %-16s %4d passed, %d failed\n", $1, $2, $3; p += $2; f += $3 }
-	END { print p + 0 " passed, " f + 0 " failed"; exit f > 0 }' "$records"
+summarize "$records" "$owed"
