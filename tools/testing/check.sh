@@ -580,6 +580,7 @@ if [ "$built" = 0 ]; then
 	one passes-script-status expect_status 0 tools/testing/runner/exit-0.sh
 	one fails-on-script-failure expect_status 7 tools/testing/runner/exit-7.sh
 	one fails-on-kernel-warning expect_status 3 tools/testing/runner/kernel-warning.sh
+	one fails-on-rcu-stall expect_status 3 tools/testing/runner/rcu-stall.sh
 	one fails-on-hang expect_status 124 tools/testing/runner/hang.sh 40
 	# Scripts sharing a boot: the one the kernel warned in fails alone,
 	# and so does one that hangs, after which the rest get a new boot.
@@ -624,7 +625,7 @@ if [ "$built" = 0 ]; then
 	one make-run-demo sh -c 'make -s run </dev/null | tee /dev/stderr |
 		grep -q "^# trigger info: rhist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$"'
 else
-	one_failed=10
+	one_failed=11
 fi
 # What check.sh itself must refuse (results.sh), on the host: each way of
 # losing a suite that used to leave "N passed, 0 failed".

@@ -53,7 +53,7 @@ revert_series() {
 
 # What in a guest's console log is a kernel problem (run.sh fails the
 # run on it; run-group.sh gives it to the script it happened in).
-RHIST_PROBLEM_RE='RHIST-PROBLEM|BUG:|WARNING:|Oops|Kernel panic|KASAN|KFENCE|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called|hung_task|soft lockup'
+RHIST_PROBLEM_RE='RHIST-PROBLEM|BUG:|WARNING:|Oops|Kernel panic|KASAN|KFENCE|unreferenced object|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called|hung_task|blocked for more than|soft lockup|detected stall'
 
 # The kernel tree for a flavour: "test" (debug options), "bench", "kasan"
 # or "dropin" (no C hist: rhist registers as hist).
