@@ -588,6 +588,19 @@ if [ "$built" = 0 ]; then
 		RHIST_GROUP_TIMEOUT=60 "$0/run-group.sh" "$1" $r/exit-7.sh $r/kernel-warning.sh \
 			$r/hang.sh $r/exit-0.sh | tee /dev/stderr | tr "\n" " " |
 		grep -qx "exit-7 fail kernel-warning fail hang fail exit-0 pass "' "$VM" "$logs"
+	# A script that hangs is killed at its time limit, and the next one
+	# runs in the same boot.
+	one group-kills-a-script-at-its-limit sh -c 'r=tools/testing/runner
+		rm -f "$1"/group-*.console
+		RHIST_SCRIPT_TIMEOUT=5 RHIST_GROUP_TIMEOUT=200 "$0/run-group.sh" "$1" $r/hang.sh $r/exit-0.sh |
+			tee /dev/stderr | tr "\n" " " | grep -qx "hang fail exit-0 pass " &&
+		grep -q "^hang: killed after its 5 s" "$1/hang.group" && ! [ -e "$1/group-2.console" ]' "$VM" "$logs"
+	# A kernel report outside every script fails the boot, shown whole
+	# in boot-N.group; the script that passed is judged again alone.
+	one group-fails-a-boot-for-a-report-outside sh -c 'r=tools/testing/runner
+		"$0/run-group.sh" "$1" $r/warn-later.sh | tee /dev/stderr | tr "\n" " " |
+			grep -qx "warn-later alone boot-1 fail " &&
+		grep -q "WARNING:" "$1/boot-1.group"' "$VM" "$logs"
 	# The sequence fuzzer sees a difference: a number passed to a char[8]
 	# field, which hist takes and rhist rejects (rhist.rst), shows in the
 	# step's status and in the checkpointed hist file.
@@ -625,7 +638,7 @@ if [ "$built" = 0 ]; then
 	one make-run-demo sh -c 'make -s run </dev/null | tee /dev/stderr |
 		grep -q "^# trigger info: rhist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$"'
 else
-	one_failed=11
+	one_failed=13
 fi
 # What check.sh itself must refuse (results.sh), on the host: each way of
 # losing a suite that used to leave "N passed, 0 failed".

@@ -6,6 +6,9 @@
 # prints "RHIST-TEST-START NAME" and "RHIST-TEST-END NAME STATUS", so that
 # the host gives every kernel message between the two to NAME.
 #
+# Each script has a time limit, 300 s or what /test/script-timeout says:
+# past it the script is killed (STATUS 137), and the next one runs.
+#
 # After each script, what it made is removed (as a new boot would), and
 # the state compared with what it was before the first; a difference
 # fails the script with STATUS "dirty" and a diff, and stops the group
@@ -54,12 +57,15 @@ clean() {
 
 clean
 state > /tmp/state.before
+limit=300
+[ ! -s /test/script-timeout ] || read -r limit < /test/script-timeout
 rc=0
 while read -r name; do
 	echo "RHIST-TEST-START $name"
 	read -r t0 _ < /proc/uptime
-	(sh /test/$name.sh)
+	timeout -s KILL $limit sh /test/$name.sh
 	st=$?
+	[ $st != 137 ] || echo "$name: killed after its $limit s"
 	cd /sys/kernel/tracing
 	clean
 	# Guest seconds, the script and its clean-up: where a boot's time goes.
@@ -76,4 +82,6 @@ while read -r name; do
 	echo "RHIST-TEST-END $name $st"
 	[ $st = 0 ] || rc=1
 done < /test/group.list
+# What the kernel says from here on (kmemleak's last scan) is no script's.
+echo "RHIST-GROUP-DONE"
 exit $rc

@@ -8,7 +8,8 @@
 # Usage: run-group.sh LOGDIR SCRIPT...
 #
 # A boot may take 120 s and 60 s a script (RHIST_GROUP_TIMEOUT: the
-# seconds a boot may take, whatever its scripts).
+# seconds a boot may take, whatever its scripts), and a script 300 s
+# (RHIST_SCRIPT_TIMEOUT): past it group.sh kills it, and it fails.
 #
 # Prints one line "NAME VERDICT" a script, in the order given, and leaves
 # what the guest printed for it in LOGDIR/NAME.group. VERDICT is
@@ -19,9 +20,14 @@
 # A script whose first lines say it needs a boot of its own (guest-init's
 # no-rhist, run.sh's single-threaded TCG) is "alone". When a boot stops
 # early (a script died or left the state changed) the scripts after it
-# go to a new boot. A problem the kernel reports outside every script
-# (kmemleak's scan at the end, say) cannot be given to one: every script
-# of that boot is then "alone", so that each is judged in its own boot.
+# go to a new boot. What the kernel says after a script's end line and
+# before the next script starts is still that script's (a report
+# printed late). A problem the kernel reports outside every script
+# (during the boot, or kmemleak's scan at the end) cannot be given to
+# one: the boot fails, as a line "boot-N fail" after the scripts' whose
+# LOGDIR/boot-N.group shows the report whole, and every script of that
+# boot that passed is "alone", so that each is judged in a boot of its
+# own.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -37,7 +43,7 @@ for s in "$@"; do
 	fi
 done
 
-boot=0
+boot=0 failed_boots=()
 while [ ${#queue[@]} -gt 0 ]; do
 	boot=$((boot + 1))
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/rhist-group.XXXXXX")
@@ -50,21 +56,28 @@ while [ ${#queue[@]} -gt 0 ]; do
 		basename "$s" .sh >> "$dir/group.list"
 		files+=(--file "$s")
 	done
+	echo "${RHIST_SCRIPT_TIMEOUT:-300}" > "$dir/script-timeout"
+	files+=(--file "$dir/script-timeout")
 	console=$logs/group-$boot.console
 	"$(dirname "$0")/run.sh" --timeout "${RHIST_GROUP_TIMEOUT:-$((120 + 60 * ${#queue[@]}))}" --log "$console" \
 		"${files[@]}" "$(dirname "$0")/group.sh" > "$dir/out" 2>&1
 	rm -rf "$dir"
-	# Each script's part of the console, and the problems outside them.
+	# Each script's part of the console, from its start line to the next
+	# script's (or the group's end), and the problems outside them: the
+	# console from the first such problem on, whole, but for the scripts'
+	# parts.
 	outside=$(awk -v re="$RHIST_PROBLEM_RE" '
 		/^RHIST-TEST-START / { name = $2; next }
-		/^RHIST-TEST-END / { name = ""; next }
-		name == "" && $0 ~ re && !/^RHIST-EXIT/ { print }' "$console")
+		/^RHIST-GROUP-DONE$/ { name = ""; next }
+		name == "" && $0 ~ re && !/^RHIST-EXIT/ { bad = 1 }
+		name == "" && bad { print }' "$console")
 	rest=()
 	stopped=
 	for s in "${queue[@]}"; do
 		name=$(basename "$s" .sh)
 		part=$logs/$name.group
-		sed -n "/^RHIST-TEST-START $name\$/,/^RHIST-TEST-END $name /p" "$console" > "$part"
+		awk -v s="RHIST-TEST-START $name" '$0 == s { on = 1; print; next }
+			/^RHIST-TEST-START |^RHIST-GROUP-DONE$/ { on = 0 } on' "$console" > "$part"
 		if [ -n "$stopped" ]; then
 			rest+=("$s")
 		elif ! [ -s "$part" ]; then
@@ -90,7 +103,8 @@ while [ ${#queue[@]} -gt 0 ]; do
 		for s in "${queue[@]}"; do
 			[ "${verdict[$s]:-}" != pass ] || verdict[$s]=alone
 		done
-		echo "$outside" > "$logs/group-$boot.outside"
+		echo "$outside" > "$logs/boot-$boot.group"
+		failed_boots+=("boot-$boot")
 	fi
 	if [ ${#rest[@]} = ${#queue[@]} ]; then
 		# Not even the first script started: each gets a boot of its own.
@@ -101,4 +115,7 @@ while [ ${#queue[@]} -gt 0 ]; do
 done
 for s in "$@"; do
 	echo "$(basename "$s" .sh) ${verdict[$s]:-alone}"
+done
+for b in "${failed_boots[@]}"; do
+	echo "$b fail"
 done
