@@ -395,6 +395,14 @@ selftest_suite() {
 		sf=$(grep -cvE "$selftest_ok" "$logs/$name.results")
 		sed 's/^/    /' "$logs/$name.results"
 		[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $log)"; sf=$((sf + 1)); }
+		# As many results as the guest asked ftracetest for.
+		asked=$(sed -n 's/^selftests: asked \([0-9]*\)$/\1/p' "$log" | tail -1)
+		if [ -z "$asked" ] || [ $((sp + sf)) -lt "$asked" ]; then
+			echo "    $((sp + sf)) results of ${asked:-an unknown number of} selftests asked for"
+			missing=$((${asked:-1} - sp - sf))
+			[ "$missing" -gt 0 ] || missing=1
+			sf=$((sf + missing))
+		fi
 		if [ "$vm_rc" != 0 ] && [ "$sf" = 0 ]; then
 			echo "    the VM run failed with status $vm_rc (log: $log)"
 			sf=1

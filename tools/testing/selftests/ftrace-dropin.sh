@@ -15,6 +15,8 @@ for t in ${DROPIN_SELFTESTS:-$HIST_TESTS}; do
 	cp $T/$t $work/test.d/dropin/
 done
 
+# What check.sh must find as many results of.
+echo "selftests: asked $(echo ${DROPIN_SELFTESTS:-$HIST_TESTS} | wc -w)"
 cd $work
 rc=0
 sh ./ftracetest test.d/dropin/ || rc=1

@@ -27,6 +27,8 @@ for t in ${HIST_SELFTESTS:-$HIST_TESTS}; do
 	cp $T/$t $work/test.d/hist/
 done
 
+# What check.sh must find as many results of.
+echo "selftests: asked $(($(echo ${RHIST_SELFTESTS:-$HIST_TESTS} | wc -w) + $(echo ${HIST_SELFTESTS:-$HIST_TESTS} | wc -w)))"
 cd $work
 rc=0
 sh ./ftracetest test.d/rhist/ || rc=1
