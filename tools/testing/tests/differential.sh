@@ -138,13 +138,15 @@ for t in 'keys=common_cpu' 'keys=a:vals=b,c' 'keys=s:sort=s'; do
 	echo "hist:$t" >> $EV/trigger
 	echo "rhist:$t" >> $EV/trigger
 	# Both maps drop an insert that waits too long for another CPU to
-	# publish the same new key (a vCPU the host preempted): when the files
-	# differ, clear both and try again, up to three times.
+	# publish the same new key (a vCPU the host preempted): C leaves that
+	# drop to timing. Only when either map dropped are both cleared and
+	# the events fired again, up to three times; files without a drop
+	# must agree at once.
 	for try in 1 2 3; do
 		fire count=20000 seed=9 keys=500 cpu=all
 		sed 's/^# trigger info: hist:/# trigger info: rhist:/' $EV/hist > /tmp/cs
 		cat $EV/rhist > /tmp/rs
-		hist_same /tmp/cs /tmp/rs > /tmp/why && break
+		grep -q '^    Dropped: 0$' /tmp/cs && grep -q '^    Dropped: 0$' /tmp/rs && break
 		grep -H Dropped /tmp/cs /tmp/rs
 		echo "hist:$t:clear" >> $EV/trigger
 		echo "rhist:$t:clear" >> $EV/trigger
