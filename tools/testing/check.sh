@@ -77,7 +77,15 @@ suite_end() {
 # cargo with its target directories outside the clone (cargo-cached.sh).
 export RHIST_CARGO=$RHIST_TOP/tools/build/cargo-cached.sh
 
-step "setup" "$VM/setup.sh" || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+# A setup that fails stops the check at once, its reason last but for
+# the total.
+if ! step "setup" "$VM/setup.sh" 2> "$logs/setup.err"; then
+	cat "$logs/setup.err"
+	echo "setup failed: $(tail -1 "$logs/setup.err")"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+cat "$logs/setup.err" >&2
 
 # --- build -----------------------------------------------------------------
 suite_start build
@@ -667,6 +675,9 @@ one kunit-fails-a-skip-or-a-short-plan bash -c '. tools/testing/results.sh
 	ktap "ok 2 b # SKIP no CPU" "ok 3 c" > "$0"; [ "$(kunit_counts "$0" 3)" = "2 1" ] || exit 1
 	ktap "ok 2 b" "" > "$0"; [ "$(kunit_counts "$0" 3)" = "2 1" ] || exit 1
 	ktap "ok 2 b" "ok 3 c" > "$0"; [ "$(kunit_counts "$0" 8)" = "3 1" ]' "$logs/kunit.ktap"
+# A step fails as its command fails (setup's did not stop the check).
+one step-fails-as-its-command-fails bash -c '. tools/testing/vm/lib.sh
+	step "a failing step" false; [ $? = 1 ] && step "a step" true'
 # The frame lint reads the functions of an object, or fails: the C
 # shim's object has too few.
 one frames-lint-fails-on-nothing-read sh -c '! python3 tools/testing/lint/frames.py include/rhist_shim.o'

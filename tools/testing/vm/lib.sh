@@ -18,12 +18,19 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 RHIST_KMAKE=(make LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 	BINDGEN="$RHIST_BINDGEN")
 
-# step NAME CMD...: runs CMD, printing the step and how long it took.
+# step NAME CMD...: runs CMD, printing the step and how long it took;
+# fails as CMD fails. (Not "CMD || rc=$?", which would turn off set -e
+# inside CMD.)
 step() {
-	local name=$1 start=$SECONDS
+	local name=$1 start=$SECONDS rc
 	shift
 	echo "==> $name"
 	"$@"
+	rc=$?
+	if [ $rc != 0 ]; then
+		echo "==> $name: failed (status $rc) after $((SECONDS - start)) s"
+		return $rc
+	fi
 	echo "==> $name: done in $((SECONDS - start)) s"
 }
 
