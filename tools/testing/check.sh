@@ -404,7 +404,7 @@ selftest_suite() {
 		sed 's/^/    /' "$logs/$name.results"
 		[ "$sp" -gt 0 ] || { echo "    no selftest ran (log: $log)"; sf=$((sf + 1)); }
 		# As many results as the guest asked ftracetest for.
-		asked=$(sed -n 's/^selftests: asked \([0-9]*\)$/\1/p' "$log" | tail -1)
+		asked=$(sed -n 's/.*selftests: asked \([0-9]*\).*/\1/p' "$log" | tail -1)
 		if [ -z "$asked" ] || [ $((sp + sf)) -lt "$asked" ]; then
 			echo "    $((sp + sf)) results of ${asked:-an unknown number of} selftests asked for"
 			missing=$((${asked:-1} - sp - sf))
