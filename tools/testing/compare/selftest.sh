@@ -29,9 +29,11 @@ expect() {
 	[ "$got" = "$1" ] || { echo "expected $1, got $got"; exit 1; }
 }
 
-pids() { # pids LINES...: a keys=common_pid histogram of these entries
+pids() { # pids PID:HITS...: a keys=common_pid histogram of these entries
 	head_of 'hist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048 [active]'
-	for l; do echo "$l"; done
+	for e; do
+		printf '{ common_pid: %10s } hitcount: %10s\n' "${e%:*}" "${e#*:}"
+	done
 	totals 6 3
 }
 
@@ -49,43 +51,32 @@ maxes() { # maxes MAX1 MAX2: onmax() with a saved field, two keys
 	totals 5 2
 }
 
-two_keys() { # two_keys LINES...: sort=a,b.descending
+two_keys() { # two_keys A,B:HITS...: keys=a,b, sort=a,b.descending
 	head_of 'hist:keys=a,b:vals=hitcount:sort=a,b.descending:size=2048 [active]'
-	for l; do echo "$l"; done
+	for e; do
+		k=${e%:*}
+		printf '{ a: %10s, b: %10s } hitcount: %10s\n' "${k%,*}" "${k#*,}" "${e#*:}"
+	done
 	totals 4 3
 }
 
 case ${1:-} in
 identical)
-	pids '{ common_pid:        101 } hitcount:          1' \
-		'{ common_pid:        102 } hitcount:          2' \
-		'{ common_pid:        100 } hitcount:          3' > $tmp/c
+	pids 101:1 102:2 100:3 > $tmp/c
 	cp $tmp/c $tmp/r
 	expect same ;;
 reordered-ties)
-	pids '{ common_pid:        101 } hitcount:          1' \
-		'{ common_pid:        102 } hitcount:          1' \
-		'{ common_pid:        100 } hitcount:          4' > $tmp/c
-	pids '{ common_pid:        102 } hitcount:          1' \
-		'{ common_pid:        101 } hitcount:          1' \
-		'{ common_pid:        100 } hitcount:          4' > $tmp/r
+	pids 101:1 102:1 100:4 > $tmp/c
+	pids 102:1 101:1 100:4 > $tmp/r
 	expect same ;;
 swapped-unequal-keys)
-	pids '{ common_pid:        101 } hitcount:          1' \
-		'{ common_pid:        102 } hitcount:          2' \
-		'{ common_pid:        100 } hitcount:          3' > $tmp/c
-	pids '{ common_pid:        102 } hitcount:          2' \
-		'{ common_pid:        101 } hitcount:          1' \
-		'{ common_pid:        100 } hitcount:          3' > $tmp/r
+	pids 101:1 102:2 100:3 > $tmp/c
+	pids 102:2 101:1 100:3 > $tmp/r
 	expect differ ;;
 tie-with-another-entry)
 	# Same sort keys in both, but one entry of the tie is another.
-	pids '{ common_pid:        101 } hitcount:          1' \
-		'{ common_pid:        102 } hitcount:          1' \
-		'{ common_pid:        100 } hitcount:          4' > $tmp/c
-	pids '{ common_pid:        101 } hitcount:          1' \
-		'{ common_pid:        101 } hitcount:          1' \
-		'{ common_pid:        100 } hitcount:          4' > $tmp/r
+	pids 101:1 102:1 100:4 > $tmp/c
+	pids 101:1 101:1 100:4 > $tmp/r
 	expect differ ;;
 stack-hitcount-moved)
 	stacks 2 3 > $tmp/c
@@ -104,33 +95,24 @@ saved-field-moved)
 	expect differ ;;
 second-sort-key)
 	# sort=a,b.descending: a tie on both may reorder, on a alone not.
-	two_keys '{ a:          1, b:          9 } hitcount:          1' \
-		'{ a:          1, b:          5 } hitcount:          1' \
-		'{ a:          2, b:          5 } hitcount:          2' > $tmp/c
-	two_keys '{ a:          1, b:          5 } hitcount:          1' \
-		'{ a:          1, b:          9 } hitcount:          1' \
-		'{ a:          2, b:          5 } hitcount:          2' > $tmp/r
+	two_keys 1,9:1 1,5:1 2,5:2 > $tmp/c
+	two_keys 1,5:1 1,9:1 2,5:2 > $tmp/r
 	expect differ ;;
 second-sort-key-ties)
-	two_keys '{ a:          1, b:          9 } hitcount:          1' \
-		'{ a:          2, b:          5 } hitcount:          1' \
-		'{ a:          2, b:          5 } hitcount:          2' > $tmp/c
-	two_keys '{ a:          1, b:          9 } hitcount:          1' \
-		'{ a:          2, b:          5 } hitcount:          2' \
-		'{ a:          2, b:          5 } hitcount:          1' > $tmp/r
+	two_keys 1,9:1 2,5:1 2,5:2 > $tmp/c
+	two_keys 1,9:1 2,5:2 2,5:1 > $tmp/r
 	expect same ;;
 totals-differ)
-	pids '{ common_pid:        101 } hitcount:          1' > $tmp/c
+	pids 101:1 > $tmp/c
 	sed 's/Hits: 6/Hits: 7/' $tmp/c > $tmp/r
 	expect differ ;;
 header-differs)
-	pids '{ common_pid:        101 } hitcount:          1' > $tmp/c
+	pids 101:1 > $tmp/c
 	sed 's/size=2048/size=4096/' $tmp/c > $tmp/r
 	expect differ ;;
 entry-missing)
-	pids '{ common_pid:        101 } hitcount:          1' \
-		'{ common_pid:        102 } hitcount:          1' > $tmp/c
-	pids '{ common_pid:        101 } hitcount:          1' > $tmp/r
+	pids 101:1 102:1 > $tmp/c
+	pids 101:1 > $tmp/r
 	expect differ ;;
 '')
 	sed -n 's/^\([a-z-]*\))$/\1/p' "$0" ;;
