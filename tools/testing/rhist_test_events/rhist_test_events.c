@@ -5,13 +5,16 @@
  * Fires rhist_test:rhist_sample on demand from debugfs:
  *
  *   /sys/kernel/debug/rhist_test/fire     (0200)
- *	"count=N seed=S keys=K [cpu=all] [event=other]", words in any
+ *	"count=N seed=S keys=K [cpu=all] [event=other] [irqoff]", words in any
  *	order, all optional; defaults count=1 seed=1 keys=16.
  *	N <= 100000000, 1 <= K <= 2^32-1, S is any u64; numbers are
  *	decimal.  Unknown words or bad numbers give -EINVAL.  cpu=all runs
  *	the loop on every online CPU at once, CPU n using seed S + n.
  *	event=other fires rhist_test:rhist_other (a = key, b = lo32(r1))
- *	instead of rhist_sample.
+ *	instead of rhist_sample.  irqoff fires each event with local
+ *	interrupts off: with the other CPUs offline, the triggers of one
+ *	such event run with no other event between them (the real-event
+ *	suite starts and stops hist and rhist together that way).
  *   /sys/kernel/debug/rhist_test/warn     (0200)
  *	Any write WARNs: the VM runner's tests use it to check that a
  *	kernel warning fails a run.
@@ -83,6 +86,7 @@ struct rhist_test_args {
 	u32 keys;
 	bool all;
 	bool other;
+	bool irqoff;
 };
 
 /* State shared by the loops of one fire. */
@@ -92,6 +96,7 @@ struct rhist_test_ctx {
 	u32 keys;
 	u32 ntab;
 	bool other;
+	bool irqoff;
 	bool abort;
 	/* cpu=all only */
 	struct completion start;
@@ -217,7 +222,10 @@ static int rhist_test_run(const struct rhist_test_ctx *ctx, u64 seed,
 		u64 r2 = rhist_test_next(&state);
 		u32 key = ((r0 & U32_MAX) * keys) >> 32;
 		u32 dn = ((r0 >> 32) * ntab) >> 32;
+		unsigned long flags = 0;
 
+		if (ctx->irqoff)
+			local_irq_save(flags);
 		if (ctx->other)
 			trace_rhist_other(key, (u32)r1);
 		else
@@ -225,6 +233,8 @@ static int rhist_test_run(const struct rhist_test_ctx *ctx, u64 seed,
 					   tab[key % RHIST_TEST_TAB_MAX].s,
 					   tab[dn].d,
 					   (unsigned long)rhist_test_ips[r2 & 7]);
+		if (ctx->irqoff)
+			local_irq_restore(flags);
 
 		if (unlikely(!--batch)) {
 			u64 t = ktime_get_ns();
@@ -331,6 +341,7 @@ static int rhist_test_fire(const struct rhist_test_args *args)
 		.count = args->count,
 		.keys = args->keys,
 		.other = args->other,
+		.irqoff = args->irqoff,
 		.ntab = min(args->keys, RHIST_TEST_TAB_MAX),
 	};
 	struct rhist_test_str *tab;
@@ -366,6 +377,10 @@ static int rhist_test_parse_word(const char *w, struct rhist_test_args *args)
 		args->other = true;
 		return 0;
 	}
+	if (!strcmp(w, "irqoff")) {
+		args->irqoff = true;
+		return 0;
+	}
 	n = str_has_prefix(w, "count=");
 	if (n)
 		return kstrtou64(w + n, 10, &args->count);
@@ -387,6 +402,7 @@ static int rhist_test_parse(char *buf, struct rhist_test_args *args)
 	args->keys = 16;
 	args->all = false;
 	args->other = false;
+	args->irqoff = false;
 
 	while ((w = strsep(&buf, " \t\n")) != NULL) {
 		if (!*w)
