@@ -446,7 +446,7 @@ selftest_suite selftests-dropin "$dropin_built" \
 	vm_on dropin tools/testing/selftests/ftrace-dropin.sh 900 selftests-dropin
 fi
 
-client_steps="trace-cmd-start trace-cmd-stat trace-cmd-list hist-file trace-cmd-reset
+client_steps="trace-cmd-start trace-cmd-stat trace-cmd-list hist-file hist-file-exact trace-cmd-reset
 	trace-cmd-rejected hist-client-hist hist-client-synth synth-events-shown"
 if want clients; then
 suite_start clients

@@ -16,7 +16,10 @@ failed=0
 
 # norm: numbers to N, runs of blanks to one, so that what differs only in
 # counts, pids, addresses or times compares equal; sort -u for tables
-# whose rows depend on the run.
+# whose rows depend on the run. The two kernels are two boots: their
+# scheduler events, pids and times differ, and only the shape of what a
+# client prints can be compared. What a client reads of the same events
+# is compared whole (hist-file-exact).
 norm() { sed -E 's/0x[0-9a-f]+/N/g; s/[0-9]+/N/g; s/[[:blank:]]+/ /g'; }
 # norm_log: error_log text as it is, but for its time stamps, so that the
 # caret's column is compared too.
@@ -56,6 +59,22 @@ section hist-file
 table < $ev/hist
 grep -q '^# trigger info: hist:keys=next_pid,prev_prio:vals=hitcount,prev_pid:sort=hitcount.descending:size=256 \[active\]$' $ev/hist &&
 	grep -q '^{ next_pid: ' $ev/hist && ok hist-file || bad hist-file "$(head -5 $ev/hist)"
+
+# The histogram trace-cmd attached, on the test events module's
+# deterministic events: the same in both kernels, every number, in
+# order (sort=a: no two entries tie).
+section hist-file-exact
+ev_t=events/rhist_test/rhist_sample
+if trace-cmd start -e rhist_test:rhist_sample \
+	-R 'hist:keys=a,s:vals=b,c.hex:sort=a,s.descending' > /tmp/out 2>&1; then
+	echo 'count=3000 seed=11 keys=60' > /sys/kernel/debug/rhist_test/fire
+	cat $ev_t/hist
+	grep -q '^    Hits: 3000$' $ev_t/hist && ok hist-file-exact ||
+		bad hist-file-exact "not 3000 hits: $(grep Hits: $ev_t/hist)"
+else
+	cat /tmp/out
+	bad hist-file-exact "trace-cmd start failed"
+fi
 
 section trace-cmd-reset
 trace-cmd reset 2>&1 | norm
