@@ -18,6 +18,14 @@
 #
 # The callers map what differs by design first (hist's "# trigger info:
 # hist:" against "rhist:", a test's event names).
+#
+#   awk -v canon=1 -f hist_same.awk [FILE]
+#
+# prints FILE in the normal form of that rule instead: each group of
+# consecutive entries whose sort keys print the same sorted by its text,
+# all else as it is; two files agree if and only if their normal forms
+# are equal. A line starting with "\001 " or "\002" starts a new file
+# (the sequence fuzzer's record holds many, between such lines).
 
 function trim(s) {
 	sub(/^[ \t]+/, "", s)
@@ -90,10 +98,11 @@ function flush(f) {
 	entry = ""
 }
 
-FNR == 1 {
+FNR == 1 || (canon && /^[\001\002]/) {
 	if (NR > 1)
 		flush(f)
-	f++
+	if (!canon || f == 0)
+		f++
 	nsort = 1
 	sortkey[1] = "hitcount"
 }
@@ -130,8 +139,35 @@ function differ(i, j, why) {
 	exit 1
 }
 
+# print_canon(): file 1 in normal form.
+function print_canon(   i, a, b, c, t) {
+	i = 1
+	while (i <= n[1]) {
+		if (kinds[1, i] == "L") {
+			print texts[1, i++]
+			continue
+		}
+		for (a = i; a <= n[1] && kinds[1, a] == "E" && sigs[1, a] == sigs[1, i]; a++)
+			;
+		# Insertion sort: a group is a few entries.
+		for (b = i + 1; b < a; b++) {
+			t = texts[1, b]
+			for (c = b - 1; c >= i && texts[1, c] > t; c--)
+				texts[1, c + 1] = texts[1, c]
+			texts[1, c + 1] = t
+		}
+		for (b = i; b < a; b++)
+			print texts[1, b]
+		i = a
+	}
+}
+
 END {
 	flush(f)
+	if (canon) {
+		print_canon()
+		exit 0
+	}
 	if (f != 2) {
 		print "hist_same: two files expected"
 		exit 2

@@ -3,9 +3,8 @@
 # Guest side of `make fuzz-seq`: runs every sequence of /test/seqs.txt
 # (gen.py's output) twice from a clean state, once with "@" as hist and
 # once as rhist, and compares what each step did: its exit status and
-# error text, and at checkpoints the files it read (large numbers,
-# addresses and timestamps masked, lines sorted: timestamps and the order
-# of events fired on both CPUs differ between runs). Before each step it
+# error text, and at checkpoints the files it read (in order, but for
+# ties on a histogram's sort keys; times masked, see mask()). Before each step it
 # prints "S <seq> <cmd> <step>", so that a step that kills the guest is
 # known. A difference is one line "DIFF <seq>: ..." (FUZZ_VERBOSE=1: the
 # whole diff, "D <seq>: ..." lines).
@@ -68,26 +67,37 @@ named() {
 }
 
 # mask REC: what differs between two runs of one sequence whatever the
-# command: timestamps, addresses, large numbers (latencies, timestamps
-# as keys), the carets of error_log (one column further with rhist:),
-# and which of two events racing on two CPUs came last (each file's
-# lines are sorted). Once a run, on the whole record: a fork costs tens
-# of milliseconds under TCG.
+# command: the times of error_log, the carets (one column further with
+# rhist:), the names' generations, the hashed pointers of the debug
+# files, and in a histogram that holds times (its trigger reads
+# common_timestamp or a variable, or it is on a synthetic event, whose
+# fields come from variables) the large numbers and the tracked values,
+# and the key a snapshot's details name: each run has its own times. The
+# rest is compared as it is, entries in their order (hist_same.awk's
+# normal form: only ties on the sort keys are put in one order). Once a
+# run, on the whole record: a fork costs tens of milliseconds under TCG.
 mask() {
 	sed -e 's/\[ *[0-9]*\.[0-9]*\]/[T]/g' -e 's/rhist/hist/g' -e 's/^ *\^$/^/' \
-		-e '/triggered by event with key/d' \
-		-e 's/\(max\|changed\|triggering value[^:]*\): *[0-9]*/\1: N/g' \
 		-e 's/\b\([ykei][0-2]\)g[0-9]*\b/\1/g' \
-		-e 's/[0-9a-f]\{8,\}/H/g' -e 's/[0-9]\{5,\}/N/g' "$1" |
-		awk '/^\001 / { b++; print b, 0, substr($0, 3); f = 1; next }
-			/^\002$/ { f = 0; next }
-			{ if (!f) b++; print b, 1, $0 }' |
-		sort -k1,1n -k2,2n -s -k3 | sed 's/^[0-9]* [01] //'
+		-e 's/^\(hist_data:\) .*/\1 P/' -e 's/^\( *var.hist_data:\) .*/\1 P/' "$1" |
+		awk '/^\001 / { synth = $0 ~ /\/events\/synthetic\//; times = synth }
+			/^# trigger info:/ { times = synth || /common_timestamp|\$/ }
+			times && !/^#/ {
+				gsub(/[0-9][0-9][0-9][0-9][0-9]+/, "N")
+				gsub(/max: *[0-9N]+/, "max: N")
+				gsub(/changed: *[0-9N]+/, "changed: N")
+				if (/triggering value/)
+					sub(/: *[0-9N]+$/, ": N")
+				if (/triggered by event with key/)
+					$0 = "triggered by event with key: K"
+			}
+			{ print }' |
+		awk -v canon=1 -f /test/hist_same.awk
 }
 
 # checkpoint FILE...: the files' contents into the record, each between
-# a header and an end line that mask() sorts by; one cat for all (a
-# missing file gives cat's error line instead).
+# a header and an end line (a file's bounds for mask()); one cat for all
+# (a missing file gives cat's error line instead).
 printf '\002\n' > /tmp/ck.end
 checkpoint() {
 	k=0 args=
