@@ -180,6 +180,7 @@ hist_same_cases=$(tools/testing/compare/selftest.sh)
 one hist-same-cases sh -c '[ $(echo "$0" | wc -w) -ge 12 ]' "$hist_same_cases"
 for c in $hist_same_cases; do
 	one "hist-same-$c" tools/testing/compare/selftest.sh "$c"
+	one "hist-canon-$c" tools/testing/compare/selftest.sh "$c" canon
 done
 for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_{events.[ch],race.c} \
 	tools/testing/clients/{hist_client,json_check}.c tools/testing/bench/bpf/rhist_bpf{,.bpf}.c; do
