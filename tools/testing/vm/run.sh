@@ -63,6 +63,12 @@ if [ "$flavour" = kasan ]; then
 	# accesses as wild (a flood of reports, and a boot that never ends).
 	mem=1024 scale=3 append=" kasan_multi_shot no5lvl"
 fi
+# KUnit runs rhist's suite at every insmod, and proves the same thing
+# each time: only a script marked "# run.sh: kunit" (idle.sh, check.sh's
+# KUnit boot) has it; the others' boots say "kunit.enable=0".
+if [ -z "$script" ] || ! grep -q '^# run.sh: kunit$' "$script"; then
+	append="$append kunit.enable=0"
+fi
 # RHIST_APPEND: more kernel parameters (make fuzz-seq's rcu_expedited).
 append="$append${RHIST_APPEND:+ $RHIST_APPEND}"
 timeout=$((timeout * ${RHIST_TIMEOUT_SCALE:-$scale}))
