@@ -159,8 +159,9 @@ fuzz-seq: setup
 	tools/testing/fuzz-seq/run.sh \
 		$(if $(FILE),--file '$(FILE)','$(SEQ_N)' '$(SEED)')
 
+# Debian's cargo, as everywhere (tools/testing/vm/lib.sh).
 host:
-	@cd rust/core && cargo test
+	@bash -c '. tools/testing/vm/lib.sh && cd rust/core && cargo test'
 
 clean:
 	rm -rf build rust/core/target

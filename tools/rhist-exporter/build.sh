@@ -10,11 +10,11 @@ set -euo pipefail
 
 [ $# = 1 ] && [ -n "$1" ] || { echo "usage: $0 DIR" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
+# Debian's cargo and rustc, as for everything (lib.sh). Its target
+# directory is make check's, outside the clone.
+. "$here/../testing/vm/lib.sh"
 target=$(rustc -vV | sed -n 's/^host: //p')
 mkdir -p "$1/usr/bin"
-# The host's cargo (rustup's), not the kernel's rustc: the exporter is a
-# user program. Its target directory is make check's, outside the clone.
-. "$here/../testing/vm/lib.sh"
 (cd "$here" && RUSTFLAGS="-C target-feature=+crt-static" \
 	"$RHIST_TOP/tools/build/cargo-cached.sh" exporter-static rhist-exporter \
 	build -q --release --locked --target "$target")

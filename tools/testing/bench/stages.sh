@@ -9,6 +9,7 @@
 # Usage: stages.sh    (about a minute after the builds)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$top/tools/testing/vm/lib.sh"
 n=100000
 
 (cd "$top/rust/core" && CARGO_PROFILE_RELEASE_DEBUG=1 \

@@ -15,8 +15,9 @@ set -uo pipefail
 debdir=$1 logs=$2
 mkdir -p "$logs"
 
+# As setup.sh asks for root: sudo, which may prompt (or has just).
 SUDO=
-[ "$(id -u)" = 0 ] || SUDO="sudo -n"
+[ "$(id -u)" = 0 ] || SUDO=sudo
 root=$(mktemp -d "${TMPDIR:-/tmp}/rhist-dkms.XXXXXX")
 trap '$SUDO rm -rf "$root"' EXIT
 

@@ -13,6 +13,10 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
+# Debian's cargo, as everywhere (../vm/lib.sh; it is bash's).
+PATH=$(bash -c '. ../vm/lib.sh && echo "$PATH"')
+CARGO_HOME=$(bash -c '. ../vm/lib.sh && echo "$CARGO_HOME"')
+export PATH CARGO_HOME
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 

@@ -39,7 +39,13 @@ for p in "$RHIST_TOP"/patches/*.patch; do
 done
 
 source_id="$(stat -c %s-%Y "$tarball")-$(hash "${series[@]}")"
-config_id="$source_id-$(hash ${base:+"$base"} "${fragments[@]}")"
+# The toolchain: the versions of Debian's Rust, clang and LLVM packages,
+# and bindgen's, so that a cached tree does not outlive them.
+toolchain_id=$({
+	dpkg-query -W "${RHIST_RUST_PACKAGES[@]}" clang-14 lld-14 llvm-14 libclang-14-dev
+	"$RHIST_BINDGEN" --version
+} 2>&1 | sha256sum | cut -c1-16)
+config_id="$source_id-$(hash ${base:+"$base"} "${fragments[@]}")-$toolchain_id"
 
 unpack() {
 	rm -rf "$tree" "$tree.tmp"

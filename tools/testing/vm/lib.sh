@@ -10,11 +10,23 @@ RHIST_BUILD=${RHIST_BUILD:-$RHIST_TOP/build}
 RHIST_CARGO_TARGETS=${RHIST_CARGO_TARGETS:-$RHIST_KCACHE/cargo}
 RHIST_JOBS=${RHIST_JOBS:-$(($(nproc) + 1))}
 RHIST_BINDGEN_VERSION=0.73.2
-RHIST_BINDGEN=${CARGO_HOME:-$HOME/.cargo}/bin/bindgen
-export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-# The kernel's Rust must come from Debian's rustc-web with its rust-src,
-# not the rustup toolchain earlier on PATH.
+# One Rust toolchain for the host and the kernel: Debian's rustc-web
+# family (rustc-web, cargo-web, rust-web-clippy, rustfmt-web), whose
+# versions setup.sh checks and kernel.sh keys its cache on. A rustup
+# installation takes no part, wherever it is: its directories leave PATH,
+# and cargo gets a home of its own (it looks for subcommands such as
+# clippy and fmt in $CARGO_HOME/bin before PATH), where bindgen-cli is
+# installed too.
+RHIST_RUST_FAMILY=1.96
+RHIST_RUST_PACKAGES=(rustc-web rust-web-src cargo-web rust-web-clippy rustfmt-web)
+export CARGO_HOME=$RHIST_KCACHE/cargo-home
+PATH=$(printf '%s\n' "$PATH" | tr : '\n' | grep -v -e '/\.cargo/bin/*$' -e '/\.rustup/' | paste -sd: -)
+export PATH="/usr/bin:$PATH"
+unset RUSTUP_TOOLCHAIN RUSTUP_HOME RUSTC RUSTDOC RUSTC_WRAPPER
+RHIST_BINDGEN=$CARGO_HOME/bin/bindgen
+
+# The kernel's Rust: Debian's rustc-web with its rust-src.
 RHIST_KMAKE=(make LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 	BINDGEN="$RHIST_BINDGEN")
 

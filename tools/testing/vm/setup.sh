@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Installs what rhist's build and tests need, if missing: Debian packages
-# and the pinned bindgen-cli. Safe to run again; does nothing when all is
+# (the Rust toolchain among them, checked to be one version) and the
+# pinned bindgen-cli. Safe to run again; does nothing when all is
 # there.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +13,8 @@ PACKAGES=(linux-source-6.12 rustc-web rust-web-src clang lld llvm
 	trace-cmd libtracefs-dev libtraceevent-dev gcc libc6-dev pkg-config
 	libbpf-dev zlib1g-dev
 	prometheus curl
-	dpkg-dev debhelper rsync dkms linux-perf)
+	dpkg-dev debhelper rsync dkms linux-perf
+	"${RHIST_RUST_PACKAGES[@]}")
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -28,11 +30,30 @@ if [ ${#missing[@]} -gt 0 ]; then
 		--no-install-recommends "${missing[@]}"
 fi
 
-if ! command -v cargo >/dev/null; then
-	echo "cargo is needed (host tests and bindgen-cli): install rustup's toolchain" >&2
+# The Rust toolchain: one family, every part of it of one version
+# (lib.sh).
+rust_version=$(dpkg-query -W -f='${Version}' rustc-web)
+case $rust_version in
+"$RHIST_RUST_FAMILY".*) ;;
+*)
+	echo "setup: rustc-web is $rust_version, not of the $RHIST_RUST_FAMILY family" >&2
 	exit 1
-fi
+	;;
+esac
+for p in "${RHIST_RUST_PACKAGES[@]}"; do
+	v=$(dpkg-query -W -f='${Version}' "$p")
+	[ "$v" = "$rust_version" ] || {
+		echo "setup: $p is $v, rustc-web $rust_version" >&2
+		exit 1
+	}
+done
+for t in cargo rustc rustfmt cargo-clippy; do
+	[ "$(command -v $t)" = /usr/bin/$t ] || {
+		echo "setup: $t is $(command -v $t || echo missing), not Debian's /usr/bin/$t" >&2
+		exit 1
+	}
+done
 if [ "$("$RHIST_BINDGEN" --version 2>/dev/null)" != "bindgen $RHIST_BINDGEN_VERSION" ]; then
-	echo "==> installing bindgen-cli $RHIST_BINDGEN_VERSION"
+	echo "==> installing bindgen-cli $RHIST_BINDGEN_VERSION (into $CARGO_HOME)"
 	cargo install --locked --quiet "bindgen-cli@$RHIST_BINDGEN_VERSION"
 fi

@@ -11,6 +11,7 @@
 # (see build.rs).
 set -euo pipefail
 cd "$(dirname "$0")"
+. ../../vm/lib.sh
 
 : "${WARMUP:=0.5}" "${MEASURE:=2}"
 
