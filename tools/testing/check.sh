@@ -422,9 +422,48 @@ selftest_suite() {
 	record "$name" "$sp" "$sf"
 	echo "==> suite $name: $sp passed, $sf failed ($((SECONDS - t0)) s)"
 }
+# The selftests against hist test the kernel, not rhist: their results
+# are kept outside the clone, keyed by the test kernel's image and the
+# selftests' files, and the guest runs them only when one changed (or
+# the last run of them failed). rhist's run is never cached.
+hist_selftests_key() {
+	local tree
+	tree=$(kernel_tree "$flavour")
+	{
+		sha256sum "$tree/arch/x86/boot/bzImage" | cut -d' ' -f1
+		(cd "$tree/tools/testing/selftests/ftrace" && find . -type f | LC_ALL=C sort |
+			xargs sha256sum)
+		sha256sum tools/testing/selftests/ftrace.sh.inc tools/testing/selftests/ftrace-rhist.sh
+	} | sha256sum | cut -c1-16
+}
+# selftests_run: one boot of ftrace-rhist.sh, with hist's results from
+# the cache when it has them (said in the log, and counted as asked).
+selftests_run() {
+	local cache files=() rc asked
+	cache=$RHIST_KCACHE/selftests-hist/$(hist_selftests_key) || return 1
+	if [ -s "$cache" ]; then
+		: > "$logs/hist-selftests-cached"
+		files=(--file "$logs/hist-selftests-cached")
+	fi
+	"$VM/run.sh" --flavour "$flavour" --timeout 900 --log "$logs/ftrace-rhist.console" \
+		"${files[@]}" tools/testing/selftests/ftrace-rhist.sh > "$logs/selftests.run" 2>&1
+	rc=$?
+	cat "$logs/selftests.run"
+	if [ ${#files[@]} != 0 ]; then
+		echo "selftests: the (hist) results of this kernel image and these selftests, from $cache"
+		cat "$cache"
+		asked=$(sed -n 's/.*selftests: asked \([0-9]*\).*/\1/p' "$logs/selftests.run" | tail -1)
+		echo "selftests: asked $((${asked:-0} + $(wc -l < "$cache")))"
+	elif [ $rc = 0 ]; then
+		mkdir -p "$(dirname "$cache")"
+		selftest_results "$logs/selftests.run" | grep '^\[[0-9]*\] (hist) ' > "$cache.tmp" &&
+			mv "$cache.tmp" "$cache"
+	fi
+	return $rc
+}
 if want selftests; then
 echo "==> suite selftests (ftracetest, hist tests against rhist and hist)"
-selftest_suite selftests "$built" vm tools/testing/selftests/ftrace-rhist.sh 900
+selftest_suite selftests "$built" selftests_run
 fi
 
 # The drop-in kernel, built here rather than before the chains: cold, its
