@@ -186,7 +186,7 @@ while read -r dir; do
 		bad=$((bad + 1))
 	elif grep -q '^    Hits: 0$' $rdir/rhist; then
 		echo "FAIL: $rdir: a histogram counted nothing"
-		grep -B8 '^    Hits: 0$' $rdir/rhist | grep '^# trigger info'
+		awk '/^# trigger info/ { t = $0 } /^    Hits: 0$/ { print t }' $rdir/rhist
 		bad=$((bad + 1))
 	else
 		echo "ok $rdir ($(grep -c '^# trigger info' $rdir/rhist) histograms)"
