@@ -57,3 +57,6 @@ if [ "$("$RHIST_BINDGEN" --version 2>/dev/null)" != "bindgen $RHIST_BINDGEN_VERS
 	echo "==> installing bindgen-cli $RHIST_BINDGEN_VERSION (into $CARGO_HOME)"
 	cargo install --locked --quiet "bindgen-cli@$RHIST_BINDGEN_VERSION"
 fi
+# The record of what builds and tests (check.sh's log keeps it).
+echo "toolchain: rustc-web $rust_version (and ${RHIST_RUST_PACKAGES[*]:1}, the same)," \
+	"clang-14 $(dpkg-query -W -f='${Version}' clang-14), $("$RHIST_BINDGEN" --version)"
