@@ -550,13 +550,17 @@ one exporter-promtool sh -c 'command -v promtool > /dev/null || exit 1
 	$RHIST_CARGO exporter rhist-exporter run -q --locked -- --once --tracefs tests/tracefs > "$0" &&
 	cat "$0" && grep -q "^rhist_lat2_hitcount_total{pid=\"-1\",trace_instance=\"X\"} 4$" "$0" &&
 	promtool check metrics < "$0"' "$logs/exporter-once.txt"
+# Stack traces folded for a flame graph, against a golden file.
+one exporter-folded-golden sh -c 'cd tools/rhist-exporter &&
+	$RHIST_CARGO exporter rhist-exporter run -q --locked -- --once --folded --tracefs tests/tracefs |
+	diff -u tests/folded.golden -'
 if [ "$built" = 0 ]; then
 	tools/testing/exporter/prometheus.sh "$logs/prometheus" > "$logs/prometheus.log" 2>&1
-	for t in prometheus-count prometheus-quantiles prometheus-rate prometheus-clean; do
+	for t in prometheus-count prometheus-quantiles exporter-folded prometheus-rate prometheus-clean; do
 		one "$t" sh -c 'cat "$0"; grep -q "^ok $1" "$0"' "$logs/prometheus.log" "$t"
 	done
 else
-	one_failed=4
+	one_failed=5
 fi
 suite_end exporter
 fi

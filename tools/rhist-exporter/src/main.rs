@@ -7,28 +7,35 @@
 //! ("Prometheus exporter"); `--once` prints one scrape and exits.
 
 mod expo;
+mod folded;
 mod metrics;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: rhist-exporter [--tracefs DIR] [--listen ADDR:PORT] \
-[--max-series N] [--once]";
+[--max-series N] [--stack-labels] [--once [--folded [--histogram NAME] [--value NAME]]]";
 
 /// What the command line asks for.
 struct Options {
     tracefs: PathBuf,
     listen: String,
-    max_series: usize,
+    metrics: metrics::Options,
     once: bool,
+    /// With `once`: the folded stacks instead of the metrics.
+    folded: Option<folded::Query>,
 }
 
 fn options() -> Result<Options, String> {
     let mut o = Options {
         tracefs: PathBuf::from("/sys/kernel/tracing"),
         listen: String::from("0.0.0.0:9464"),
-        max_series: metrics::MAX_SERIES,
+        metrics: metrics::Options {
+            max_series: metrics::MAX_SERIES,
+            stack_labels: false,
+        },
         once: false,
+        folded: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -37,12 +44,31 @@ fn options() -> Result<Options, String> {
             "--tracefs" => o.tracefs = PathBuf::from(value()?),
             "--listen" => o.listen = value()?,
             "--max-series" => {
-                o.max_series = value()?.parse().map_err(|e| format!("--max-series: {e}"))?
+                o.metrics.max_series = value()?.parse().map_err(|e| format!("--max-series: {e}"))?
             }
+            "--stack-labels" => o.metrics.stack_labels = true,
             "--once" => o.once = true,
+            "--folded" => o.folded = Some(folded::Query::default()),
+            "--histogram" | "--value" => {
+                let v = value()?;
+                let q = o
+                    .folded
+                    .as_mut()
+                    .ok_or(format!("{a} goes after --folded"))?;
+                if a == "--value" {
+                    q.value = Some(v);
+                } else {
+                    q.histogram = Some(v);
+                }
+            }
             "-h" | "--help" => return Err(USAGE.into()),
             _ => return Err(format!("unknown argument {a}\n{USAGE}")),
         }
+    }
+    if o.folded.is_some() && !o.once {
+        return Err(format!(
+            "--folded goes with --once (or GET /folded)\n{USAGE}"
+        ));
     }
     Ok(o)
 }
@@ -92,8 +118,8 @@ fn json_files(tracefs: &Path) -> Vec<(String, String, String, PathBuf)> {
     out
 }
 
-/// One scrape: every histogram of every event, as exposition text.
-fn scrape(o: &Options) -> String {
+/// Every event's document, and how many could not be read.
+fn documents(o: &Options) -> (Vec<metrics::Source>, u64) {
     let mut docs = Vec::new();
     let mut errors = 0u64;
     for (instance, system, event, path) in json_files(&o.tracefs) {
@@ -111,7 +137,58 @@ fn scrape(o: &Options) -> String {
             _ => errors += 1,
         }
     }
-    metrics::render(&docs, o.max_series, errors)
+    (docs, errors)
+}
+
+/// One scrape: every histogram of every event, as exposition text.
+fn scrape(o: &Options) -> String {
+    let (docs, errors) = documents(o);
+    metrics::render(&docs, &o.metrics, errors)
+}
+
+/// `/folded?histogram=NAME&value=NAME`'s query (%XX decoded).
+fn folded_query(url: &str) -> folded::Query {
+    let mut q = folded::Query::default();
+    let Some((_, query)) = url.split_once('?') else {
+        return q;
+    };
+    for pair in query.split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let v = percent_decoded(v);
+        match k {
+            "histogram" => q.histogram = Some(v),
+            "value" => q.value = Some(v),
+            _ => {}
+        }
+    }
+    q
+}
+
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(x)) => {
+                out.push(x);
+                i += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn main() -> ExitCode {
@@ -123,6 +200,18 @@ fn main() -> ExitCode {
         }
     };
     if o.once {
+        if let Some(q) = &o.folded {
+            return match folded::render(&documents(&o).0, q) {
+                Ok(text) => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rhist-exporter: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         print!("{}", scrape(&o));
         return ExitCode::SUCCESS;
     }
@@ -144,13 +233,23 @@ fn main() -> ExitCode {
     )
     .expect("a valid header");
     for request in server.incoming_requests() {
-        let response = match (request.method(), request.url()) {
+        let url = request.url().to_string();
+        let path = url.split('?').next().unwrap_or("");
+        let response = match (request.method(), path) {
             (tiny_http::Method::Get, "/metrics") => {
                 tiny_http::Response::from_string(scrape(&o)).with_header(text_type.clone())
             }
-            (tiny_http::Method::Get, "/") => {
-                tiny_http::Response::from_string("rhist-exporter: the histograms are at /metrics\n")
+            (tiny_http::Method::Get, "/folded") => {
+                match folded::render(&documents(&o).0, &folded_query(&url)) {
+                    Ok(text) => tiny_http::Response::from_string(text),
+                    Err(e) => {
+                        tiny_http::Response::from_string(format!("{e}\n")).with_status_code(404)
+                    }
+                }
             }
+            (tiny_http::Method::Get, "/") => tiny_http::Response::from_string(
+                "rhist-exporter: the histograms are at /metrics, stack traces folded at /folded\n",
+            ),
             _ => tiny_http::Response::from_string("not found\n").with_status_code(404),
         };
         // A scraper that went away: nothing to do but serve the next.

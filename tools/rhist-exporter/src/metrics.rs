@@ -14,7 +14,9 @@
 //!   0.5, 0.9, 0.99, 0.999, and `_count` (the entry's hitcount).
 //!
 //! An entry's labels are its keys: `<key>` holds the number (or the
-//! string, or a stack trace's frames joined by `;`) and, where hist
+//! string, or with `--stack-labels` a stack trace's addresses joined by
+//! `;`: by default a stack-keyed histogram's counters are summed over
+//! its stacks, which `/folded` serves) and, where hist
 //! decodes it, `<key>_text` what hist prints (an execname, a symbol, a
 //! syscall, a log2 or buckets range). Top-level histograms have no
 //! other label; those of an instance have `trace_instance="<name>"`.
@@ -90,11 +92,25 @@ fn base_name(src: &Source, h: &Value, unnamed_on_event: usize) -> String {
     expo::sanitize(&base, true)
 }
 
-/// An entry's labels: (name, value) per key, then the instance's.
-fn entry_labels(keys: &[Value], entry: &Value, instance: &str) -> Vec<(String, String)> {
+/// Whether a key is a stack trace (`stacktrace`, `common_stacktrace`).
+fn is_stack(key: &Value) -> bool {
+    key["modifier"] == "stacktrace"
+}
+
+/// An entry's labels: (name, value) per key (but stack traces, unless
+/// `stacks`), then the instance's.
+fn entry_labels(
+    keys: &[Value],
+    entry: &Value,
+    instance: &str,
+    stacks: bool,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let parts = entry["key"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     for (desc, part) in keys.iter().zip(parts) {
+        if is_stack(desc) && !stacks {
+            continue;
+        }
         let name = expo::sanitize(desc["name"].as_str().unwrap_or("key"), false);
         out.push((name.clone(), number(&part["value"])));
         if !part["text"].is_null() {
@@ -148,11 +164,10 @@ const QUANTILES: [(&str, &str); 4] = [
     ("p999", "0.999"),
 ];
 
-/// The exposition text of every histogram of `docs`.
-pub fn render(docs: &[Source], max_series: usize, read_errors: u64) -> String {
-    let mut out = String::new();
-    // (base, instance, hits, entries, dropped, left out)
-    let mut totals = Vec::new();
+/// Every histogram of `docs` once, with its base name (see the module
+/// documentation), in the documents' order.
+pub fn histograms(docs: &[Source]) -> Vec<(&Source, &Value, String)> {
+    let mut out = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for src in docs {
         let hists = src.doc["histograms"]
@@ -176,7 +191,33 @@ pub fn render(docs: &[Source], max_series: usize, read_errors: u64) -> String {
                 }
                 base = format!("{base}_{n}");
             }
-            render_histogram(&mut out, src, h, &base, max_series, &mut totals);
+            out.push((src, h, base));
+        }
+    }
+    out
+}
+
+/// What a scrape exports besides the documents.
+pub struct Options {
+    /// The most series of one histogram's family.
+    pub max_series: usize,
+    /// Stack traces as labels (`--stack-labels`); by default a
+    /// histogram keyed by one exports its counters summed over the
+    /// stacks, and its stacks go to `/folded` (unbounded cardinality).
+    pub stack_labels: bool,
+}
+
+/// The exposition text of every histogram of `docs`.
+pub fn render(docs: &[Source], o: &Options, read_errors: u64) -> String {
+    let mut out = String::new();
+    // (base, instance, hits, entries, dropped, left out)
+    let mut totals = Vec::new();
+    for (src, h, base) in histograms(docs) {
+        let keys = h["keys"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        if !o.stack_labels && keys.iter().any(is_stack) {
+            render_over_stacks(&mut out, src, h, &base, o.max_series, &mut totals);
+        } else {
+            render_histogram(&mut out, src, h, &base, o.max_series, &mut totals);
         }
     }
     let mut hits = family(
@@ -260,7 +301,7 @@ fn render_histogram(
     let exported = &entries[..entries.len().min(max)];
     let labels: Vec<Labels> = exported
         .iter()
-        .map(|e| Labels(entry_labels(keys, e, &src.instance)))
+        .map(|e| Labels(entry_labels(keys, e, &src.instance, true)))
         .collect();
     let trigger = text(&h["trigger"]);
     let hitcount_col = values.iter().position(|v| v["name"] == "hitcount");
@@ -304,9 +345,76 @@ fn render_histogram(
     ));
 }
 
+/// A histogram keyed by a stack trace, without its stacks: its entries
+/// grouped by their other keys (in the order of their first entry), each
+/// counter summed over the group; the statistics and quantiles of single
+/// stacks cannot be summed, and are left out (`--stack-labels` has them).
+fn render_over_stacks(
+    out: &mut String,
+    src: &Source,
+    h: &Value,
+    base: &str,
+    max: usize,
+    totals: &mut Totals,
+) {
+    let keys = h["keys"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let values = h["values"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let entries = h["entries"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let cols = columns(base, values);
+    // (labels, a sum per column) per group of entries.
+    type Group = (Vec<(String, String)>, Vec<i128>);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: HashMap<Vec<(String, String)>, usize> = HashMap::new();
+    for e in entries {
+        let l = entry_labels(keys, e, &src.instance, false);
+        let g = *index.entry(l.clone()).or_insert_with(|| {
+            groups.push((l, vec![0; cols.len()]));
+            groups.len() - 1
+        });
+        for (c, sum) in groups[g].1.iter_mut().enumerate() {
+            let v = &e["values"][c];
+            *sum += v
+                .as_u64()
+                .map(i128::from)
+                .or(v.as_i64().map(i128::from))
+                .unwrap_or(0);
+        }
+    }
+    let exported = &groups[..groups.len().min(max)];
+    let trigger = text(&h["trigger"]);
+    for (c, col) in cols.iter().enumerate() {
+        let Column::Counter(name) = col else {
+            continue;
+        };
+        let help = format!(
+            "{} of {trigger}, summed over the stack traces",
+            values[c]["name"].as_str().unwrap_or("value")
+        );
+        let mut f = family(out, name, Kind::Counter, &help);
+        for (l, sums) in exported {
+            let l = Labels(l.clone());
+            f.write_raw("", &l.as_refs(), &sums[c].to_string());
+        }
+    }
+    let t = &h["totals"];
+    totals.push((
+        base.to_string(),
+        src.instance.clone(),
+        t["hits"].as_u64().unwrap_or(0),
+        t["entries"].as_u64().unwrap_or(0),
+        t["dropped"].as_u64().unwrap_or(0),
+        groups.len() - exported.len(),
+    ));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const OPTS: Options = Options {
+        max_series: MAX_SERIES,
+        stack_labels: false,
+    };
 
     fn source(instance: &str, doc: &str) -> Source {
         Source {
@@ -334,7 +442,7 @@ mod tests {
 
     #[test]
     fn families_labels_and_totals() {
-        let out = render(&[source("", DOC)], MAX_SERIES, 0);
+        let out = render(&[source("", DOC)], &OPTS, 0);
         let has = |line: &str| assert!(out.lines().any(|l| l == line), "no [{line}] in\n{out}");
         has("# TYPE rhist_sched_sched_switch_hitcount_total counter");
         has(
@@ -356,11 +464,50 @@ mod tests {
 
     #[test]
     fn instances_and_truncation() {
-        let out = render(&[source("", DOC), source("X", DOC)], 1, 2);
+        let out = render(
+            &[source("", DOC), source("X", DOC)],
+            &Options {
+                max_series: 1,
+                stack_labels: false,
+            },
+            2,
+        );
         assert!(out.contains(r#"rhist_lat_hitcount_total{pid="-1",trace_instance="X"} 4"#));
         assert!(out.contains(r#"rhist_exporter_series_truncated{histogram="rhist_sched_sched_switch",trace_instance="X"} 1"#));
         assert!(!out.contains(r#"common_pid="13""#));
         assert!(out.contains("rhist_exporter_read_errors 2"));
+    }
+
+    #[test]
+    fn stack_traces_summed_unless_asked_for() {
+        let doc = r#"{"version":1,"histograms":[
+          {"trigger":"rhist:keys=stacktrace,a:vals=hitcount,b,b.max","keys":[{"name":"stacktrace","modifier":"stacktrace"},{"name":"a","modifier":""}],
+           "values":[{"name":"hitcount"},{"name":"b","field":"b"},{"name":"b.max","field":"b","statistic":"max"}],
+           "entries":[{"key":[{"value":[1,2],"text":["f+0x1/0x2","g+0x1/0x2"]},{"value":5}],"values":[2,10,7]},
+                      {"key":[{"value":[3],"text":["h+0x1/0x2"]},{"value":6}],"values":[1,1,1]},
+                      {"key":[{"value":[3],"text":["h+0x1/0x2"]},{"value":5}],"values":[4,18446744073709551615,9]}],
+           "totals":{"hits":7,"entries":3,"dropped":0}}]}"#;
+        let out = render(&[source("", doc)], &OPTS, 0);
+        assert!(
+            out.contains("rhist_sched_sched_switch_hitcount_total{a=\"5\"} 6\n"),
+            "{out}"
+        );
+        assert!(out.contains("rhist_sched_sched_switch_hitcount_total{a=\"6\"} 1\n"));
+        assert!(out.contains("rhist_sched_sched_switch_b_total{a=\"5\"} 18446744073709551625\n"));
+        assert!(
+            !out.contains("stacktrace=") && !out.contains("_b_max"),
+            "{out}"
+        );
+        let with = Options {
+            max_series: MAX_SERIES,
+            stack_labels: true,
+        };
+        let out = render(&[source("", doc)], &with, 0);
+        assert!(
+            out.contains(r#"{stacktrace="1;2",stacktrace_text="f+0x1/0x2;g+0x1/0x2",a="5"} 2"#),
+            "{out}"
+        );
+        assert!(out.contains("_b_max{"));
     }
 
     #[test]
@@ -369,7 +516,7 @@ mod tests {
           {"trigger":"rhist:keys=a","keys":[{"name":"a"}],"values":[{"name":"hitcount"}],"entries":[],"totals":{}},
           {"trigger":"rhist:keys=a:vals=b","keys":[{"name":"a"}],"values":[{"name":"hitcount"}],"entries":[],"totals":{}},
           {"trigger":"rhist:keys=b","keys":[{"name":"b"}],"values":[{"name":"hitcount"}],"entries":[],"totals":{}}]}"#;
-        let out = render(&[source("", doc)], MAX_SERIES, 0);
+        let out = render(&[source("", doc)], &OPTS, 0);
         for n in [
             "rhist_sched_sched_switch_by_a",
             "rhist_sched_sched_switch_by_a_2",

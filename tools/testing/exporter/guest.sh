@@ -33,6 +33,27 @@ for p in $WAKERS; do
 done
 echo WAKEUP-END
 
+# Phase 0b: the scheduler's stack traces, folded for a flame graph: every
+# line "frames weight", the frames root first (the first entry's line
+# ends in the innermost frame the rhist file shows first), the weights
+# adding up to the histogram's hits (its map has room for every stack).
+SW=events/sched/sched_switch
+echo 'rhist:keys=stacktrace' >> $SW/trigger
+wakers
+echo 'rhist:keys=stacktrace:pause' >> $SW/trigger
+wget -q -O /tmp/folded "http://127.0.0.1:9464/folded?histogram=rhist_sched_sched_switch_by_stacktrace"
+awk '/^# trigger info: rhist:keys=stacktrace:/ { on = 1 } on && /^{ stacktrace:/ { getline f; on = 2 }
+	on == 2 && f != "" { sub(/^[ \t]*/, "", f); sub(/\+.*/, "", f); print f; exit }' $SW/rhist > /tmp/inner
+awk '/^# trigger info: rhist:keys=stacktrace:/ { on = 1 } on && /^    Hits:/ { print $2; exit }' $SW/rhist > /tmp/hits
+awk -v inner="$(cat /tmp/inner)" -v hits="$(cat /tmp/hits)" '
+	!/^[^ ]+ [0-9]+$/ { print "FOLDED FAIL: line " NR ": " $0; bad = 1; exit }
+	{ w += $2 }
+	NR == 1 { n = split($1, fr, ";"); if (fr[n] != inner) { print "FOLDED FAIL: the first line ends in " fr[n] ", the rhist file begins with " inner; bad = 1; exit } }
+	END { if (bad) exit
+		if (NR == 0 || w != hits) print "FOLDED FAIL: " NR " lines weigh " w ", the histogram has " hits " hits"
+		else print "FOLDED ok: " NR " lines, weights " w " = hits " hits ", root first (last frame " inner ")" }' /tmp/folded
+echo '!rhist:keys=stacktrace' >> $SW/trigger
+
 # Phase 1: a known count per key, then the file as rhist prints it.
 echo 'count=1000 seed=1 keys=8' > $D/fire
 echo COUNTS-START

@@ -15,6 +15,8 @@
 #   prometheus-rate:  rate(rhist_hits_total[40s]) is within 20% of the
 #                     events the guest fired over those 40 s of the host's
 #                     clock (its "FIRED n" lines, timed as they arrive);
+#   exporter-folded:  the scheduler's stack traces from /folded, checked
+#                     in the guest against its rhist file (guest.sh);
 #   prometheus-clean: the guest's kernel reported nothing.
 # Prints "ok NAME" or "FAIL NAME: why" per test; exits 1 if one failed.
 #
@@ -175,6 +177,10 @@ for r in json.load(sys.stdin).get("data", {}).get("result", []):
     print("    PromQL %s{quantile=\"0.99\"}: pid %s: %s" % (sys.argv[1], r["metric"].get("pid"), r["value"][1]))' "$family"
 [ $n = 3 ] && [ $ok = 1 ] && echo "ok prometheus-quantiles ($n pids)" ||
 	fail prometheus-quantiles "$n pids; a percentile is not among Prometheus's samples"
+
+# exporter-folded: the guest's own check of /folded (guest.sh).
+grep -q '^[0-9.]* FOLDED ok' "$work/console" && echo "ok exporter-folded ($(sed -n 's/^[0-9.]* FOLDED ok: //p' "$work/console"))" ||
+	fail exporter-folded "$(sed -n 's/^[0-9.]* FOLDED //p' "$work/console" | head -1)"
 
 # prometheus-rate: a window of bursts (four scrapes) after 10 s of them.
 window=40
