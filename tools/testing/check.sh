@@ -107,6 +107,9 @@ one rustfmt-exporter sh -c 'cd tools/rhist-exporter && cargo fmt --check'
 one clippy-exporter sh -c 'cd tools/rhist-exporter &&
 	$RHIST_CARGO exporter rhist-exporter clippy -q --locked -- -D warnings'
 one clippy-core sh -c 'cd rust/core && $RHIST_CARGO core rhist_core clippy --all-targets -- -D warnings'
+# Every crate the static exporter links is GPL-2.0 compatible.
+one licences-rules python3 tools/testing/lint/licences.py --self-test
+one exporter-licences python3 tools/testing/lint/licences.py
 # The host fuzzer's target compiles against the core as it is (it went
 # unbuilt, and broken, while the core's API moved on). libFuzzer is C++:
 # clang++, which setup.sh installs (clang), not g++, which it does not.
