@@ -225,6 +225,32 @@ fn write_number(out: &mut dyn Write, display: ValDisplay, v: u64) -> fmt::Result
     }
 }
 
+/// Writes a `.quantiles` value's buckets: `{"name":..,"unplaced":N,
+/// "counts":[[low,high,count],..]}` (no name in the totals, whose object
+/// has one), every bucket of `src` that counts something, in order
+/// ([`sketch::try_for_each_bucket`]).
+fn write_buckets(
+    out: &mut dyn Write,
+    name: Option<&dyn fmt::Display>,
+    src: &impl sketch::Counts,
+) -> fmt::Result {
+    out.write_char('{')?;
+    if let Some(name) = name {
+        out.write_str("\"name\":")?;
+        write_display(out, name)?;
+        out.write_char(',')?;
+    }
+    write!(out, "\"unplaced\":{},\"counts\":[", src.unplaced())?;
+    let mut first = true;
+    sketch::try_for_each_bucket(src, |low, high, n| {
+        if !core::mem::take(&mut first) {
+            out.write_char(',')?;
+        }
+        write!(out, "[{low},{high},{n}]")
+    })?;
+    out.write_str("]}")
+}
+
 /// Writes a `.quantiles` value: `{"p50":..,"p90":..,"p99":..,"p999":..}`,
 /// each a number (0 without values, as the text) or `[low,high]`.
 fn write_quantiles(out: &mut dyn Write, p: &[Quantile; 4]) -> fmt::Result {
@@ -347,6 +373,27 @@ impl Histogram<'_> {
             write_number(out, display, data.val_value(i, slot, || elt.read_sum(0)))?;
         }
         out.write_char(']')?;
+        if let Some(s) = self.sketches() {
+            out.write_str(",\"buckets\":[")?;
+            let mut k = 0;
+            for (i, name, _) in data.printed_vals() {
+                let Some(j) = data.sketch_index(i) else {
+                    continue;
+                };
+                if k > 0 {
+                    out.write_char(',')?;
+                }
+                k += 1;
+                match s.sketch(idx, j) {
+                    Some(sk) => write_buckets(out, Some(&name), &sk)?,
+                    None => {
+                        let none = sketch::Union(core::iter::empty::<sketch::Sketch<'_>>());
+                        write_buckets(out, Some(&name), &none)?
+                    }
+                }
+            }
+            out.write_char(']')?;
+        }
         self.write_json_handlers(out, &elt)?;
         out.write_char('}')
     }
@@ -479,6 +526,8 @@ impl Histogram<'_> {
                 write_display(out, Stem(self, i))?;
                 out.write_str(",\"quantiles\":")?;
                 write_quantiles(out, &p)?;
+                out.write_str(",\"buckets\":")?;
+                write_buckets(out, None, &union)?;
                 out.write_char('}')?;
             }
             let pool = s.pool().stats();

@@ -881,6 +881,32 @@ fn claim(
     }
 }
 
+/// Calls `f(low, high, count)` for each bucket of `src` that counts
+/// something, in the order of their values: the bucket holds the values
+/// `low` to `high`, both included, and the buckets of one sketch never
+/// overlap (a reader merges neighbours for a coarser resolution). Stops
+/// at `f`'s first error. A read racing with updates sees each group's
+/// counts at one moment, as [`Counts::add_group`] reads them.
+pub fn try_for_each_bucket<E>(
+    src: &impl Counts,
+    mut f: impl FnMut(u64, u64, u64) -> Result<(), E>,
+) -> Result<(), E> {
+    for g in 0..GROUPS {
+        if src.group_total(g) == 0 {
+            continue;
+        }
+        let mut counts = [0u64; SUB];
+        src.add_group(g, &mut counts);
+        for (i, &n) in counts.iter().enumerate() {
+            if n != 0 {
+                let b = g * SUB + i;
+                f(bucket_low(b), bucket_high(b), n)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Counts a quantile can be read from: one sketch, or several as one.
 pub trait Counts {
     /// The total of group `g`'s buckets.

@@ -628,6 +628,89 @@ fn statistics_signed_and_quantiles() {
     agrees("keys=a:vals=b.quantiles", &[]);
 }
 
+/// A `.quantiles` value's buckets as the reader gets them: (low, high,
+/// count) triples.
+fn triples(b: &Value) -> Vec<(u64, u64, u64)> {
+    b["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (u(&t[0]), u(&t[1]), u(&t[2])))
+        .collect()
+}
+
+#[test]
+fn quantile_buckets_rebuild_the_distribution() {
+    // Values from 0 to about 2^31: exact buckets below 128, wide above.
+    let value = |i: u64| ((i * i * 7919 + i * 31) % (1 << 31)) as u32;
+    let events = evs(
+        |i| Ev {
+            a: i % 3,
+            b: value(i),
+            ..EV
+        },
+        600,
+    );
+    let h = agrees("keys=a:vals=b.quantiles", &events);
+    let mut union = std::collections::BTreeMap::new();
+    for e in h["entries"].as_array().unwrap() {
+        let a = u(&e["key"][0]["value"]);
+        let mine: Vec<u64> = (0..600)
+            .filter(|i| i % 3 == a)
+            .map(|i| u64::from(value(i)))
+            .collect();
+        let b = &e["buckets"][0];
+        assert_eq!(b["name"], "b.quantiles");
+        assert_eq!(u(&b["unplaced"]), 0);
+        let t = triples(b);
+        // Every bucket is one of the sketch's, exactly; in order, apart;
+        // each holds as many of the entry's values as it counts.
+        let mut prev: Option<u64> = None;
+        for &(lo, hi, n) in &t {
+            let k = sketch::bucket_of(lo);
+            assert_eq!((sketch::bucket_low(k), sketch::bucket_high(k)), (lo, hi));
+            assert!(prev.is_none_or(|p| p < lo), "{t:?}");
+            prev = Some(hi);
+            let held = mine.iter().filter(|&&v| lo <= v && v <= hi).count() as u64;
+            assert_eq!(held, n, "[{lo}, {hi}]");
+            *union.entry((lo, hi)).or_insert(0u64) += n;
+        }
+        let total: u64 = t.iter().map(|x| x.2).sum();
+        assert_eq!(
+            total,
+            u(&e["values"][0]),
+            "the counts add up to the hitcount"
+        );
+        // Merged to powers of two, as a reader picks a coarser
+        // resolution: nothing is lost, and each power holds its values.
+        let mut powers = std::collections::BTreeMap::new();
+        for &(lo, hi, n) in &t {
+            let p = 64 - lo.leading_zeros();
+            assert_eq!(p, 64 - hi.leading_zeros(), "a bucket within a power of two");
+            *powers.entry(p).or_insert(0u64) += n;
+        }
+        for (&p, &n) in &powers {
+            let held = mine
+                .iter()
+                .filter(|&&v| 64 - v.leading_zeros() == p)
+                .count() as u64;
+            assert_eq!(held, n, "power {p}");
+        }
+        assert_eq!(powers.values().sum::<u64>(), mine.len() as u64);
+    }
+    // The totals' buckets: every entry's, added.
+    let tb = &h["totals"]["percentiles"]["values"][0]["buckets"];
+    assert!(tb["name"].is_null());
+    let t: Vec<_> = triples(tb)
+        .into_iter()
+        .map(|(lo, hi, n)| ((lo, hi), n))
+        .collect();
+    assert_eq!(t, union.into_iter().collect::<Vec<_>>());
+    // No values: no buckets.
+    let h = agrees("keys=a:vals=b.quantiles", &[]);
+    assert!(triples(&h["totals"]["percentiles"]["values"][0]["buckets"]).is_empty());
+}
+
 #[test]
 fn handlers_and_snapshots() {
     let events = evs(
