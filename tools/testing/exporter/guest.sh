@@ -41,10 +41,15 @@ SW=events/sched/sched_switch
 echo 'rhist:keys=stacktrace' >> $SW/trigger
 wakers
 echo 'rhist:keys=stacktrace:pause' >> $SW/trigger
-wget -q -O /tmp/folded "http://127.0.0.1:9464/folded?histogram=rhist_sched_sched_switch_by_stacktrace"
-awk '/^# trigger info: rhist:keys=stacktrace:/ { on = 1 } on && /^{ stacktrace:/ { getline f; on = 2 }
+# All of them first (each line under the histogram's name), then the
+# one by that name.
+wget -q -O /tmp/folded-all http://127.0.0.1:9464/folded || echo "FOLDED FAIL: GET /folded"
+base=$(sed -n '1s/;.*//p' /tmp/folded-all)
+wget -q -O /tmp/folded "http://127.0.0.1:9464/folded?histogram=$base" ||
+	echo "FOLDED FAIL: GET /folded?histogram=$base"
+awk '/^# trigger info: rhist:keys=(common_)?stacktrace:/ { on = 1 } on && /^\{ [a-z_]*stacktrace:/ { getline f; on = 2 }
 	on == 2 && f != "" { sub(/^[ \t]*/, "", f); sub(/\+.*/, "", f); print f; exit }' $SW/rhist > /tmp/inner
-awk '/^# trigger info: rhist:keys=stacktrace:/ { on = 1 } on && /^    Hits:/ { print $2; exit }' $SW/rhist > /tmp/hits
+awk '/^# trigger info: rhist:keys=(common_)?stacktrace:/ { on = 1 } on && /^    Hits:/ { print $2; exit }' $SW/rhist > /tmp/hits
 awk -v inner="$(cat /tmp/inner)" -v hits="$(cat /tmp/hits)" '
 	!/^[^ ]+ [0-9]+$/ { print "FOLDED FAIL: line " NR ": " $0; bad = 1; exit }
 	{ w += $2 }
