@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-PACKAGES=(linux-source-6.12 rustc-web rust-web-src clang lld llvm
+PACKAGES=(linux-source-6.12 clang lld llvm
 	libclang-dev qemu-system-x86 flex bison bc libelf-dev libssl-dev cpio
 	busybox-static xz-utils kmod python3
 	trace-cmd libtracefs-dev libtraceevent-dev gcc libc6-dev pkg-config
