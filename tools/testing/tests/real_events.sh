@@ -4,8 +4,9 @@
 # attached paused (":pause") as hist and as rhist, both start and stop at
 # one point, and their files must then agree exactly (hist_same: in order,
 # but for entries whose sort keys print the same, whose order C leaves to
-# its hash table). Each key and value modifier, sort form and feature is
-# there on two events or more.
+# its hash table). Each key and value modifier and sort form is there on
+# two events or more; a named histogram, an instance, a kprobe, an eprobe
+# and each inter-event pipeline once or more.
 #
 # One point: cpu1 goes offline, and the test events module fires
 # rhist_other (start: enable_hist and enable_rhist of every target event)
