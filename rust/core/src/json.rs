@@ -270,6 +270,16 @@ fn write_quantiles(out: &mut dyn Write, p: &[Quantile; 4]) -> fmt::Result {
 }
 
 impl Histogram<'_> {
+    /// The printed `.quantiles` columns, in order: (value index, name,
+    /// sketch index).
+    fn quantile_columns(
+        &self,
+    ) -> impl Iterator<Item = (usize, impl fmt::Display + '_, usize)> + '_ {
+        let data = self.data();
+        data.printed_vals()
+            .filter_map(move |(i, name, _)| Some((i, name, data.sketch_index(i)?)))
+    }
+
     /// Writes a histogram's head: `{"trigger":..,"keys":[..],"values":[..],`
     /// and the start of its entries' array. `info` is the trigger info
     /// line's pieces (without its newline), `n` numbers the histograms
@@ -375,15 +385,10 @@ impl Histogram<'_> {
         out.write_char(']')?;
         if let Some(s) = self.sketches() {
             out.write_str(",\"buckets\":[")?;
-            let mut k = 0;
-            for (i, name, _) in data.printed_vals() {
-                let Some(j) = data.sketch_index(i) else {
-                    continue;
-                };
+            for (k, (_, name, j)) in self.quantile_columns().enumerate() {
                 if k > 0 {
                     out.write_char(',')?;
                 }
-                k += 1;
                 match s.sketch(idx, j) {
                     Some(sk) => write_buckets(out, Some(&name), &sk)?,
                     None => {
@@ -510,15 +515,10 @@ impl Histogram<'_> {
         )?;
         if let Some(s) = self.sketches() {
             out.write_str(",\"percentiles\":{\"values\":[")?;
-            let mut k = 0;
-            for (i, _, _) in data.printed_vals() {
-                let Some(j) = data.sketch_index(i) else {
-                    continue;
-                };
+            for (k, (i, _, j)) in self.quantile_columns().enumerate() {
                 if k > 0 {
                     out.write_char(',')?;
                 }
-                k += 1;
                 let mut p = [Quantile::Empty; 4];
                 let union = s.union(j, entries.iter().copied());
                 sketch::quantiles(&union, &PERCENTILES, &mut p);

@@ -12,7 +12,7 @@
 //! written, under a first frame that is its base name (as `/metrics`
 //! names it), so that one graph holds them side by side.
 
-use crate::metrics::{histograms, Source};
+use crate::metrics::{histograms, is_stack, list, text, Source};
 use serde_json::Value;
 
 /// Which histogram and which weight (`/folded?histogram=..&value=..`).
@@ -53,9 +53,7 @@ fn key_text(part: &Value) -> String {
         &part["text"]
     };
     match v {
-        Value::String(s) => {
-            crate::expo::bytes_text(&s.chars().map(|c| c as u32 as u8).collect::<Vec<_>>())
-        }
+        Value::String(_) => text(v),
         Value::Null => String::new(),
         other => other.to_string(),
     }
@@ -64,7 +62,7 @@ fn key_text(part: &Value) -> String {
 /// The column of `h` that weighs an entry: `value`'s sum, or the
 /// hitcount.
 fn weight_column(h: &Value, value: Option<&str>) -> Result<usize, String> {
-    let values = h["values"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let values = list(h, "values");
     let name = value.unwrap_or("hitcount");
     values
         .iter()
@@ -84,8 +82,8 @@ pub fn render(docs: &[Source], q: &Query) -> Result<String, String> {
     let mut out = String::new();
     let mut found = false;
     for (_, h, base) in histograms(docs) {
-        let keys = h["keys"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-        if !keys.iter().any(|k| k["modifier"] == "stacktrace") {
+        let keys = list(h, "keys");
+        if !keys.iter().any(is_stack) {
             continue;
         }
         if q.histogram.as_deref().is_some_and(|want| want != base) {
@@ -93,7 +91,7 @@ pub fn render(docs: &[Source], q: &Query) -> Result<String, String> {
         }
         found = true;
         let col = weight_column(h, q.value.as_deref())?;
-        let entries = h["entries"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let entries = list(h, "entries");
         for e in entries {
             let w = &e["values"][col];
             let Some(weight) = w.as_u64().filter(|&w| w > 0) else {
@@ -103,16 +101,16 @@ pub fn render(docs: &[Source], q: &Query) -> Result<String, String> {
             if q.histogram.is_none() {
                 frames.push(base.clone());
             }
-            let parts = e["key"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            let parts = list(e, "key");
             for (desc, part) in keys.iter().zip(parts) {
-                if desc["modifier"] != "stacktrace" {
+                if !is_stack(desc) {
                     let name = desc["name"].as_str().unwrap_or("key");
                     frames.push(clean(&format!("{name}={}", key_text(part))));
                 }
             }
             for (desc, part) in keys.iter().zip(parts) {
-                if desc["modifier"] == "stacktrace" {
-                    let stack = part["text"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+                if is_stack(desc) {
+                    let stack = list(part, "text");
                     frames.extend(stack.iter().rev().map(|f| frame(f.as_str().unwrap_or("?"))));
                 }
             }

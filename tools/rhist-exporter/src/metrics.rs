@@ -52,7 +52,7 @@ fn bytes(v: &Value) -> Vec<u8> {
 }
 
 /// A JSON string as label text (see [`expo::bytes_text`]).
-fn text(v: &Value) -> String {
+pub fn text(v: &Value) -> String {
     expo::bytes_text(&bytes(v))
 }
 
@@ -93,7 +93,7 @@ fn base_name(src: &Source, h: &Value, unnamed_on_event: usize) -> String {
 }
 
 /// Whether a key is a stack trace (`stacktrace`, `common_stacktrace`).
-fn is_stack(key: &Value) -> bool {
+pub fn is_stack(key: &Value) -> bool {
     key["modifier"] == "stacktrace"
 }
 
@@ -106,7 +106,7 @@ fn entry_labels(
     stacks: bool,
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let parts = entry["key"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let parts = list(entry, "key");
     for (desc, part) in keys.iter().zip(parts) {
         if is_stack(desc) && !stacks {
             continue;
@@ -213,7 +213,7 @@ pub fn render(docs: &[Source], o: &Options, read_errors: u64) -> String {
     // (base, instance, hits, entries, dropped, left out)
     let mut totals = Vec::new();
     for (src, h, base) in histograms(docs) {
-        let keys = h["keys"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let keys = list(h, "keys");
         if !o.stack_labels && keys.iter().any(is_stack) {
             render_over_stacks(&mut out, src, h, &base, o.max_series, &mut totals);
         } else {
@@ -287,6 +287,24 @@ fn total_labels(base: &str, instance: &str) -> Labels {
 
 type Totals = Vec<(String, String, u64, u64, u64, usize)>;
 
+/// The array member `name` of `h` (keys, values, entries, key), or none.
+pub fn list<'h>(h: &'h Value, name: &str) -> &'h [Value] {
+    h[name].as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// A histogram's totals, with `left` series not exported.
+fn push_totals(totals: &mut Totals, src: &Source, h: &Value, base: &str, left: usize) {
+    let t = &h["totals"];
+    totals.push((
+        base.to_string(),
+        src.instance.clone(),
+        t["hits"].as_u64().unwrap_or(0),
+        t["entries"].as_u64().unwrap_or(0),
+        t["dropped"].as_u64().unwrap_or(0),
+        left,
+    ));
+}
+
 fn render_histogram(
     out: &mut String,
     src: &Source,
@@ -295,9 +313,7 @@ fn render_histogram(
     max: usize,
     totals: &mut Totals,
 ) {
-    let keys = h["keys"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    let values = h["values"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    let entries = h["entries"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let (keys, values, entries) = (list(h, "keys"), list(h, "values"), list(h, "entries"));
     let exported = &entries[..entries.len().min(max)];
     let labels: Vec<Labels> = exported
         .iter()
@@ -334,15 +350,7 @@ fn render_histogram(
             }
         }
     }
-    let t = &h["totals"];
-    totals.push((
-        base.to_string(),
-        src.instance.clone(),
-        t["hits"].as_u64().unwrap_or(0),
-        t["entries"].as_u64().unwrap_or(0),
-        t["dropped"].as_u64().unwrap_or(0),
-        entries.len() - exported.len(),
-    ));
+    push_totals(totals, src, h, base, entries.len() - exported.len());
 }
 
 /// A histogram keyed by a stack trace, without its stacks: its entries
@@ -357,9 +365,7 @@ fn render_over_stacks(
     max: usize,
     totals: &mut Totals,
 ) {
-    let keys = h["keys"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    let values = h["values"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    let entries = h["entries"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let (keys, values, entries) = (list(h, "keys"), list(h, "values"), list(h, "entries"));
     let cols = columns(base, values);
     // (labels, a sum per column) per group of entries.
     type Group = (Vec<(String, String)>, Vec<i128>);
@@ -396,15 +402,7 @@ fn render_over_stacks(
             f.write_raw("", &l.as_refs(), &sums[c].to_string());
         }
     }
-    let t = &h["totals"];
-    totals.push((
-        base.to_string(),
-        src.instance.clone(),
-        t["hits"].as_u64().unwrap_or(0),
-        t["entries"].as_u64().unwrap_or(0),
-        t["dropped"].as_u64().unwrap_or(0),
-        groups.len() - exported.len(),
-    ));
+    push_totals(totals, src, h, base, groups.len() - exported.len());
 }
 
 #[cfg(test)]
