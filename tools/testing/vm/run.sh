@@ -69,6 +69,17 @@ fi
 if [ -z "$script" ] || ! grep -q '^# run.sh: kunit$' "$script"; then
 	append="$append kunit.enable=0"
 fi
+# SLUB's checks, without its owner tracking: the kernels built with
+# CONFIG_SLUB_DEBUG_ON poison freed objects, check red zones and check
+# the slabs' consistency (slub_debug=FZP) as before, but no longer save
+# a stack trace at every allocation and free (U), which only adds the
+# owner's and the freer's stacks to a report that fails the run anyway.
+# That trace was a third of what an allocation costs under TCG: a C hist
+# trigger's 14,000 allocations took 180 ms to make, 135 ms now, and the
+# differential suite 133 s, 109 s now.
+if grep -q '^CONFIG_SLUB_DEBUG_ON=y$' "$(kernel_tree "$flavour")/.config" 2> /dev/null; then
+	append="$append slub_debug=FZP"
+fi
 # RHIST_APPEND: more kernel parameters (make fuzz-seq's rcu_expedited).
 append="$append${RHIST_APPEND:+ $RHIST_APPEND}"
 timeout=$((timeout * ${RHIST_TIMEOUT_SCALE:-$scale}))
