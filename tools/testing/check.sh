@@ -543,8 +543,8 @@ fi
 # The unit tests; a scrape of fixture documents (--once) that promtool,
 # from Debian's prometheus, finds valid; then one boot of the test kernel
 # whose exporter a Prometheus on the host scrapes (exporter/prometheus.sh:
-# prometheus-count, prometheus-quantiles, prometheus-rate,
-# prometheus-clean).
+# prometheus-count, prometheus-quantiles, prometheus-rate, the fleet's
+# p99 of two exporters, prometheus-clean).
 if want exporter; then
 suite_start exporter
 one exporter-unit sh -c 'cd tools/rhist-exporter && $RHIST_CARGO exporter rhist-exporter test -q --locked'
@@ -552,6 +552,8 @@ one exporter-promtool sh -c 'command -v promtool > /dev/null || exit 1
 	cd tools/rhist-exporter &&
 	$RHIST_CARGO exporter rhist-exporter run -q --locked -- --once --tracefs tests/tracefs > "$0" &&
 	cat "$0" && grep -q "^rhist_lat2_hitcount_total{pid=\"-1\",trace_instance=\"X\"} 4$" "$0" &&
+	grep -q "^rhist_lat_log2_lat_bucket{pid=\"7\",le=\"8\"} 5$" "$0" &&
+	grep -q "^rhist_sched_sched_switch_lat_bucket{common_pid=\"13\",common_pid_text=\"sh\",s=\"\",le=\"3\"} 1$" "$0" &&
 	promtool check metrics < "$0"' "$logs/exporter-once.txt"
 # Stack traces folded for a flame graph, against a golden file.
 one exporter-folded-golden sh -c 'cd tools/rhist-exporter &&
@@ -559,7 +561,9 @@ one exporter-folded-golden sh -c 'cd tools/rhist-exporter &&
 	diff -u tests/folded.golden -'
 if [ "$built" = 0 ]; then
 	tools/testing/exporter/prometheus.sh "$logs/prometheus" > "$logs/prometheus.log" 2>&1
-	for t in prometheus-count prometheus-quantiles exporter-folded prometheus-rate prometheus-clean; do
+	for t in prometheus-count prometheus-quantiles exporter-folded prometheus-rate \
+		prometheus-fleet-p99 prometheus-fleet-count prometheus-fleet-shift exporter-triggers \
+		prometheus-clean; do
 		one "$t" sh -c 'cat "$0"; grep -q "^ok $1" "$0"' "$logs/prometheus.log" "$t"
 	done
 else

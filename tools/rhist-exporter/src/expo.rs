@@ -23,6 +23,7 @@ pub enum Kind {
     Counter,
     Gauge,
     Summary,
+    Histogram,
 }
 
 impl Kind {
@@ -31,6 +32,7 @@ impl Kind {
             Kind::Counter => "counter",
             Kind::Gauge => "gauge",
             Kind::Summary => "summary",
+            Kind::Histogram => "histogram",
         }
     }
 }

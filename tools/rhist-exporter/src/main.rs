@@ -6,15 +6,21 @@
 //! metric names and labels are in Documentation/trace/rhist.rst
 //! ("Prometheus exporter"); `--once` prints one scrape and exits.
 
+mod buckets;
 mod expo;
 mod folded;
 mod metrics;
+mod triggers;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 const USAGE: &str = "usage: rhist-exporter [--tracefs DIR] [--listen ADDR:PORT] \
-[--max-series N] [--stack-labels] [--once [--folded [--histogram NAME] [--value NAME]]]";
+[--max-series N] [--stack-labels] [--summary] [--buckets-per-power-of-two 1|2|4|8] \
+[--bucket-min N] [--bucket-max N] [--bucket-edges N,N,...] [--max-buckets N] \
+[--triggers FILE [--keep]] [--once [--folded [--histogram NAME] [--value NAME]]]";
 
 /// What the command line asks for.
 struct Options {
@@ -24,18 +30,21 @@ struct Options {
     once: bool,
     /// With `once`: the folded stacks instead of the metrics.
     folded: Option<folded::Query>,
+    /// `--triggers FILE`: the triggers to keep in place.
+    triggers: Option<PathBuf>,
+    /// `--keep`: leave them at exit.
+    keep: bool,
 }
 
 fn options() -> Result<Options, String> {
     let mut o = Options {
         tracefs: PathBuf::from("/sys/kernel/tracing"),
         listen: String::from("0.0.0.0:9464"),
-        metrics: metrics::Options {
-            max_series: metrics::MAX_SERIES,
-            stack_labels: false,
-        },
+        metrics: metrics::Options::default(),
         once: false,
         folded: None,
+        triggers: None,
+        keep: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -47,7 +56,22 @@ fn options() -> Result<Options, String> {
                 o.metrics.max_series = value()?.parse().map_err(|e| format!("--max-series: {e}"))?
             }
             "--stack-labels" => o.metrics.stack_labels = true,
+            "--summary" => o.metrics.summary = true,
+            "--buckets-per-power-of-two" => o.metrics.buckets.per_power = number(&a, &value()?)?,
+            "--bucket-min" => o.metrics.buckets.min = number(&a, &value()?)?,
+            "--bucket-max" => o.metrics.buckets.max = number(&a, &value()?)?,
+            "--max-buckets" => o.metrics.buckets.max_buckets = number(&a, &value()?)?,
+            "--bucket-edges" => {
+                let list = value()?;
+                let edges = list
+                    .split(',')
+                    .map(|e| number(&a, e))
+                    .collect::<Result<_, _>>()?;
+                o.metrics.buckets.edges = Some(edges);
+            }
             "--once" => o.once = true,
+            "--triggers" => o.triggers = Some(PathBuf::from(value()?)),
+            "--keep" => o.keep = true,
             "--folded" => o.folded = Some(folded::Query::default()),
             "--histogram" | "--value" => {
                 let v = value()?;
@@ -65,12 +89,26 @@ fn options() -> Result<Options, String> {
             _ => return Err(format!("unknown argument {a}\n{USAGE}")),
         }
     }
+    o.metrics.buckets.validate()?;
+    if o.keep && o.triggers.is_none() {
+        return Err(format!("--keep goes with --triggers\n{USAGE}"));
+    }
     if o.folded.is_some() && !o.once {
         return Err(format!(
             "--folded goes with --once (or GET /folded)\n{USAGE}"
         ));
     }
     Ok(o)
+}
+
+/// `text` as the number option `name` takes.
+fn number<T: std::str::FromStr>(name: &str, text: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    text.trim()
+        .parse()
+        .map_err(|e| format!("{name} {text}: {e}"))
 }
 
 /// The JSON files of one tracefs: (instance, system, event, path), the
@@ -140,10 +178,43 @@ fn documents(o: &Options) -> (Vec<metrics::Source>, u64) {
     (docs, errors)
 }
 
-/// One scrape: every histogram of every event, as exposition text.
-fn scrape(o: &Options) -> String {
+/// One scrape: the triggers of `--triggers` put back where missing, then
+/// every histogram of every event, as exposition text.
+fn scrape(o: &Options, set: &mut Option<triggers::Set>) -> String {
+    if let Some(set) = set.as_mut() {
+        set.ensure();
+    }
     let (docs, errors) = documents(o);
-    metrics::render(&docs, &o.metrics, errors)
+    let mut text = metrics::render(&docs, &o.metrics, errors);
+    if let Some(set) = set {
+        set.render(&mut text);
+    }
+    text
+}
+
+/// Set by SIGTERM and SIGINT: the serving loop ends, and the triggers the
+/// exporter added go.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop(_signal: i32) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+extern "C" {
+    /// The C library's `signal(2)` (std links it).
+    fn signal(signum: i32, handler: extern "C" fn(i32)) -> usize;
+}
+
+/// Ends the serving loop at SIGTERM or SIGINT instead of dying.
+fn stop_on_signals() {
+    for signum in [2, 15] {
+        // SAFETY: `signal` takes any signal number and a handler of the C
+        // signature; `on_stop` only stores to an atomic, which is
+        // async-signal-safe, and lives as long as the program.
+        unsafe {
+            signal(signum, on_stop);
+        }
+    }
 }
 
 /// `/folded?histogram=NAME&value=NAME`'s query (%XX decoded).
@@ -199,9 +270,31 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let mut set = match &o.triggers {
+        Some(file) => match triggers::Set::load(&o.tracefs, file) {
+            Ok(set) => Some(set),
+            Err(e) => {
+                eprintln!("rhist-exporter: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let code = serve(&o, &mut set);
+    if let (Some(set), false) = (set.as_mut(), o.keep) {
+        set.remove_added();
+    }
+    code
+}
+
+/// `--once`, or the HTTP server until a signal stops it.
+fn serve(o: &Options, set: &mut Option<triggers::Set>) -> ExitCode {
+    if let Some(set) = set.as_mut() {
+        set.ensure();
+    }
     if o.once {
         if let Some(q) = &o.folded {
-            return match folded::render(&documents(&o).0, q) {
+            return match folded::render(&documents(o).0, q) {
                 Ok(text) => {
                     print!("{text}");
                     ExitCode::SUCCESS
@@ -212,9 +305,10 @@ fn main() -> ExitCode {
                 }
             };
         }
-        print!("{}", scrape(&o));
+        print!("{}", scrape(o, set));
         return ExitCode::SUCCESS;
     }
+    stop_on_signals();
     let server = match tiny_http::Server::http(&o.listen) {
         Ok(s) => s,
         Err(e) => {
@@ -232,15 +326,23 @@ fn main() -> ExitCode {
         &b"text/plain; version=0.0.4; charset=utf-8"[..],
     )
     .expect("a valid header");
-    for request in server.incoming_requests() {
+    while !STOP.load(Ordering::Relaxed) {
+        let request = match server.recv_timeout(Duration::from_millis(200)) {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(e) => {
+                eprintln!("rhist-exporter: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         let url = request.url().to_string();
         let path = url.split('?').next().unwrap_or("");
         let response = match (request.method(), path) {
             (tiny_http::Method::Get, "/metrics") => {
-                tiny_http::Response::from_string(scrape(&o)).with_header(text_type.clone())
+                tiny_http::Response::from_string(scrape(o, set)).with_header(text_type.clone())
             }
             (tiny_http::Method::Get, "/folded") => {
-                match folded::render(&documents(&o).0, &folded_query(&url)) {
+                match folded::render(&documents(o).0, &folded_query(&url)) {
                     Ok(text) => tiny_http::Response::from_string(text),
                     Err(e) => {
                         tiny_http::Response::from_string(format!("{e}\n")).with_status_code(404)

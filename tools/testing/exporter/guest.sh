@@ -13,9 +13,55 @@ EV=events/rhist_test/rhist_sample
 ifconfig eth0 10.0.2.15 netmask 255.255.255.0 up
 route add default gw 10.0.2.2
 echo 'rhist:keys=a' >> $EV/trigger
-# rhist as hist on the drop-in kernel: its file is hist_json there.
-/test/rhist-exporter --listen 0.0.0.0:9464 2> /tmp/exporter.err &
+# rhist as hist on the drop-in kernel: its file is hist_json there. This
+# exporter writes .quantiles as summaries (--summary), the two below as
+# Prometheus histograms (the default).
+/test/rhist-exporter --listen 0.0.0.0:9464 --summary 2> /tmp/exporter.err &
 until wget -q -O /tmp/m http://127.0.0.1:9464/metrics; do usleep 100000; done
+
+# Two machines of a fleet, as two instances each served by an exporter of
+# its own (ports 9465 and 9466): the same histogram of rhist_other's a
+# in both, each instance taking about half of the events (by b), and
+# hist's exact counts of all of them at the top level. pair() runs in the
+# background, beside the phases below (on other events), paced by the
+# host (prometheus.sh, pair_checks).
+OT=events/rhist_test/rhist_other
+echo 'hist:keys=a:size=8192' >> $OT/trigger
+pair_exporters=
+for i in 1 2; do
+	mkdir instances/pair$i
+	case $i in 1) half='b < 2147483648' ;; 2) half='b >= 2147483648' ;; esac
+	echo "rhist:keys=common_pid:vals=a,a.quantiles if $half" >> instances/pair$i/$OT/trigger
+	/test/rhist-exporter --tracefs /sys/kernel/tracing/instances/pair$i \
+		--listen 0.0.0.0:946$((4 + i)) 2> /tmp/exporter$i.err &
+	pair_exporters="$pair_exporters $!"
+	until wget -q -O /tmp/m http://127.0.0.1:946$((4 + i))/metrics; do usleep 100000; done
+done
+signal=http://10.0.2.2:$(cat /test/signal-port)
+# await NAME: until the host's signal server has NAME.
+await() {
+	until wget -q -O /dev/null "$signal/$1" 2> /dev/null; do sleep 1; done
+}
+# pair_fire PHASE WORDS: fires rhist_other, then hist's counts so far,
+# "PAIR PHASE a count" a line.
+pair_fire() {
+	echo "$2 event=other" > $D/fire
+	echo "PAIR-FIRE $1 $2"
+	sed -n "s/^{ a: *\([0-9]*\) } hitcount: *\([0-9]*\)\$/PAIR $1 \1 \2/p" $OT/hist
+	echo "PAIR-END $1"
+}
+pair() {
+	# A few events first, so that each instance's series exist before
+	# the phases (a counter's increase is from its first sample).
+	pair_fire 0 'count=20 seed=5 keys=1'
+	await pair1
+	pair_fire 1 'count=4000 seed=6 keys=1000'
+	# The shift: ten times the events, four times the values.
+	await pair2
+	pair_fire 2 'count=40000 seed=7 keys=4000'
+}
+pair &
+pair_pid=$!
 echo EXPORTER-READY
 
 # Phase 0: rhist.rst's wakeup latency per pid with its percentiles, on
@@ -77,9 +123,67 @@ while ! wget -q -O /dev/null "$done_url" 2> /dev/null; do
 	echo "FIRED $fired"
 	usleep 500000
 done
+wait $pair_pid
 echo '!rhist:keys=a' >> $EV/trigger
+kill $pair_exporters
+wait $pair_exporters || :
+for i in 1 2; do
+	case $i in 1) half='b < 2147483648' ;; 2) half='b >= 2147483648' ;; esac
+	echo "!rhist:keys=common_pid:vals=a,a.quantiles if $half" >> instances/pair$i/$OT/trigger
+	rmdir instances/pair$i
+done
+echo '!hist:keys=a:size=8192' >> $OT/trigger
 echo '!rhist:keys=pid:vals=lat.quantiles,lat.max:sort=pid' >> events/synthetic/rv_wakeup_latency/trigger
 echo '!rhist:keys=next_pid:wlat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).rv_wakeup_latency($wlat,next_pid)' >> events/sched/sched_switch/trigger
 echo '!rhist:keys=pid:ts0=common_timestamp.usecs' >> events/sched/sched_waking/trigger
 echo '!rv_wakeup_latency' >> synthetic_events
-cat /tmp/exporter.err
+cat /tmp/exporter.err /tmp/exporter1.err /tmp/exporter2.err
+
+# Phase 3: a declarative trigger set (--triggers): five triggers, the
+# fourth of which the kernel rejects, one in an instance. The exporter
+# adds them, reports the bad one (its line, and the error_log entry on
+# stderr), puts back at the next scrape one removed by hand, and at
+# SIGTERM removes what it added.
+mkdir instances/tset
+cat > /tmp/triggers.txt << 'TRIGGERS'
+# five triggers, the fourth one bad
+events/sched/sched_waking rhist:keys=prio
+instances/tset/events/sched/sched_switch rhist:keys=prev_state
+instances/tset/events/rhist_test/rhist_other rhist:keys=b.log2
+events/rhist_test/rhist_other rhist:keys=nosuch
+events/rhist_test/rhist_sample rhist:keys=c:vals=b
+TRIGGERS
+/test/rhist-exporter --triggers /tmp/triggers.txt --listen 127.0.0.1:9467 2> /tmp/tset.err &
+tset=$!
+until wget -q -O /tmp/tset.1 http://127.0.0.1:9467/metrics; do usleep 100000; done
+# in_place: the four good triggers are listed where they belong.
+in_place() {
+	grep -q '^rhist:keys=prio:' events/sched/sched_waking/trigger &&
+		grep -q '^rhist:keys=prev_state:' instances/tset/events/sched/sched_switch/trigger &&
+		grep -q '^rhist:keys=b.log2:' instances/tset/events/rhist_test/rhist_other/trigger &&
+		grep -q '^rhist:keys=c:vals=hitcount,b:' $EV/trigger
+}
+why=
+in_place || why="not in place at start"
+grep -q '^rhist_exporter_trigger_errors{line="5",event="events/rhist_test/rhist_other",trigger="rhist:keys=nosuch"} [1-9]' /tmp/tset.1 ||
+	why="$why; the bad line is not counted"
+grep -q 'line 5: .*error_log: .*error: ' /tmp/tset.err || why="$why; the bad line is not logged"
+echo '!rhist:keys=prev_state' >> instances/tset/events/sched/sched_switch/trigger
+! grep -q '^rhist:' instances/tset/events/sched/sched_switch/trigger || why="$why; the removal by hand failed"
+wget -q -O /tmp/tset.2 http://127.0.0.1:9467/metrics
+in_place || why="$why; not put back at the next scrape"
+kill $tset
+rc=0
+wait $tset || rc=$?
+[ $rc = 0 ] || why="$why; exit status $rc at SIGTERM"
+for t in events/sched/sched_waking instances/tset/events/sched/sched_switch \
+	instances/tset/events/rhist_test/rhist_other events/rhist_test/rhist_other $EV; do
+	! grep -q '^rhist:' $t/trigger || why="$why; $t keeps $(grep '^rhist:' $t/trigger)"
+done
+rmdir instances/tset
+sed 's/^/tset: /' /tmp/tset.err
+if [ -z "$why" ]; then
+	echo "TRIGGERS ok: four in place, the bad one reported, one put back, none left"
+else
+	echo "TRIGGERS FAIL:${why#;}"
+fi

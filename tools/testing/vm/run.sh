@@ -122,13 +122,16 @@ cp "$RHIST_TOP/tools/testing/compare/hist_same.awk" "$root/test/"
 for o in "${overlays[@]}"; do cp -a "$o/." "$root/"; done
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$vmdir/initramfs.gz"
 
-# RHIST_HOSTFWD=tcp:127.0.0.1:HOSTPORT-:GUESTPORT: a virtio-net card on
-# QEMU's user network, with that port of the host forwarded to the
-# guest's, and the host's 127.0.0.1 at 10.0.2.2 for the guest (the guest
-# script brings the card up: ifconfig eth0 10.0.2.15).
+# RHIST_HOSTFWD=tcp:127.0.0.1:HOSTPORT-:GUESTPORT (several, separated by
+# spaces): a virtio-net card on QEMU's user network, with those ports of
+# the host forwarded to the guest's, and the host's 127.0.0.1 at 10.0.2.2
+# for the guest (the guest script brings the card up: ifconfig eth0
+# 10.0.2.15).
 net=(-nic none)
 if [ -n "${RHIST_HOSTFWD:-}" ]; then
-	net=(-netdev "user,id=net0,hostfwd=$RHIST_HOSTFWD" -device virtio-net-pci,netdev=net0)
+	netdev=user,id=net0
+	for fwd in $RHIST_HOSTFWD; do netdev="$netdev,hostfwd=$fwd"; done
+	net=(-netdev "$netdev" -device virtio-net-pci,netdev=net0)
 fi
 qemu=(qemu-system-x86_64 -accel tcg,thread=$tcg "${icount[@]}" -cpu max -smp 2 -m $mem
 	-kernel "${image:-$tree/arch/x86/boot/bzImage}" -initrd "$vmdir/initramfs.gz"
