@@ -641,35 +641,52 @@ expect_status() { # expect_status WANT SCRIPT [TIMEOUT]
 	echo "runner exited $rc, expected $want"
 	[ "$rc" = "$want" ]
 }
-# expect_hang: a hang is killed at 25 s: a boot takes about 12 s here,
-# so the script has started (RHIST-READY) and hung by then, and the run
-# waits no longer.
+# expect_hang: a hang is killed at 40 s: a boot takes about 12 s here,
+# 25 while the other hang tests boot beside it, so the script has
+# started (RHIST-READY) and hung by then.
 expect_hang() {
-	expect_status 124 tools/testing/runner/hang.sh 25 &&
+	expect_status 124 tools/testing/runner/hang.sh 40 &&
 		grep -q "^RHIST-READY" "$logs/hang.console"
+}
+# started NAME CMD...: CMD runs in the background, judged at "one NAME
+# finished NAME": the tests of hangs, whose guests idle until their time
+# limit, wait beside the runner's other tests instead of before them.
+declare -A started_pids
+started() {
+	local name=$1
+	shift
+	"$@" > "$logs/$name.started" 2>&1 &
+	started_pids[$name]=$!
+}
+finished() {
+	local rc=0
+	wait "${started_pids[$1]}" || rc=$?
+	cat "$logs/$1.started"
+	return $rc
 }
 if want runner; then
 suite_start runner
 if [ "$built" = 0 ]; then
+	started fails-on-hang expect_hang
+	# Scripts sharing a boot: the one the kernel warned in fails alone,
+	# and so does one that hangs, after which the rest get a new boot
+	# (the boot's 60 s: it and the two scripts before the hang take 15,
+	# 30 beside the other boots). In a directory of its own, as the next.
+	mkdir -p "$logs/judges" "$logs/kills"
+	started group-judges-each sh -c 'r=tools/testing/runner
+		RHIST_GROUP_TIMEOUT=60 "$0/run-group.sh" "$1" $r/exit-7.sh $r/kernel-warning.sh \
+			$r/hang.sh $r/exit-0.sh | tee /dev/stderr | tr "\n" " " |
+		grep -qx "exit-7 fail kernel-warning fail hang fail exit-0 pass "' "$VM" "$logs/judges"
+	# A script that hangs is killed at its time limit, and the next one
+	# runs in the same boot.
+	started group-kills-a-script-at-its-limit sh -c 'r=tools/testing/runner
+		RHIST_SCRIPT_TIMEOUT=5 RHIST_GROUP_TIMEOUT=200 "$0/run-group.sh" "$1" $r/hang.sh $r/exit-0.sh |
+			tee /dev/stderr | tr "\n" " " | grep -qx "hang fail exit-0 pass " &&
+		grep -q "^hang: killed after its 5 s" "$1/hang.group" && ! [ -e "$1/group-2.console" ]' "$VM" "$logs/kills"
 	one passes-script-status expect_status 0 tools/testing/runner/exit-0.sh
 	one fails-on-script-failure expect_status 7 tools/testing/runner/exit-7.sh
 	one fails-on-kernel-warning expect_status 3 tools/testing/runner/kernel-warning.sh
 	one fails-on-rcu-stall expect_status 3 tools/testing/runner/rcu-stall.sh
-	one fails-on-hang expect_hang
-	# Scripts sharing a boot: the one the kernel warned in fails alone,
-	# and so does one that hangs, after which the rest get a new boot
-	# (the boot's 35 s: it and the two scripts before the hang take 15).
-	one group-judges-each sh -c 'r=tools/testing/runner
-		RHIST_GROUP_TIMEOUT=35 "$0/run-group.sh" "$1" $r/exit-7.sh $r/kernel-warning.sh \
-			$r/hang.sh $r/exit-0.sh | tee /dev/stderr | tr "\n" " " |
-		grep -qx "exit-7 fail kernel-warning fail hang fail exit-0 pass "' "$VM" "$logs"
-	# A script that hangs is killed at its time limit, and the next one
-	# runs in the same boot.
-	one group-kills-a-script-at-its-limit sh -c 'r=tools/testing/runner
-		rm -f "$1"/group-*.console
-		RHIST_SCRIPT_TIMEOUT=5 RHIST_GROUP_TIMEOUT=200 "$0/run-group.sh" "$1" $r/hang.sh $r/exit-0.sh |
-			tee /dev/stderr | tr "\n" " " | grep -qx "hang fail exit-0 pass " &&
-		grep -q "^hang: killed after its 5 s" "$1/hang.group" && ! [ -e "$1/group-2.console" ]' "$VM" "$logs"
 	# A kernel report outside every script fails the boot, shown whole
 	# in boot-N.group; the script that passed is judged again alone.
 	one group-fails-a-boot-for-a-report-outside sh -c 'r=tools/testing/runner
@@ -712,6 +729,9 @@ if [ "$built" = 0 ]; then
 	# `make run` without a terminal: the demo, with rhist's header.
 	one make-run-demo sh -c 'make -s run </dev/null | tee /dev/stderr |
 		grep -q "^# trigger info: rhist:keys=a:vals=hitcount:sort=hitcount:size=2048 \[active\]$"'
+	one fails-on-hang finished fails-on-hang
+	one group-judges-each finished group-judges-each
+	one group-kills-a-script-at-its-limit finished group-kills-a-script-at-its-limit
 else
 	one_failed=13
 fi
