@@ -270,6 +270,15 @@ pub struct SortKey {
 pub enum SortField {
     /// Sum `i` (0 is hitcount).
     Sum(usize),
+    /// A quantile of the `.quantiles` value `val` (rhist's extension,
+    /// `sort=lat.p99`): `rank` indexes
+    /// [`PERCENTILES`](super::sketch::PERCENTILES), p50 to p999.
+    Quantile {
+        /// The value.
+        val: usize,
+        /// Which quantile.
+        rank: usize,
+    },
     /// A key field: compare the bytes at offset..offset+size of the stored key as C's cmp function for that key does.
     ///
     /// For [`KeyCmp::Unsigned`] and [`KeyCmp::Signed`], C reads the u64 at
@@ -918,7 +927,7 @@ impl<'a> HistData<'a> {
         (n > 0).then(|| MapSketches::params(max_elts, n))
     }
 
-    /// The name of value `i` without its statistic: what a `.percentiles`
+    /// The name of value `i` without its statistic: what a `.quantiles`
     /// value's columns are named after (`lat` of `lat.p99`).
     pub fn write_val_stem(&self, out: &mut dyn Write, i: usize) -> fmt::Result {
         match self.val_ids().get(i).filter(|_| i > 0) {
@@ -1424,6 +1433,21 @@ impl<'a> HistData<'a> {
             .or_else(|| after_prefix(text, |out| self.write_stat_field(out, i)))
     }
 
+    /// When value `i` is a `.quantiles` one and `text` names one of its
+    /// quantiles (`lat.p99`, `lat.p99.descending`): which, and what
+    /// follows it (`""`, `"descending"`).
+    fn quantile_sort_name<'t>(&self, i: usize, text: &'t str) -> Option<(usize, &'t str)> {
+        if self.val_stat(i) != Some(Statistic::Percentiles) {
+            return None;
+        }
+        let rest = after_prefix(text, |out| self.write_val_stem(out, i))?;
+        let (label, order) = rest.split_once('.').unwrap_or((rest, ""));
+        let rank = super::sketch::PERCENTILE_NAMES
+            .iter()
+            .position(|n| *n == label)?;
+        Some((rank, order))
+    }
+
     /// Value `i` as the trigger info writes it: `hist_field_print()`, and
     /// its statistic's modifier (`b.hex.max`, `common_cpu.min`).
     fn write_stat_field(&self, out: &mut dyn Write, i: usize) -> fmt::Result {
@@ -1552,6 +1576,11 @@ impl<'a> HistData<'a> {
             }
             match (field, key.field) {
                 (None, _) => out.write_str("hitcount")?,
+                (_, SortField::Quantile { val, rank }) => {
+                    self.write_val_stem(out, val)?;
+                    let label = super::sketch::PERCENTILE_NAMES.get(rank).unwrap_or(&"p50");
+                    write!(out, ".{label}")?;
+                }
                 // A statistic as its value is written, which sort= takes.
                 (_, SortField::Sum(j)) if self.val_stat(j).is_some() => {
                     self.write_stat_field(out, j)?

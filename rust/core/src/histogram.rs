@@ -279,7 +279,7 @@ impl<'a> Histogram<'a> {
         Self::with_sketches(data, map, None)
     }
 
-    /// [`new`](Self::new) of a histogram that may have `.percentiles`
+    /// [`new`](Self::new) of a histogram that may have `.quantiles`
     /// values: `pool` must then be a pool made with
     /// [`HistData::sketch_params`] of `data`, and cleared and freed with
     /// the map; it must be `None` otherwise.
@@ -1125,6 +1125,11 @@ impl<'a> Histogram<'a> {
                         }
                     }
                 },
+                hist_data::SortField::Quantile { val, rank } => map::SortField::External {
+                    value: val,
+                    which: rank,
+                    signed: self.data.val_signed(val),
+                },
                 hist_data::SortField::Key { offset, size, cmp } => match cmp {
                     hist_data::KeyCmp::Unsigned | hist_data::KeyCmp::Signed => {
                         map::SortField::KeyNum {
@@ -1153,7 +1158,21 @@ impl<'a> Histogram<'a> {
     /// must hold at least `max_elts` indices.
     pub fn sort_entries(&self, order: &mut [u32]) -> usize {
         let (keys, n_keys) = self.sort_keys();
-        self.map.sort_entries(&keys[..n_keys], order)
+        // `sort=lat.p99`: the quantile of each entry's sketch, computed
+        // at each comparison (a few hundred counters read; no memory to
+        // keep them in).
+        let quantile = |val: usize, rank: usize, idx: u32| {
+            let q = self.data.sketch_index(val).and_then(|j| {
+                let sketch = self.sketches()?.sketch(idx, j)?;
+                Some(sketch.quantile(*PERCENTILES.get(rank)?))
+            });
+            match q {
+                Some(Quantile::Value(v)) => (v, v),
+                Some(Quantile::Within { low, high }) => (low, high),
+                Some(Quantile::Empty) | None => (0, 0),
+            }
+        };
+        self.map.sort_entries_by(&keys[..n_keys], &quantile, order)
     }
 
     /// Each sum's total and maximum over `entries`, which `.percent` and
@@ -1279,7 +1298,7 @@ impl<'a> Histogram<'a> {
         Ok(())
     }
 
-    /// rhist's line after the Totals of a trigger with `.percentiles`
+    /// rhist's line after the Totals of a trigger with `.quantiles`
     /// values: each one's quantiles over all of `entries`, then the
     /// pool's pages used and total, and the values it had no page for.
     fn write_percentiles_summary(&self, out: &mut dyn Write, entries: &[u32]) -> fmt::Result {

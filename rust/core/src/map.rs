@@ -1686,6 +1686,18 @@ impl<'a> TracingMap<'a> {
     /// the sort goes, so with inserts going on the order is approximate, as
     /// in C.
     pub fn sort_entries(&self, keys: &[SortKey], out: &mut [u32]) -> usize {
+        self.sort_entries_by(keys, &|_, _, _| (0, 0), out)
+    }
+
+    /// [`sort_entries`](Self::sort_entries), with `external(value, which,
+    /// idx)` the number of element `idx` that a [`SortField::External`]
+    /// key compares.
+    pub fn sort_entries_by(
+        &self,
+        keys: &[SortKey],
+        external: &External<'_>,
+        out: &mut [u32],
+    ) -> usize {
         let n = self.collect_entries(out);
         let v = &mut out[..n];
         if n < 2 {
@@ -1696,7 +1708,7 @@ impl<'a> TracingMap<'a> {
         let Some(primary) = keys.first() else {
             return n;
         };
-        kernel_heapsort(v, &mut |a, b| self.cmp_sort_key(primary, a, b));
+        kernel_heapsort(v, &mut |a, b| self.cmp_sort_key(primary, external, a, b));
         // C sorts the runs equal on the first key by the second; each
         // further key (rhist's extension) sorts the runs equal on all
         // the keys before it the same way.
@@ -1704,8 +1716,8 @@ impl<'a> TracingMap<'a> {
         for i in 1..keys.len() {
             let (before, rest) = keys.split_at(i);
             let Some(next) = rest.first() else { break };
-            let mut before_cmp = |a, b| self.cmp_sort_keys(before, a, b);
-            let mut next_cmp = |a, b| self.cmp_sort_key(next, a, b);
+            let mut before_cmp = |a, b| self.cmp_sort_keys(before, external, a, b);
+            let mut next_cmp = |a, b| self.cmp_sort_key(next, external, a, b);
             sort_secondary(v, &mut before_cmp, &mut next_cmp);
         }
         n
@@ -1713,9 +1725,15 @@ impl<'a> TracingMap<'a> {
 
     /// Compares two elements by `keys` in order, the first unequal
     /// deciding.
-    fn cmp_sort_keys(&self, keys: &[SortKey], a: u32, b: u32) -> CmpOrdering {
+    fn cmp_sort_keys(
+        &self,
+        keys: &[SortKey],
+        external: &External<'_>,
+        a: u32,
+        b: u32,
+    ) -> CmpOrdering {
         keys.iter()
-            .map(|k| self.cmp_sort_key(k, a, b))
+            .map(|k| self.cmp_sort_key(k, external, a, b))
             .find(|o| o.is_ne())
             .unwrap_or(CmpOrdering::Equal)
     }
@@ -1739,11 +1757,26 @@ impl<'a> TracingMap<'a> {
 
     /// Compares two elements by one sort key (C's `cmp_entries_sum()` and
     /// `cmp_entries_key()`).
-    fn cmp_sort_key(&self, key: &SortKey, a: u32, b: u32) -> CmpOrdering {
-        let (Some(a), Some(b)) = (self.elt(a), self.elt(b)) else {
-            return CmpOrdering::Equal;
+    fn cmp_sort_key(&self, key: &SortKey, external: &External<'_>, a: u32, b: u32) -> CmpOrdering {
+        let o = match key.field {
+            SortField::External {
+                value,
+                which,
+                signed,
+            } => {
+                let (x, y) = (external(value, which, a), external(value, which, b));
+                match signed {
+                    true => (x.0 as i64, x.1 as i64).cmp(&(y.0 as i64, y.1 as i64)),
+                    false => x.cmp(&y),
+                }
+            }
+            _ => {
+                let (Some(a), Some(b)) = (self.elt(a), self.elt(b)) else {
+                    return CmpOrdering::Equal;
+                };
+                key.field.compare(&a, &b)
+            }
         };
-        let o = key.field.compare(&a, &b);
         if key.descending {
             o.reverse()
         } else {
@@ -1751,6 +1784,10 @@ impl<'a> TracingMap<'a> {
         }
     }
 }
+
+/// The numbers [`SortField::External`] keys compare, per `(value, which,
+/// element)`: `(low, high)`.
+pub type External<'e> = dyn Fn(usize, usize, u32) -> (u64, u64) + 'e;
 
 /// What to sort on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1778,6 +1815,18 @@ pub enum SortField {
     /// Everything compares equal (C's `tracing_map_cmp_none()`, which the
     /// hist code uses for stacktrace keys).
     None,
+    /// A number the caller of [`TracingMap::sort_entries_by`] computes
+    /// per entry, `(low, high)` (a range, or the same twice), from
+    /// `value` and `which` (rhist's `sort=lat.p99`: a quantile of an
+    /// entry's sketch); compared as `i64`s when `signed`.
+    External {
+        /// The caller's value.
+        value: usize,
+        /// The caller's choice within it.
+        which: usize,
+        /// Compared as signed.
+        signed: bool,
+    },
     /// A statistic (rhist's, [`super::stats`]): sum `sum` divided by sum
     /// 0, the hitcount, when `per_hit` ([`super::stats::per_hit`], an
     /// `.avg`), else the maximum `sum` (as [`Elt::read_max`] reads it)
@@ -1828,7 +1877,8 @@ impl SortField {
                     i += 1;
                 }
             }
-            SortField::None => CmpOrdering::Equal,
+            // [`TracingMap::sort_entries_by`] compares these itself.
+            SortField::None | SortField::External { .. } => CmpOrdering::Equal,
             SortField::Stat {
                 sum,
                 xor,

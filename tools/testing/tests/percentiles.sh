@@ -7,8 +7,9 @@
 # (keys=a,b: every value of b per a with its hitcount; keys=b: all of
 # them): within 1%, or, where the sketches' pool ran dry, a range
 # [low,high] that holds it. Then clear, the trigger line read back, named
-# histograms sharing the sketches, and the errors of what both reject,
-# which stay hist's. (.percentiles is a text hist takes, as .percent.)
+# histograms sharing the sketches, the errors of what both reject, which
+# stay hist's, and sorting by a quantile. (.percentiles is a text hist
+# takes, as .percent.)
 . /test/lib.sh.inc
 
 T=$EV/trigger
@@ -166,13 +167,45 @@ expect_write "!rhist:name=pq:$Q" $T
 refs '!'
 
 # 7. What both reject keeps hist's error (errno, entry, caret): a signed
-# value, sorting on a sketch or one of its quantiles, a string,
-# seventeen values.
+# value, sorting on a sketch, a string, seventeen values.
 for t in 'keys=a:vals=c.quantiles' 'keys=a:vals=b.quantiles:sort=b.quantiles' \
-	'keys=a:vals=b.quantiles:sort=b.p99' 'keys=a:vals=s.quantiles' \
+	'keys=a:vals=s.quantiles' \
 	'keys=a:vals=b.quantile' \
 	'keys=a:vals=b.min,b.max,b.avg,b.quantiles,a.max,a.quantiles,a.min,b,b,b,b,b,b,b,b,b,b'; do
 	compare_hist_rhist "$t"
 done
 expect_no_grep '^hist:\|^rhist:' $T
+
+# 8. Sorting by a quantile (rhist's extension: hist takes no .quantiles
+# value, so no text it takes changes): the column sorted on is in order
+# as printed, first or second key, and rhist_json lists the entries in
+# the same order. With keys=a.buckets=5 and vals=a.quantiles, an
+# entry's p99 is the largest a of its bucket that fired: all differ.
+# column FIELD: the values of FIELD (b.p99) in the rhist file's order.
+column() {
+	awk -v f="$1:" '/^\{/ { for (i = 1; i <= NF; i++) if ($i == f) print $(i + 1) }' $EV/rhist
+}
+Q2='keys=a.buckets=5:vals=a.quantiles:sort=a.p99.descending'
+expect_write "rhist:$Q2" $T
+fire count=3000 seed=21 keys=100
+column a.p99 > /tmp/col
+[ "$(grep -c . /tmp/col)" = 20 ] || { cat $EV/rhist; fail "sort=a.p99: not 20 entries"; }
+sort -rnu /tmp/col | cmp -s - /tmp/col || { cat $EV/rhist; fail "the a.p99 column is not in descending order"; }
+expect_grep "^# trigger info: rhist:keys=a.buckets=5:vals=hitcount,a.quantiles:sort=a.p99.descending:size=2048 \[active\]$" $EV/rhist
+# The JSON's entries: the same keys in the same order.
+sed -n 's/^{ a: ~ \([0-9]*\)-.*/\1/p' $EV/rhist > /tmp/text-order
+tr '{' '\n' < $EV/rhist_json | sed -n 's/^"value":\([0-9]*\),"text":"~ [0-9]*-[0-9]*"}.*/\1/p' > /tmp/json-order
+[ "$(grep -c . /tmp/json-order)" = 20 ] || fail "rhist_json: $(grep -c . /tmp/json-order) entries read"
+cmp -s /tmp/text-order /tmp/json-order ||
+	{ paste /tmp/text-order /tmp/json-order | head; fail "rhist_json's order is not the rhist file's"; }
+expect_write "!rhist:$Q2" $T
+# b's quantiles over many keys (ties allowed), ascending, as a second key.
+Q3='keys=a:vals=b.quantiles:sort=hitcount,b.p50'
+expect_write "rhist:$Q3" $T
+fire count=3000 seed=22 keys=30
+awk '/^\{/ { for (i = 1; i <= NF; i++) { if ($i == "hitcount:") h = $(i + 1); if ($i == "b.p50:") print h, $(i + 1) } }' \
+	$EV/rhist > /tmp/col
+[ "$(grep -c . /tmp/col)" = 30 ] || { cat $EV/rhist; fail "sort=hitcount,b.p50: not 30 entries"; }
+sort -n -k1,1 -k2,2 /tmp/col | cmp -s - /tmp/col || { cat /tmp/col; fail "hitcount, then b.p50, not in order"; }
+expect_write "!rhist:$Q3" $T
 echo PASS

@@ -449,6 +449,31 @@ impl<'a> Builder<'_, '_, 'a> {
         };
         let mut n = 0;
         for (i, key) in keys.iter().enumerate() {
+            // A quantile of a `.quantiles` value (`lat.p99.descending`),
+            // which hist, which has no such value, never reads.
+            let quantile = (1..self.hd.n_vals).find_map(|j| {
+                let (rank, order) = self.hd.quantile_sort_name(j, key.text())?;
+                Some((j, rank, order))
+            });
+            if let Some((j, rank, order)) = quantile {
+                let descending = match order {
+                    "" | "ascending" => false,
+                    "descending" => true,
+                    _ => return Err(not_supported()),
+                };
+                let node = self.hd.val_ids().get(j).copied();
+                if let (Some(k), Some(f)) =
+                    (self.hd.sort_keys.get_mut(i), self.hd.sort_fields.get_mut(i))
+                {
+                    *k = SortKey {
+                        field: SortField::Quantile { val: j, rank },
+                        descending,
+                    };
+                    *f = node;
+                }
+                n = i + 1;
+                continue;
+            }
             // A statistic, named as it prints (`lat.max.descending`):
             // hist, which has none, takes the name to be `lat`.
             let stat = (1..self.hd.n_vals).find_map(|j| {
@@ -456,7 +481,8 @@ impl<'a> Builder<'_, '_, 'a> {
                 Some((j, order))
             });
             if let Some((j, order)) = stat {
-                // A sketch has no one number to sort on (see `stats`).
+                // A sketch has no one number to sort on, but its
+                // quantiles, above.
                 if self.hd.val_stat(j) == Some(Statistic::Percentiles) {
                     return Err(not_supported());
                 }

@@ -968,10 +968,12 @@ fn percentiles_errors_are_hists() {
         ("keys=a:vals=common_pid.quantiles", "quantiles"),
         // Not a number.
         ("keys=a:vals=s.quantiles", "quantiles"),
-        // No sort on a sketch, nor on one of its quantiles.
+        // No sort on a sketch itself (but on its quantiles, `sort=b.p99`:
+        // sort_on_a_percentile), nor on a quantile it does not print.
         ("keys=a:vals=b.quantiles:sort=b.quantiles", "quantiles"),
-        ("keys=a:vals=b.quantiles:sort=b.p99", "quantiles"),
         ("keys=a:vals=b.quantiles:sort=b", "quantiles"),
+        ("keys=a:vals=b.quantiles:sort=b.p98", "quantiles"),
+        ("keys=a:vals=b.quantiles:sort=b.p99.up", "quantiles"),
         // A misspelt one.
         ("keys=a:vals=b.quantile", "quantile"),
         // Seventeen values.
@@ -1066,4 +1068,105 @@ fn grow_scope_of_the_build() {
     assert_eq!(hd.grow_scope(), Err(GrowScope::References));
     // Without `grow`, nothing to say.
     assert_eq!(build("keys=a:vals=b.quantiles").grow_scope(), Ok(()));
+}
+
+/// `sort=b.p99`: the entries by a quantile of each one's sketch, as the
+/// column prints it, first or second, either way; the trigger info
+/// writes it back; a quantile hist has no name for is refused.
+#[test]
+fn sort_on_a_percentile() {
+    let hd = build("keys=a:vals=b.quantiles:sort=b.p99.descending,a");
+    assert_eq!(
+        info(&hd),
+        "rhist:keys=a:vals=hitcount,b.quantiles:sort=b.p99.descending,a:size=2048"
+    );
+    assert_eq!(
+        hd.sort_keys()[0].field,
+        SortField::Quantile { val: 1, rank: 2 }
+    );
+    assert!(hd.sort_keys()[0].descending);
+    let hd = build("keys=a:vals=c,b.quantiles,c.max:sort=c.max,b.p50.ascending");
+    assert_eq!(
+        hd.sort_keys()[1].field,
+        SortField::Quantile { val: 2, rank: 0 }
+    );
+    assert!(!hd.sort_keys()[1].descending);
+    assert_eq!(
+        info(&build("keys=a:vals=b.quantiles:sort=b.p999")),
+        "rhist:keys=a:vals=hitcount,b.quantiles:sort=b.p999:size=2048"
+    );
+    // `sort=b` beside b's sketch is b's sum.
+    let hd = build("keys=a:vals=b,b.quantiles:sort=b.descending");
+    assert_eq!(hd.sort_keys()[0].field, SortField::Sum(1));
+    // Not a quantile it prints, or not of a .quantiles value.
+    err("keys=a:vals=b.quantiles:sort=b.p98");
+    err("keys=a:vals=b.quantiles:sort=b.p99.up");
+    err("keys=a:vals=c.quantiles:sort=b.p99");
+    // hist's text keeps hist's error: no such modifier.
+    assert_eq!(
+        err("keys=a:vals=b:sort=b.p99"),
+        hist_err("keys=a:vals=b:sort=b.p99")
+    );
+
+    // Key 1: 1..=100 (p50 50, p99 99); key 2: 40 values of 1000 and one
+    // of 10 (p50 1000, p99 1000); key 3: 200..=209 (p50 204, p99 209);
+    // key 4: 5000 once.
+    let mut records = Vec::new();
+    for v in 1..=100u32 {
+        records.push((v % 2, record(1, v, 0)));
+    }
+    for i in 0..40u32 {
+        records.push((i % 2, record(2, 1000, 0)));
+    }
+    records.push((0, record(2, 10, 0)));
+    for v in 200..=209u32 {
+        records.push((v % 2, record(3, v, 0)));
+    }
+    records.push((1, record(4, 5000, 0)));
+    let print = |hd: &HistData<'_>| -> String {
+        let (m, p) = pct_storage(hd, 2);
+        let hist = histogram(hd, 2, &m, &p);
+        for (cpu, r) in &records {
+            hist.update(r, &CTX.on(*cpu));
+        }
+        print_of(&hist)
+    };
+    let order = |text: &'static str| -> Vec<String> {
+        entries(&print(&build(text)))
+            .iter()
+            .map(|l| String::from(&l[..16]))
+            .collect()
+    };
+    let keys = |v: &[u64]| -> Vec<String> { v.iter().map(|a| format!("{{ a: {a:10} ")).collect() };
+    // p99: 99, 1000 (within 1%: 1003), 209, 5000 (5024).
+    assert_eq!(
+        order("keys=a:vals=b.quantiles:sort=b.p99.descending"),
+        keys(&[4, 2, 3, 1])
+    );
+    assert_eq!(
+        order("keys=a:vals=b.quantiles:sort=b.p99"),
+        keys(&[1, 3, 2, 4])
+    );
+    // p50: 50, 1000, 204, 5000; hitcount first: 1, 10, 41, 100.
+    assert_eq!(
+        order("keys=a:vals=b.quantiles:sort=b.p50"),
+        keys(&[1, 3, 2, 4])
+    );
+    assert_eq!(
+        order("keys=a:vals=b.quantiles:sort=hitcount,b.p50.descending"),
+        keys(&[4, 3, 2, 1])
+    );
+    // The order of the p99 column as printed.
+    let hd = build("keys=a:vals=b.quantiles:sort=b.p99.descending");
+    let out = print(&hd);
+    let p99: Vec<u64> = entries(&out)
+        .iter()
+        .map(|l| {
+            let at = l.find("b.p99:").unwrap() + "b.p99:".len();
+            l[at..].split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect();
+    let mut sorted = p99.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(p99, sorted);
 }
