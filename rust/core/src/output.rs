@@ -406,7 +406,7 @@ pub fn write_header(
     out.write_str("#\n\n")
 }
 
-/// Writes one quantile of a `.percentiles` value as [`write_val`] writes
+/// Writes one quantile of a `.quantiles` value as [`write_val`] writes
 /// a value (` lat.p99: %10llu`, `%10llx` for `.hex`), `stem` being the
 /// value's name (`lat`) and `label` the quantile's (`p99`). A quantile
 /// the sketch knows only as a range (its pool ran dry) is written

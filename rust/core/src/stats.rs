@@ -31,7 +31,7 @@
 //!   first event's update is exact whatever other CPUs do meanwhile.
 //!
 //! `.quantiles` (the percentiles) is the odd one: its slot stays 0, and its value goes
-//! to a sketch of the entry ([`super::sketch`]), one per `.percentiles`
+//! to a sketch of the entry ([`super::sketch`]), one per `.quantiles`
 //! value and entry, in a pool made with the map. It takes unsigned
 //! values only: a text with `.quantiles` of a signed value does not
 //! build (and gets hist's error, as any text that fails both ways).
