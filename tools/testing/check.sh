@@ -555,6 +555,12 @@ one exporter-promtool sh -c 'command -v promtool > /dev/null || exit 1
 	grep -q "^rhist_lat_log2_lat_bucket{pid=\"7\",le=\"8\"} 5$" "$0" &&
 	grep -q "^rhist_sched_sched_switch_lat_bucket{common_pid=\"13\",common_pid_text=\"sh\",s=\"\",le=\"3\"} 1$" "$0" &&
 	promtool check metrics < "$0"' "$logs/exporter-once.txt"
+# And the summaries of --summary, the other kind of family.
+one exporter-promtool-summary sh -c 'command -v promtool > /dev/null || exit 1
+	cd tools/rhist-exporter &&
+	$RHIST_CARGO exporter rhist-exporter run -q --locked -- --once --summary --tracefs tests/tracefs > "$0" &&
+	grep -q "^# TYPE rhist_sched_sched_switch_lat summary$" "$0" && promtool check metrics < "$0"' \
+	"$logs/exporter-once-summary.txt"
 # Stack traces folded for a flame graph, against a golden file.
 one exporter-folded-golden sh -c 'cd tools/rhist-exporter &&
 	$RHIST_CARGO exporter rhist-exporter run -q --locked -- --once --folded --tracefs tests/tracefs |
