@@ -82,13 +82,13 @@ fi
 
 # About 4 s a sequence on the test kernel (two runs and two resets of 20
 # to 60 steps): allow 10 s, and 300 s for the boot and kmemleak's scan.
-# (run.sh expedites RCU's grace periods, which makes the many removals
-# of triggers and probes a quarter faster.) On the KASAN kernel, KASAN
-# finds what slab poisoning would (a use after free, a write past an
-# object) and more: without the poisoning, two boots side by side take
-# 4.3 s a sequence rather than 6.4. kmemleak and lockdep stay on.
-append=
-[ "${RHIST_FLAVOUR:-test}" != kasan ] || append="slub_debug=-"
+# Expedited RCU grace periods make the many removals of triggers and
+# probes a quarter faster. On the KASAN kernel, KASAN finds what slab
+# poisoning would (a use after free, a write past an object) and more:
+# without the poisoning, two boots side by side take 4.3 s a sequence
+# rather than 6.4. kmemleak and lockdep stay on.
+append=rcupdate.rcu_expedited=1
+[ "${RHIST_FLAVOUR:-test}" != kasan ] || append="$append slub_debug=-"
 start=$SECONDS
 rc=0 boot=0 done=0 n_seq=0 n_diff=0 n_rleak=0 n_cleak=0
 while :; do

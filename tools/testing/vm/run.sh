@@ -80,13 +80,7 @@ fi
 if grep -q '^CONFIG_SLUB_DEBUG_ON=y$' "$(kernel_tree "$flavour")/.config" 2> /dev/null; then
 	append="$append slub_debug=FZP"
 fi
-# Expedited RCU grace periods: the same guarantee, given at once by
-# IPIs rather than after some ticks, which the guest spends idle under
-# TCG. Every removal of a trigger or a probe waits for one or two: the
-# differential suite takes 94 s instead of 108. Not on the bench kernel,
-# whose figures stay those of a default kernel.
-[ "$flavour" = bench ] || append="$append rcupdate.rcu_expedited=1"
-# RHIST_APPEND: more kernel parameters (fuzz-seq's slub_debug=- on KASAN).
+# RHIST_APPEND: more kernel parameters (make fuzz-seq's rcu_expedited).
 append="$append${RHIST_APPEND:+ $RHIST_APPEND}"
 timeout=$((timeout * ${RHIST_TIMEOUT_SCALE:-$scale}))
 tcg=multi icount=()
