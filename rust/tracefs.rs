@@ -264,11 +264,8 @@ pub(crate) unsafe fn triggers<'a>(
         // SAFETY: every node on `file->triggers` is the `list` member of an
         // `event_trigger_data`, kept on it by the lock held for `'a`
         // (`_held`), unless the caller unlinks it: not before advancing.
-        let data = unsafe {
-            node.cast::<u8>()
-                .sub(core::mem::offset_of!(bindings::event_trigger_data, list))
-                .cast::<bindings::event_trigger_data>()
-        };
+        let data =
+            unsafe { kernel::container_of!(node, bindings::event_trigger_data, list).cast_mut() };
         // SAFETY: as above; the node is live.
         node = unsafe { (*node).next };
         Some(data)
@@ -311,11 +308,8 @@ pub(crate) unsafe fn find_event_file<'a>(
     while node != head {
         // SAFETY: every node on `tr->events` is the `list` member of an
         // event file, kept on the list by the lock held (`_held`).
-        let file = unsafe {
-            node.cast::<u8>()
-                .sub(core::mem::offset_of!(bindings::trace_event_file, list))
-                .cast::<bindings::trace_event_file>()
-        };
+        let file =
+            unsafe { kernel::container_of!(node, bindings::trace_event_file, list).cast_mut() };
         // SAFETY: as above; a listed file points at its live event call.
         let has_class = unsafe { !(*(*file).event_call).class.is_null() };
         if has_class {
@@ -353,11 +347,8 @@ pub(crate) unsafe fn triggers_rcu(
         }
         // SAFETY: every node on `file->triggers` is the `list` member of an
         // `event_trigger_data`, freed only after RCU-sched readers finish.
-        let data = unsafe {
-            node.cast::<u8>()
-                .sub(core::mem::offset_of!(bindings::event_trigger_data, list))
-                .cast::<bindings::event_trigger_data>()
-        };
+        let data =
+            unsafe { kernel::container_of!(node, bindings::event_trigger_data, list).cast_mut() };
         // SAFETY: as above; `rcu_dereference()` of the next pointer.
         node = unsafe { ptr::read_volatile(ptr::addr_of!((*node).next)) };
         Some(data)
