@@ -93,6 +93,11 @@ void rhist_current_comm(char comm[16])
 	memcpy(comm, current->comm, TASK_COMM_LEN);
 }
 
+int rhist_current_pid(void)
+{
+	return current->pid;
+}
+
 /*
  * How many CPUs per-CPU sums are kept for (rust/event.rs), and which of
  * them the KUnit suite's kthreads run on (rust/kunit.rs).

@@ -30,6 +30,7 @@ void rhist_tracepoint_synchronize_unregister(void);
 struct list_head *rhist_trace_get_fields(struct trace_event_call *call);
 unsigned int rhist_smp_processor_id(void);
 void rhist_current_comm(char comm[16]);
+int rhist_current_pid(void);
 void rhist_trace_synth(struct synth_event *event, u64 *var_ref_vals,
 		       unsigned int *var_ref_idx);
 bool rhist_nesting_enter(void);

@@ -229,7 +229,8 @@ const HIST_STACKTRACE_SKIP: usize = 5;
 
 impl TaskContext for ProbeContext {
     fn pid(&self) -> i32 {
-        kernel::current!().pid()
+        // SAFETY: reads a field of `current`, which is always valid.
+        unsafe { shim::rhist_current_pid() }
     }
 }
 

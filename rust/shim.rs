@@ -44,6 +44,8 @@ extern "C" {
     pub(crate) fn rhist_smp_processor_id() -> kernel::ffi::c_uint;
     /// Copies `current->comm` (16 bytes) to `comm`.
     pub(crate) fn rhist_current_comm(comm: *mut kernel::ffi::c_char);
+    /// `current->pid`.
+    pub(crate) fn rhist_current_pid() -> kernel::ffi::c_int;
     /// `trace_synth()`: calls the probes of `event`'s tracepoint, which
     /// read `var_ref_vals[var_ref_idx[i]]` for each field `i` of the event.
     pub(crate) fn rhist_trace_synth(
