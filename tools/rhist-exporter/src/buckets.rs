@@ -186,21 +186,14 @@ pub fn cumulative(edges: &[Edge], counts: &[(Edge, u64)]) -> Vec<u64> {
     out
 }
 
-/// The buckets of one entry of a `.log2` or `.buckets=` key: the key's
-/// range in the rhist file (`~ 2^N`: up to 2^N; `~ LOW-HIGH`) as
-/// `(low, high)`, high as an [`Edge`].
-pub fn key_range(grid: Grid, value: u64) -> (Edge, Edge) {
+/// The high end of an entry's range of a `.log2` or `.buckets=` key, as
+/// the rhist file prints it: `~ 2^N` holds `2^(N-1) + 1` to `2^N` (`~ 2^0`
+/// 0 and 1), `~ LOW-HIGH` holds `LOW` to `LOW + S - 1`.
+pub fn key_high(grid: Grid, value: u64) -> Edge {
     match grid {
-        Grid::Log2 if value == 0 => (0, 1),
-        Grid::Log2 => {
-            let high = 1u128 << value.min(64);
-            ((high >> 1) + 1, high)
-        }
-        Grid::Linear(size) => {
-            let low = Edge::from(value);
-            (low, low + Edge::from(size.max(1)) - 1)
-        }
-        Grid::Sketch => (Edge::from(value), Edge::from(sketch_edge(value))),
+        Grid::Log2 => 1u128 << value.min(64),
+        Grid::Linear(size) => Edge::from(value) + Edge::from(size.max(1)) - 1,
+        Grid::Sketch => Edge::from(sketch_edge(value)),
     }
 }
 
@@ -357,13 +350,13 @@ mod tests {
     }
 
     #[test]
-    fn key_ranges_are_what_hist_prints() {
+    fn key_ranges_end_where_hist_prints() {
         // `~ 2^3` holds 5 to 8; `~ 2^0` 0 and 1.
-        assert_eq!(key_range(Grid::Log2, 3), (5, 8));
-        assert_eq!(key_range(Grid::Log2, 0), (0, 1));
-        assert_eq!(key_range(Grid::Log2, 64), ((1 << 63) + 1, 1 << 64));
+        assert_eq!(key_high(Grid::Log2, 3), 8);
+        assert_eq!(key_high(Grid::Log2, 0), 1);
+        assert_eq!(key_high(Grid::Log2, 64), 1 << 64);
         // `~ 2000-2999` of .buckets=1000.
-        assert_eq!(key_range(Grid::Linear(1000), 2000), (2000, 2999));
+        assert_eq!(key_high(Grid::Linear(1000), 2000), 2999);
     }
 
     #[test]

@@ -523,7 +523,7 @@ fn render_grouped(
             let key = list(e, "key").get(k).and_then(|p| p["value"].as_u64());
             let hits = e["values"][hc].as_u64().unwrap_or(0);
             if let Some(key) = key {
-                groups[g].2.push((buckets::key_range(grid, key).1, hits));
+                groups[g].2.push((buckets::key_high(grid, key), hits));
             }
         }
     }

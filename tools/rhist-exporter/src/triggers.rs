@@ -137,10 +137,9 @@ impl Set {
     }
 
     fn ensure_one(&mut self, i: usize) {
-        let tracefs = self.tracefs.clone();
+        let path = self.tracefs.join(&self.wanted[i].event).join("trigger");
         let error_log = self.error_log(&self.wanted[i].event);
         let w = &mut self.wanted[i];
-        let path = tracefs.join(&w.event).join("trigger");
         let before = fs::read_to_string(&path).ok();
         if before.is_some() && before == w.seen {
             return;

@@ -449,80 +449,33 @@ impl<'a> Builder<'_, '_, 'a> {
         };
         let mut n = 0;
         for (i, key) in keys.iter().enumerate() {
-            // A quantile of a `.quantiles` value (`lat.p99.descending`),
-            // which hist, which has no such value, never reads.
-            let quantile = (1..self.hd.n_vals).find_map(|j| {
-                let (rank, order) = self.hd.quantile_sort_name(j, key.text())?;
-                Some((j, rank, order))
-            });
-            if let Some((j, rank, order)) = quantile {
-                let descending = match order {
-                    "" | "ascending" => false,
-                    "descending" => true,
-                    _ => return Err(not_supported()),
-                };
-                let node = self.hd.val_ids().get(j).copied();
-                if let (Some(k), Some(f)) =
-                    (self.hd.sort_keys.get_mut(i), self.hd.sort_fields.get_mut(i))
-                {
-                    *k = SortKey {
-                        field: SortField::Quantile { val: j, rank },
-                        descending,
+            let (field, node, descending) = match self.stat_sort_key(key.text())? {
+                Some((field, j, order)) => {
+                    let descending = match order {
+                        "" | "ascending" => false,
+                        "descending" => true,
+                        _ => return Err(not_supported()),
                     };
-                    *f = node;
+                    (field, self.hd.val_ids().get(j).copied(), descending)
                 }
-                n = i + 1;
-                continue;
-            }
-            // A statistic, named as it prints (`lat.max.descending`):
-            // hist, which has none, takes the name to be `lat`.
-            let stat = (1..self.hd.n_vals).find_map(|j| {
-                let order = self.hd.stat_name_prefix(j, key.text())?;
-                Some((j, order))
-            });
-            if let Some((j, order)) = stat {
-                // A sketch has no one number to sort on, but its
-                // quantiles, above.
-                if self.hd.val_stat(j) == Some(Statistic::Percentiles) {
-                    return Err(not_supported());
-                }
-                let descending = match order {
-                    "" | "ascending" => false,
-                    "descending" => true,
-                    _ => return Err(not_supported()),
-                };
-                let node = self.hd.val_ids().get(j).copied();
-                if let (Some(k), Some(f)) =
-                    (self.hd.sort_keys.get_mut(i), self.hd.sort_fields.get_mut(i))
-                {
-                    *k = SortKey {
-                        field: SortField::Sum(j),
-                        descending,
-                    };
-                    *f = node;
-                }
-                n = i + 1;
-                continue;
-            }
-            let (field, node) = if key.name() == "hitcount" {
-                (SortField::Sum(0), None)
-            } else {
-                // A statistic is not its value's name (`lat` is not
-                // `lat.max`).
-                let vals = self.hd.val_ids().iter().enumerate().skip(1);
-                let vals = vals.filter(|&(j, _)| self.hd.val_stat(j).is_none());
-                let vals = vals.map(|(j, &id)| (SortField::Sum(j), id));
-                let keys = self.hd.key_ids().iter();
-                let keys = keys.map(|&id| (self.hd.key_sort_field(&self.node(id)), id));
-                let found = vals
-                    .chain(keys)
-                    .find(|&(_, id)| self.hd.name_is(id, key.name()));
-                match found {
-                    Some((field, id)) => (field, Some(id)),
-                    None => return Err(self.error(HistErrorKind::InvalidSortField, key.name())),
+                None if key.name() == "hitcount" => (SortField::Sum(0), None, key.descending()?),
+                None => {
+                    // A statistic is not its value's name (`lat` is not
+                    // `lat.max`).
+                    let vals = self.hd.val_ids().iter().enumerate().skip(1);
+                    let vals = vals.filter(|&(j, _)| self.hd.val_stat(j).is_none());
+                    let vals = vals.map(|(j, &id)| (SortField::Sum(j), id));
+                    let keys = self.hd.key_ids().iter();
+                    let keys = keys.map(|&id| (self.hd.key_sort_field(&self.node(id)), id));
+                    let found = vals
+                        .chain(keys)
+                        .find(|&(_, id)| self.hd.name_is(id, key.name()));
+                    match found {
+                        Some((field, id)) => (field, Some(id), key.descending()?),
+                        None => return Err(self.error(HistErrorKind::InvalidSortField, key.name())),
+                    }
                 }
             };
-            let descending = key.descending()?;
             if let (Some(k), Some(f)) =
                 (self.hd.sort_keys.get_mut(i), self.hd.sort_fields.get_mut(i))
             {
@@ -536,6 +489,33 @@ impl<'a> Builder<'_, '_, 'a> {
         }
         self.hd.n_sort_keys = n;
         Ok(())
+    }
+
+    /// A sort key named after a statistic of value `j`, as rhist's names
+    /// go and hist never reads them: a quantile of a `.quantiles` value
+    /// (`lat.p99.descending`), else a statistic as it prints
+    /// (`lat.max.descending`, which hist takes to be `lat`). The field, `j`
+    /// and what follows the name; a sketch itself has no one number to
+    /// sort on.
+    fn stat_sort_key<'t>(
+        &self,
+        text: &'t str,
+    ) -> Result<Option<(SortField, usize, &'t str)>, HistError> {
+        let quantile = (1..self.hd.n_vals).find_map(|j| {
+            let (rank, order) = self.hd.quantile_sort_name(j, text)?;
+            Some((SortField::Quantile { val: j, rank }, j, order))
+        });
+        if quantile.is_some() {
+            return Ok(quantile);
+        }
+        let stat = (1..self.hd.n_vals)
+            .find_map(|j| Some((SortField::Sum(j), j, self.hd.stat_name_prefix(j, text)?)));
+        match stat {
+            Some((_, j, _)) if self.hd.val_stat(j) == Some(Statistic::Percentiles) => {
+                Err(not_supported())
+            }
+            _ => Ok(stat),
+        }
     }
 
     /// `parse_expr()` of a key, value or variable: its hist field, or the
