@@ -266,7 +266,9 @@ pub(crate) unsafe fn triggers<'a>(
         // (`_held`), unless the caller unlinks it: not before advancing.
         let data =
             unsafe { kernel::container_of!(node, bindings::event_trigger_data, list).cast_mut() };
-        // SAFETY: as above; the node is live.
+        // SAFETY: `node` is not `head`, so it is the `list` of that entry,
+        // still linked (the caller unlinks it only after this read) under
+        // the lock held for `'a`: its `next` is an initialised pointer.
         node = unsafe { (*node).next };
         Some(data)
     })
@@ -320,7 +322,9 @@ pub(crate) unsafe fn find_event_file<'a>(
                 return file;
             }
         }
-        // SAFETY: as above; the node is live.
+        // SAFETY: `node` is not `head`, so it is the `list` of that file,
+        // kept linked by the lock held (`_held`): its `next` is an
+        // initialised pointer.
         node = unsafe { (*node).next };
     }
     ptr::null_mut()
@@ -349,7 +353,9 @@ pub(crate) unsafe fn triggers_rcu(
         // `event_trigger_data`, freed only after RCU-sched readers finish.
         let data =
             unsafe { kernel::container_of!(node, bindings::event_trigger_data, list).cast_mut() };
-        // SAFETY: as above; `rcu_dereference()` of the next pointer.
+        // SAFETY: `node` is a listed entry's `list`, not freed before this
+        // RCU-sched reader ends (the caller's read section); its `next` is
+        // read once, as `rcu_dereference()` does.
         node = unsafe { ptr::read_volatile(ptr::addr_of!((*node).next)) };
         Some(data)
     })
