@@ -4,7 +4,8 @@
 # and as rhist to rhist_test:rhist_sample, fire deterministic events, and
 # require the same file from both (but for "rhist:" in the trigger info
 # line; entries whose sort keys are equal may come in another order, as C
-# itself does not define it).
+# itself does not define it). Then clear both and compare again on other
+# events: every text through :clear too.
 . /test/lib.sh.inc
 
 TRIGGERS='
@@ -95,41 +96,62 @@ keys=a:vals=s,d
 keys=a*2:vals=b
 '
 
-n=0
-bad=0
+# same T SEED: fire SEED's events, then both files and both debug files
+# agree; prints "ok T seed=SEED", or the differences.
+same() {
+	fire count=3000 seed=$2 keys=40
+	sed 's/^# trigger info: hist:/# trigger info: rhist:/' $EV/hist > /tmp/c
+	cat $EV/rhist > /tmp/r
+	# hist_debug, but for the hashed address of the hist data.
+	debug_mask='s/^# trigger info: hist:/# trigger info: rhist:/; s/^hist_data: .*/hist_data: (masked)/'
+	sed "$debug_mask" $EV/hist_debug > /tmp/cd
+	sed "$debug_mask" $EV/rhist_debug > /tmp/rd
+	if ! cmp -s /tmp/cd /tmp/rd; then
+		echo "FAIL: rhist_debug differs for '$1' seed=$2"
+		diff /tmp/cd /tmp/rd | head -20
+		echo bad >> /tmp/bad
+	fi
+	if ! hist_same /tmp/c /tmp/r > /tmp/why; then
+		echo "FAIL: '$1' seed=$2"
+		head -20 /tmp/why
+		echo bad >> /tmp/bad
+		return
+	fi
+	echo "ok $1 seed=$2"
+}
+
 echo "$TRIGGERS" | while read -r t; do
 	[ -n "$t" ] || continue
-	n=$((n + 1))
-	for seed in 1 2; do
-		echo "hist:$t" >> $EV/trigger || { echo "FAIL: hist rejected '$t'"; echo bad >> /tmp/bad; continue; }
-		if ! echo "rhist:$t" >> $EV/trigger; then
-			echo "FAIL: rhist rejected '$t'"
-			echo bad >> /tmp/bad
-			echo "!hist:$t" >> $EV/trigger
-			continue
-		fi
-		fire count=3000 seed=$seed keys=40
-		sed 's/^# trigger info: hist:/# trigger info: rhist:/' $EV/hist > /tmp/c
-		cat $EV/rhist > /tmp/r
-		# hist_debug, but for the hashed address of the hist data.
-		debug_mask='s/^# trigger info: hist:/# trigger info: rhist:/; s/^hist_data: .*/hist_data: (masked)/'
-		sed "$debug_mask" $EV/hist_debug > /tmp/cd
-		sed "$debug_mask" $EV/rhist_debug > /tmp/rd
-		if ! cmp -s /tmp/cd /tmp/rd; then
-			echo "FAIL: rhist_debug differs for '$t'"
-			diff /tmp/cd /tmp/rd | head -20
-			echo bad >> /tmp/bad
-		fi
+	echo "hist:$t" >> $EV/trigger || { echo "FAIL: hist rejected '$t'"; echo bad >> /tmp/bad; continue; }
+	if ! echo "rhist:$t" >> $EV/trigger; then
+		echo "FAIL: rhist rejected '$t'"
+		echo bad >> /tmp/bad
+		echo "!hist:$t" >> $EV/trigger
+		continue
+	fi
+	same "$t" 1
+	# Seed 2's events on both histograms cleared: the files start afresh
+	# (a map that dropped has room again; hitcounts, sums and Totals go
+	# back to 0). :clear goes before the filter, which must match.
+	case $t in
+	*' if '*) clear="${t%% if *}:clear if ${t#* if }" ;;
+	*) clear="$t:clear" ;;
+	esac
+	if echo "hist:$clear" 2> /dev/null >> $EV/trigger; then
+		echo "rhist:$clear" >> $EV/trigger || { echo "FAIL: rhist:$clear"; echo bad >> /tmp/bad; }
+	else
+		# A text that defines variables would define them twice: hist
+		# rejects it, and so must rhist. Both are made anew instead.
+		! echo "rhist:$clear" 2> /dev/null >> $EV/trigger ||
+			{ echo "FAIL: rhist took '$clear'"; echo bad >> /tmp/bad; }
 		echo "!hist:$t" >> $EV/trigger
 		echo "!rhist:$t" >> $EV/trigger
-		if ! hist_same /tmp/c /tmp/r > /tmp/why; then
-			echo "FAIL: '$t' seed=$seed"
-			head -20 /tmp/why
-			echo bad >> /tmp/bad
-			continue
-		fi
-		echo "ok $t seed=$seed"
-	done
+		echo "hist:$t" >> $EV/trigger
+		echo "rhist:$t" >> $EV/trigger
+	fi
+	same "$t" 2
+	echo "!hist:$t" >> $EV/trigger
+	echo "!rhist:$t" >> $EV/trigger
 done
 grep -q '^rhist:\|^hist:' $EV/trigger && { cat $EV/trigger; fail "triggers left behind"; }
 

@@ -15,11 +15,12 @@
 T=$EV/trigger
 Q='keys=a:vals=b.quantiles'
 
-# refs [!]: hist's triggers whose files (/tmp/hb, /tmp/hu) give the
-# exact quantiles. 16384 entries hold the most pairs of a and b that a
-# section fires (12,000, in 5); a larger map only costs C's preallocation,
-# and copy_refs fails on a drop.
-refs() { hist_refs "${1:-}" 16384 a,b b; }
+# refs [!] SIZE: hist's triggers whose files (/tmp/hb, /tmp/hu) give the
+# exact quantiles, of SIZE entries: room for the pairs of a and b that a
+# section fires (up to 12,000, in 5). A larger map only costs C's
+# preallocation (16384 entries take seconds to make and free), and
+# copy_refs fails on a drop.
+refs() { hist_refs "$1" "$2" a,b b; }
 copy_refs() { copy_hist_refs a,b=/tmp/hb b=/tmp/hu; }
 
 # check WHAT [FILE]: every quantile of rhist's entries (FILE, the rhist
@@ -103,7 +104,7 @@ expect_grep '^      sketch pool: 2048 sketches, 8192 pages, 5243000 bytes$' $EV/
 expect_grep '^    Percentiles:  b.p50:          0 .*  pages: 0/8192  unplaced: 0$' $EV/rhist
 
 # 2. One CPU, then all at once.
-refs
+refs "" 16384
 fire count=3000 seed=21 keys=24
 copy_refs
 check "one CPU"
@@ -116,8 +117,8 @@ grep -q '^    Percentiles: .*  unplaced: 0$' $EV/rhist || fail "unplaced values"
 # 3. clear: the sketches start afresh, their pages given back.
 expect_write "rhist:$Q:clear" $T
 expect_grep '  pages: 0/8192  unplaced: 0$' $EV/rhist
-refs '!'
-refs
+refs '!' 16384
+refs "" 2048
 fire count=800 seed=23 keys=6
 copy_refs
 check "after clear"
@@ -127,12 +128,12 @@ line=$(grep '^rhist:' $T)
 line=${line% \[active\]}
 expect_write "!$line" $T
 expect_no_grep '^rhist:' $T
-refs '!'
+refs '!' 2048
 
 # 5. A pool that runs dry: 100 entries of a map of 128, 512 pages, values
 # over some 8 powers of two each. The quantiles it hides print as ranges that
 # hold them; every event still counts.
-refs
+refs "" 16384
 expect_write "rhist:$Q:size=128" $T
 fire count=12000 seed=24 keys=100
 copy_refs
@@ -141,10 +142,10 @@ expect_grep 'Hits: 12000$' $EV/rhist
 grep -q '  pages: 512/512  unplaced: [1-9][0-9]*$' $EV/rhist || { tail -3 $EV/rhist; fail "not dry"; }
 grep -q '^{.*: *\[[0-9]*,[0-9]*\]' $EV/rhist || fail "no range printed"
 expect_write "!rhist:$Q:size=128" $T
-refs '!'
+refs '!' 16384
 
 # 6. Named histograms share the map and its sketches.
-refs
+refs "" 4096
 expect_write "rhist:name=pq:$Q" $T
 echo > error_log
 expect_reject "Invalid argument" "rhist:name=pq:keys=a:vals=b.max if b > 1" $T
@@ -164,7 +165,7 @@ expect_grep 'Hits: 4000$' /tmp/n1
 check "named" /tmp/n1
 expect_write "!rhist:name=pq:$Q if b > 1" $T
 expect_write "!rhist:name=pq:$Q" $T
-refs '!'
+refs '!' 4096
 
 # 7. What both reject keeps hist's error (errno, entry, caret): a signed
 # value, sorting on a sketch, a string, seventeen values.
