@@ -4,14 +4,15 @@
 //! share: the real `src/map.rs`, compiled here on loom's atomics (its
 //! `cfg(all(loom, test))`), maps over leaked words, and the model runner.
 
-#[path = "../../src/map.rs"]
-#[allow(dead_code)]
-pub mod map;
-
-// What map.rs uses of its siblings (`super::stats`).
-#[path = "../../src/stats.rs"]
-#[allow(dead_code)]
-mod stats;
+// An inline module for the directory, so that map.rs finds its own
+// files (src/map/) as in the crate, and its sibling (`super::stats`).
+#[path = "../../src"]
+#[allow(dead_code, unused_imports)]
+mod src {
+    pub mod map;
+    mod stats;
+}
+pub use src::map;
 
 use loom::sync::atomic::AtomicU64;
 use map::{MapParams, TracingMap};
