@@ -259,7 +259,7 @@ impl<'a> Histogram<'a> {
     }
 
     /// The sums of `elt` for this record, some of them statistics
-    /// ([`super::stats`]): apart, so that the other triggers' loop does
+    /// ([`stats`](super::super::stats)): apart, so that the other triggers' loop does
     /// not ask each sum what it is.
     #[inline]
     pub(super) fn update_stats(

@@ -300,7 +300,7 @@ impl<'a> Histogram<'a> {
 
     /// [`update_compiled`](Self::update_compiled) of a key with strings
     /// of more than 4 words: a
-    /// [`CompactKey`](super::program::CompactKey) when it fits, else the
+    /// [`CompactKey`](super::super::program::CompactKey) when it fits, else the
     /// whole key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.compact")]

@@ -36,7 +36,7 @@ impl<'a> Histogram<'a> {
     }
 
     /// [`update_general`](Self::update_general) of a histogram with
-    /// statistics ([`super::stats`]): apart, so that the others ask only
+    /// statistics ([`stats`](super::super::stats)): apart, so that the others ask only
     /// once whether theirs are.
     #[inline(never)]
     pub(super) fn update_general_stats(&self, rec: &[u8], ctx: &dyn TaskContext) {

@@ -47,8 +47,8 @@ pub enum SortField {
         /// Compared as signed.
         signed: bool,
     },
-    /// A statistic (rhist's, [`super::stats`]): sum `sum` divided by sum
-    /// 0, the hitcount, when `per_hit` ([`super::stats::per_hit`], an
+    /// A statistic (rhist's, [`stats`](super::super::stats)): sum `sum` divided by sum
+    /// 0, the hitcount, when `per_hit` ([`per_hit`](super::super::stats::per_hit), an
     /// `.avg`), else the maximum `sum` (as [`Elt::read_max`] reads it)
     /// `^ xor` (a `.min` or `.max`); compared as an `i64` when `signed`.
     Stat {
