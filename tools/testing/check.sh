@@ -118,7 +118,7 @@ one fuzz-target-builds sh -c 'cd tools/testing/fuzz && CXX=clang++ $RHIST_CARGO 
 # stack before it is moved to the heap, say).
 one stack-frames python3 tools/testing/lint/frames.py rhist.ko
 # An event's code is a page: the probe and each program shape in
-# page-aligned sections of at most a page (histogram.rs).
+# page-aligned sections of at most a page (histogram/shapes.rs).
 one event-text python3 tools/testing/lint/event_text.py rhist.ko
 # No two units of the shell, or of the core, import each other, however
 # far round.

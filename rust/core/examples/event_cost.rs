@@ -91,13 +91,13 @@ fn stages<const N: usize>(
         black_box(h);
         return;
     }
-    let first = match map.insert_first_uncounted(&key, h) {
-        First::Further => map.insert_further_uncounted(&key, h),
+    let first = match map.event_find_at_home(&key, h) {
+        First::Further => map.event_find_past_home(&key, h),
         first => first,
     };
     let elt = match first {
         First::Found(i) => Some(i),
-        First::Probe => map.insert_rest_uncounted(&key, h, Inserter::on_cpu(0)),
+        First::Probe => map.event_insert_missing(&key, h, Inserter::on_cpu(0)),
         First::Absent | First::Further => None,
     };
     let sums = black_box(elt).and_then(|i| map.cpu_sums(i, 0));

@@ -675,7 +675,7 @@ enum Find {
     InsertUncounted,
 }
 
-/// How far a look-up went (see [`TracingMap::insert_first_uncounted`]).
+/// How far a look-up went (see [`TracingMap::event_find_at_home`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum First {
     /// The key's element.
@@ -686,10 +686,10 @@ pub enum First {
     Absent,
     /// The entry where the key's probe starts holds another key: the
     /// look-up goes on from the next one
-    /// ([`TracingMap::insert_further_uncounted`]).
+    /// ([`TracingMap::event_find_past_home`]).
     Further,
     /// The rest is the probe loop's, from the entry where the key's probe
-    /// starts ([`TracingMap::insert_rest_uncounted`]): to insert the key
+    /// starts ([`TracingMap::event_insert_missing`]): to insert the key
     /// in a free entry, or wait for an entry being published with its
     /// hash.
     Probe,

@@ -199,7 +199,7 @@
 //! The map's element index is the sketch's slot: [`MapSketches`] keeps
 //! one pool for a map, `n_values` sketches per element, so that the
 //! event path, which has the element's index from
-//! `TracingMap::insert_words_uncounted()`, records with
+//! `TracingMap::event_insert_words()`, records with
 //! `sketches.record(idx, j, v)`; printing reads `sketches.sketch(idx,
 //! j)` per entry and [`MapSketches::union`] over all of them for the
 //! totals; clearing the map clears the pool. Nothing in the map changes.

@@ -91,7 +91,7 @@ fn update(
             used_freed.store(true, Ordering::Relaxed);
         }
         let map = &maps[g];
-        let e = map.insert_uncounted(&key.to_ne_bytes(), Inserter::on_cpu(t as u32), |e| {
+        let e = map.event_insert(&key.to_ne_bytes(), Inserter::on_cpu(t as u32), |e| {
             e.private_words()[0].store(key ^ 0x5a, Ordering::Relaxed)
         });
         if let Some(e) = &e {

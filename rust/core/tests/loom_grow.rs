@@ -37,8 +37,7 @@ fn event(g: &Gens, key: u64, v: u64) -> bool {
         at == 1 || !g.freed.load(Ordering::Acquire),
         "the old map used after its fold"
     );
-    let counted = match g.maps[at].insert_uncounted(&key.to_ne_bytes(), Inserter::on_cpu(0), |_| {})
-    {
+    let counted = match g.maps[at].event_insert(&key.to_ne_bytes(), Inserter::on_cpu(0), |_| {}) {
         Some(e) => {
             e.update_sum(0, 1);
             e.update_max_on(0, 1, v);

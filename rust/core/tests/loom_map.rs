@@ -74,14 +74,14 @@ fn same_key_two_inserters() {
 fn hit_steps(m: &TracingMap<'_>, key: u64, cpu: u32) -> bool {
     let key = [key];
     let h = (&key).hash(1);
-    let first = match m.insert_first_uncounted(&key, h) {
-        First::Further => m.insert_further_uncounted(&key, h),
+    let first = match m.event_find_at_home(&key, h) {
+        First::Further => m.event_find_past_home(&key, h),
         first => first,
     };
     let idx = match first {
         First::Found(i) => Some(i),
         First::Absent | First::Further => None,
-        First::Probe => m.insert_rest_uncounted(&key, h, Inserter::on_cpu(cpu)),
+        First::Probe => m.event_insert_missing(&key, h, Inserter::on_cpu(cpu)),
     };
     match idx.and_then(|i| m.elt(i)) {
         Some(e) => {

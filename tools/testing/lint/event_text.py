@@ -6,7 +6,7 @@ Usage: event_text.py MODULE.ko
 
 The probe (`probe::on_event`) and each compiled program shape
 (`Histogram::run_*`) sit in sections named .text.rhist_event*, which
-histogram.rs aligns to a page; an event runs its probe and one shape.
+histogram/shapes.rs aligns to a page; an event runs its probe and one shape.
 Each such section must be page-aligned and at most a page long, the
 probe must be in the first, and every shape in one of them: a shape
 that grows past its page, a new shape left in .text, or a second copy

@@ -176,7 +176,7 @@ impl<'a> Histogram<'a> {
         }
         // Every hit adds 1 to its entry's hitcount, and nothing else does:
         // their total is C's `map->hits`, which the event path does not
-        // count apart (see `TracingMap::insert_uncounted()`).
+        // count apart (see `TracingMap::event_insert()`).
         output::write_totals(out, stats[0].total, n as u32, self.map.drops())?;
         self.write_percentiles_summary(out, entries)
     }

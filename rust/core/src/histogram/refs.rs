@@ -229,7 +229,7 @@ impl<'a> Histogram<'a> {
     ) -> Option<map::Elt<'a>> {
         let who = Inserter::on_cpu(ctx.cpu());
         let elt = if self.needs_comm {
-            self.map.insert_uncounted(key, who, |elt| {
+            self.map.event_insert(key, who, |elt| {
                 let comm = saved_comm(ctx);
                 for (word, chunk) in elt.private_words().iter().zip(comm.chunks_exact(8)) {
                     let mut b = [0u8; 8];
@@ -238,7 +238,7 @@ impl<'a> Histogram<'a> {
                 }
             })
         } else {
-            self.map.insert_uncounted(key, who, |_| {})
+            self.map.event_insert(key, who, |_| {})
         }?;
         if STATS {
             self.update_stats(&elt, rec, ctx, ref_vals);

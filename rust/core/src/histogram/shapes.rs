@@ -141,7 +141,7 @@ impl<'a> Histogram<'a> {
         after: F,
     ) {
         let h = (&key).hash(N);
-        match self.map.insert_first_uncounted(&key, h) {
+        match self.map.event_find_at_home(&key, h) {
             First::Found(idx) => self.add_sums(rec, cpu, idx, after),
             First::Absent => after(),
             First::Further => self.account_further(key, h, rec, cpu, after),
@@ -160,7 +160,7 @@ impl<'a> Histogram<'a> {
         cpu: C,
         after: F,
     ) {
-        match self.map.insert_further_uncounted(&key, h) {
+        match self.map.event_find_past_home(&key, h) {
             First::Found(idx) => self.add_sums(rec, cpu, idx, after),
             First::Probe => self.account_probe(key, h, rec, cpu, after),
             First::Absent | First::Further => after(),
@@ -180,7 +180,7 @@ impl<'a> Histogram<'a> {
     ) {
         match self
             .map
-            .insert_rest_uncounted(&key, h, Inserter::on_cpu(cpu()))
+            .event_insert_missing(&key, h, Inserter::on_cpu(cpu()))
         {
             Some(idx) => self.add_sums(rec, cpu, idx, after),
             None => after(),
@@ -292,7 +292,7 @@ impl<'a> Histogram<'a> {
         let cpu = cpu();
         let who = Inserter::on_cpu(cpu);
         match p.string_key(rec, &mut key) {
-            true => self.add_sums_of(rec, cpu, self.map.insert_key_uncounted(&key, who)),
+            true => self.add_sums_of(rec, cpu, self.map.event_insert_key(&key, who)),
             false => self.run_long_key(rec, cpu),
         }
         after();
@@ -315,7 +315,7 @@ impl<'a> Histogram<'a> {
         let cpu = cpu();
         let who = Inserter::on_cpu(cpu);
         match p.compact_key(rec, &mut key) {
-            true => self.add_sums_of(rec, cpu, self.map.insert_key_uncounted(&key, who)),
+            true => self.add_sums_of(rec, cpu, self.map.event_insert_key(&key, who)),
             false => self.run_long_key(rec, cpu),
         }
         after();
@@ -329,9 +329,9 @@ impl<'a> Histogram<'a> {
         let map = &self.map;
         let who = Inserter::on_cpu(cpu);
         let elt = match p.key_words() {
-            0..=8 => map.insert_words_uncounted(&p.key::<8>(rec), who),
-            9..=32 => map.insert_words_uncounted(&p.key::<32>(rec), who),
-            _ => map.insert_words_uncounted(&p.key::<KEY_WORDS_MAX>(rec), who),
+            0..=8 => map.event_insert_words(&p.key::<8>(rec), who),
+            9..=32 => map.event_insert_words(&p.key::<32>(rec), who),
+            _ => map.event_insert_words(&p.key::<KEY_WORDS_MAX>(rec), who),
         };
         self.add_sums_of(rec, cpu, elt);
     }

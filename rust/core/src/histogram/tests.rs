@@ -254,7 +254,7 @@ fn compact_keys_are_their_bytes() {
                 let slots: Vec<AtomicU64> = other.iter().map(|&w| AtomicU64::new(w)).collect();
                 assert_eq!((&key).matches(&slots), *other == full[..words], "{text}");
             }
-            let elt = map.elt(map.insert_key_uncounted(&key, Inserter::ANYWHERE).unwrap());
+            let elt = map.elt(map.event_insert_key(&key, Inserter::ANYWHERE).unwrap());
             let elt = elt.unwrap();
             assert!(elt.key_eq(&bytes), "{text}");
             assert_eq!(map.lookup(&bytes).unwrap().index(), elt.index(), "{text}");

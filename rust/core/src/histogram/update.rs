@@ -117,10 +117,10 @@ impl<'a> Histogram<'a> {
         let map = &self.map;
         let who = Inserter::on_cpu(cpu());
         let elt = match self.shape {
-            Shape::Number1 => map.insert_exact_uncounted(&p.number_key::<1>(rec), who),
-            Shape::Number2 => map.insert_exact_uncounted(&p.number_key::<2>(rec), who),
-            Shape::Number3 => map.insert_exact_uncounted(&p.number_key::<3>(rec), who),
-            _ => map.insert_words_uncounted(&p.key::<4>(rec), who),
+            Shape::Number1 => map.event_insert_exact(&p.number_key::<1>(rec), who),
+            Shape::Number2 => map.event_insert_exact(&p.number_key::<2>(rec), who),
+            Shape::Number3 => map.event_insert_exact(&p.number_key::<3>(rec), who),
+            _ => map.event_insert_words(&p.key::<4>(rec), who),
         };
         match elt {
             Some(idx) => self.add_sums(rec, cpu, idx, after),

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What a caller finds or inserts a key with: C's insert and look-up,
-//! and the event path's inserts, whose hits the histogram counts.
+//! What a caller finds or inserts a key with. `insert*` and `lookup` are
+//! C's, counting the hit. `event_*` are the event path's, for a
+//! histogram that counts its hits itself (its hitcount, sum 0): by the
+//! form of its key (bytes, any [`MapKey`], words, exactly the map's
+//! words), or in three calls whose first is inline: the key at its home
+//! entry, past it, then inserted if missing.
 
 use super::*;
 
@@ -45,7 +49,7 @@ impl<'a> TracingMap<'a> {
     /// histogram's hitcount, sum 0, counts them all), so that events do
     /// not all write one shared word. `who` says where it runs.
     #[inline]
-    pub fn insert_uncounted(
+    pub fn event_insert(
         &self,
         key: &[u8],
         who: Inserter,
@@ -54,25 +58,21 @@ impl<'a> TracingMap<'a> {
         self.find(self.cut(key), Find::InsertUncounted, who, init)
     }
 
-    /// [`insert_uncounted`](Self::insert_uncounted) of a key of any
+    /// [`event_insert`](Self::event_insert) of a key of any
     /// [`MapKey`] type, whose [`MapKey::WORDS`] is 0 or this map's.
     #[inline]
-    pub fn insert_key_uncounted<K: MapKey>(&self, key: K, who: Inserter) -> Option<u32> {
+    pub fn event_insert_key<K: MapKey>(&self, key: K, who: Inserter) -> Option<u32> {
         self.find_idx(key, Find::InsertUncounted, who, |_| {})
     }
 
-    /// [`insert_uncounted`](Self::insert_uncounted) of a key given as
+    /// [`event_insert`](Self::event_insert) of a key given as
     /// words: the words past `key` are 0, those past the key size are
     /// not read. The element's index, for [`cpu_sums`](Self::cpu_sums)
     /// (the event path's), or [`elt`](Self::elt).
     #[inline]
-    pub fn insert_words_uncounted<const N: usize>(
-        &self,
-        key: &[u64; N],
-        who: Inserter,
-    ) -> Option<u32> {
+    pub fn event_insert_words<const N: usize>(&self, key: &[u64; N], who: Inserter) -> Option<u32> {
         // `&[u64; N]` says it has N words: only true of this map's keys.
-        // `find_idx()` straight, not through `insert_key_uncounted()`:
+        // `find_idx()` straight, not through `event_insert_key()`:
         // one more level, and rustc outlines the slice key's `find_idx()`
         // (a string key of 2 words, `keys_s`, took 62 instructions more).
         if N == self.g.layout.key_words as usize {
@@ -82,16 +82,12 @@ impl<'a> TracingMap<'a> {
         }
     }
 
-    /// [`insert_words_uncounted`](Self::insert_words_uncounted) of a key
+    /// [`event_insert_words`](Self::event_insert_words) of a key
     /// of exactly the map's key words, as a compiled program builds it:
     /// one copy of the probe, unrolled for `N`. A key of any other size
     /// is dropped.
     #[inline(always)]
-    pub fn insert_exact_uncounted<const N: usize>(
-        &self,
-        key: &[u64; N],
-        who: Inserter,
-    ) -> Option<u32> {
+    pub fn event_insert_exact<const N: usize>(&self, key: &[u64; N], who: Inserter) -> Option<u32> {
         if N != self.g.layout.key_words as usize {
             self.count_drop(0);
             return None;
@@ -99,17 +95,17 @@ impl<'a> TracingMap<'a> {
         self.find_idx(key, Find::InsertUncounted, who, |_| {})
     }
 
-    /// The start of [`insert_exact_uncounted`](Self::insert_exact_uncounted)
+    /// The start of [`event_insert_exact`](Self::event_insert_exact)
     /// of `key`, whose hash is `h` ([`MapKey::hash`]): the look-up at the
     /// entry where its probe starts, where most events find their key.
     /// The caller goes on with
-    /// [`insert_further_uncounted`](Self::insert_further_uncounted) when
+    /// [`event_find_past_home`](Self::event_find_past_home) when
     /// that says [`First::Further`], and
-    /// [`insert_rest_uncounted`](Self::insert_rest_uncounted) when it says
+    /// [`event_insert_missing`](Self::event_insert_missing) when it says
     /// [`First::Probe`]: out of line, so that what is inline here is
     /// short. A key of any other size than the map's is dropped.
     #[inline(always)]
-    pub fn insert_first_uncounted<const N: usize>(&self, key: &[u64; N], h: u32) -> First {
+    pub fn event_find_at_home<const N: usize>(&self, key: &[u64; N], h: u32) -> First {
         if N != self.g.layout.key_words as usize {
             self.count_drop(h);
             return First::Absent;
@@ -117,12 +113,12 @@ impl<'a> TracingMap<'a> {
         self.find_first(key, h, Find::InsertUncounted)
     }
 
-    /// The rest of [`insert_first_uncounted`](Self::insert_first_uncounted)
+    /// The rest of [`event_find_at_home`](Self::event_find_at_home)
     /// when it said [`First::Further`]: the look-up of `key`, whose hash
     /// is `h`, in the entries after the one where its probe starts, up to
     /// a free one. Never [`First::Further`].
     #[inline(always)]
-    pub fn insert_further_uncounted<const N: usize>(&self, key: &[u64; N], h: u32) -> First {
+    pub fn event_find_past_home<const N: usize>(&self, key: &[u64; N], h: u32) -> First {
         if N != self.g.layout.key_words as usize {
             self.count_drop(h);
             return First::Absent;
@@ -130,12 +126,12 @@ impl<'a> TracingMap<'a> {
         self.find_further(key, h, self.start(h), Find::InsertUncounted)
     }
 
-    /// The rest of [`insert_first_uncounted`](Self::insert_first_uncounted)
-    /// or [`insert_further_uncounted`](Self::insert_further_uncounted)
+    /// The rest of [`event_find_at_home`](Self::event_find_at_home)
+    /// or [`event_find_past_home`](Self::event_find_past_home)
     /// when either said [`First::Probe`]: the probe loop, which inserts
     /// `key`, whose hash is `h`, or waits for it to be published.
     #[inline]
-    pub fn insert_rest_uncounted<const N: usize>(
+    pub fn event_insert_missing<const N: usize>(
         &self,
         key: &[u64; N],
         h: u32,

@@ -141,7 +141,7 @@ impl<'a> TracingMap<'a> {
     /// The entries after `start`, then those before it, each walked by
     /// a pointer to its end: fewer registers than an index that wraps
     /// and a count, and no key compared in the loop. On the event path
-    /// ([`insert_further_uncounted`](Self::insert_further_uncounted)),
+    /// ([`event_find_past_home`](Self::event_find_past_home)),
     /// that leaves the caller's registers alone.
     #[inline(always)]
     pub(super) fn find_further<K: MapKey>(&self, key: K, h: u32, start: usize, how: Find) -> First {

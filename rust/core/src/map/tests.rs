@@ -64,7 +64,7 @@ fn an_event_during_a_folds_insert_is_not_dropped() {
     let map = TracingMap::new(p, &s).unwrap();
     let counted = core::cell::Cell::new(false);
     let event = || {
-        if let Some(e) = map.insert_uncounted(&k(5), Inserter::on_cpu(0), |_| {}) {
+        if let Some(e) = map.event_insert(&k(5), Inserter::on_cpu(0), |_| {}) {
             e.update_sum(0, 1);
             counted.set(true);
         }
@@ -97,7 +97,7 @@ fn fold_into_adds_every_count() {
     for _ in 0..400 {
         let key = rnd() % 24;
         let (cpu, v) = ((rnd() % 4) as u32, rnd() % 1000);
-        match src.insert_uncounted(&k(key), Inserter::on_cpu(cpu), |e| {
+        match src.event_insert(&k(key), Inserter::on_cpu(cpu), |e| {
             e.private_words()[1].store(key + 7, Ordering::Relaxed)
         }) {
             Some(e) => {
@@ -135,7 +135,7 @@ fn fold_into_adds_every_count() {
         let old = *model.keys().next().unwrap();
         for key in [old, 99] {
             let e = dst
-                .insert_uncounted(&k(key), Inserter::on_cpu(1), |e| {
+                .event_insert(&k(key), Inserter::on_cpu(1), |e| {
                     e.private_words()[1].store(1, Ordering::Relaxed)
                 })
                 .unwrap();
@@ -233,7 +233,7 @@ fn an_insert_waits_for_another_cpus_claim() {
                 publish(m, key, h);
             }
         },
-        || found = m.insert_uncounted(&key, Inserter::on_cpu(0), |_| {}),
+        || found = m.event_insert(&key, Inserter::on_cpu(0), |_| {}),
     );
     assert_eq!(found.map(|e| e.index()), Some(0), "dropped");
     assert_eq!((turns, m.drops(), m.len()), (1000, 0, 1));
@@ -257,7 +257,7 @@ fn an_insert_gives_up_a_claim_it_cannot_see_published() {
     for (claimer, who, want_turns) in cases {
         let (m, _) = claimed_map(key, Inserter::on_cpu(claimer).pending_state());
         let mut found = None;
-        let turns = paused::count(|_| {}, || found = m.insert_uncounted(&key, who, |_| {}));
+        let turns = paused::count(|_| {}, || found = m.event_insert(&key, who, |_| {}));
         assert!(found.is_none(), "claimer {claimer}, {who:?}");
         assert_eq!(
             (turns, m.drops()),
@@ -275,22 +275,20 @@ fn exact_word_keys() {
     let s = storage(&p);
     let m = TracingMap::new(p, &s).unwrap();
     let a = m
-        .insert_exact_uncounted(&[7u64, 9], Inserter::ANYWHERE)
+        .event_insert_exact(&[7u64, 9], Inserter::ANYWHERE)
         .unwrap();
     let mut bytes = [0u8; 16];
     bytes[..8].copy_from_slice(&7u64.to_ne_bytes());
     bytes[8..].copy_from_slice(&9u64.to_ne_bytes());
     assert_eq!(m.lookup(&bytes).unwrap().index(), a);
     assert_eq!(
-        m.insert_exact_uncounted(&[7u64, 9], Inserter::ANYWHERE)
+        m.event_insert_exact(&[7u64, 9], Inserter::ANYWHERE)
             .unwrap(),
         a
     );
+    assert!(m.event_insert_exact(&[7u64], Inserter::ANYWHERE).is_none());
     assert!(m
-        .insert_exact_uncounted(&[7u64], Inserter::ANYWHERE)
-        .is_none());
-    assert!(m
-        .insert_exact_uncounted(&[7u64, 9, 0], Inserter::ANYWHERE)
+        .event_insert_exact(&[7u64, 9, 0], Inserter::ANYWHERE)
         .is_none());
     assert_eq!((m.len(), m.drops()), (1, 2));
 }
@@ -303,15 +301,15 @@ fn exact_word_keys() {
 fn stepwise_insert_is_a_map() {
     fn steps<const N: usize>(m: &TracingMap<'_>, key: [u64; N]) -> Option<u32> {
         let h = (&key).hash(N);
-        let first = match m.insert_first_uncounted(&key, h) {
-            First::Further => m.insert_further_uncounted(&key, h),
+        let first = match m.event_find_at_home(&key, h) {
+            First::Further => m.event_find_past_home(&key, h),
             first => first,
         };
         match first {
             First::Found(i) => Some(i),
             First::Absent => None,
             First::Further => panic!("further after further"),
-            First::Probe => m.insert_rest_uncounted(&key, h, Inserter::ANYWHERE),
+            First::Probe => m.event_insert_missing(&key, h, Inserter::ANYWHERE),
         }
     }
     // Keys of one hash: the first two pairs found among small ones.

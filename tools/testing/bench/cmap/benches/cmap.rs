@@ -95,7 +95,7 @@ impl RustMap {
 #[inline(always)]
 fn rust_update(m: &TracingMap<'_>, key: u64, n_sums: usize, cpu: u32) -> bool {
     match m
-        .insert_words_uncounted(&[key], Inserter::on_cpu(cpu))
+        .event_insert_words(&[key], Inserter::on_cpu(cpu))
         .and_then(|i| m.cpu_sums(i, cpu))
     {
         Some(sums) => {

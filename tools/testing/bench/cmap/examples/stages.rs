@@ -45,7 +45,7 @@ fn rust_stages(m: &TracingMap<'_>, keys: &[u64], iters: u64, stage: u32) -> u64 
             out = out.wrapping_add(u64::from((&key).hash(1)));
             continue;
         }
-        let elt = m.insert_words_uncounted(&key, Inserter::on_cpu(0));
+        let elt = m.event_insert_words(&key, Inserter::on_cpu(0));
         match elt.and_then(|i| m.cpu_sums(i, 0)) {
             Some(sums) if stage >= 4 => sums.add(0, 1),
             e => out = out.wrapping_add(u64::from(e.is_some())),
