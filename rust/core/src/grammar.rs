@@ -133,11 +133,17 @@ mod check;
 mod expr;
 mod fields;
 
-pub use actions::{ActionKind, ActionSpec, Handler, HandlerSpec, Params};
+pub use actions::{ActionKind, ActionSpec, Handler, HandlerSpec};
 pub use expr::{
     Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, Node, NodeId, SpecialField,
 };
-pub use fields::{KeyField, KeyFields, SortKey, SortKeys, ValFields, VarDef, VarDefs};
+pub use fields::{KeyField, VarDef, VarDefs};
+// Named by the host's users only, not the module's shell.
+#[allow(unused_imports)]
+pub use {
+    actions::Params,
+    fields::{KeyFields, SortKey, SortKeys, ValFields},
+};
 
 /// The prefix of C's `last_cmd`, which error positions count from.
 pub const HIST_PREFIX: &str = "hist:";
