@@ -30,6 +30,7 @@ mod poll;
 mod shim;
 mod snapshot;
 mod synth;
+mod tied;
 mod tracefs;
 mod trigger_cmd;
 

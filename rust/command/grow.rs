@@ -18,74 +18,60 @@
 //! for the work ([`GrowWorker`]'s drop), after every trigger is gone and
 //! with no lock held, so the wait cannot close a cycle.
 
-use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::Error;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 use super::map_memory::MapMemory;
+use super::state::{HistSource, HistogramOf, Resolved};
 use super::{state, REGISTRY};
 use crate::hist::grow::{fold_into, next_bits, GrowStats, GrowTrigger};
-use crate::hist::hist_data::HistData;
 use crate::hist::histogram::{map_params_sized, Histogram};
-use crate::hist::map::TracingMap;
+use crate::hist::map::{MapError, TracingMap};
 use crate::shim;
+use crate::tied::Tied;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 
 /// One generation of a growing histogram: its map and when it asks.
-///
-/// # Invariants
-///
-/// `hist` borrows `_memory` (never touched through its owner after the
-/// map is built, freed after `hist`: declaration order) and the hist
-/// data of the [`Growing`] that owns the generation, which outlives it.
 pub(super) struct Generation {
-    hist: Histogram<'static>,
+    hist: Tied<HistSource, HistogramOf>,
     trigger: GrowTrigger,
     bits: u32,
-    _memory: MapMemory,
 }
 
 impl Generation {
-    /// A generation of `1 << bits` entries of `data`'s histogram.
-    ///
-    /// # Safety
-    ///
-    /// `data` must outlive the result (it is the hist data of the
-    /// [`Hist`](super::state::Hist) that will own it).
+    /// A generation of `1 << bits` entries of `resolved`'s histogram.
     #[inline(never)]
-    unsafe fn new(data: &HistData<'_>, bits: u32) -> Result<KBox<Self>> {
-        let params = map_params_sized(data, bits, crate::event::nr_cpu_ids());
-        let bytes = params
-            .storage_bytes()
-            .map_err(|e| Error::from_errno(-e.errno()))?;
-        let mut memory = MapMemory::new(bytes)?;
-        // SAFETY: the memory is never touched through `memory` again; it
-        // moves into the result with the map, freed after it (invariants
-        // of `Self`).
-        let spare = unsafe { core::slice::from_raw_parts_mut(memory.as_mut_ptr(), memory.len()) };
-        let map =
-            TracingMap::new_uninit(params, spare).map_err(|e| Error::from_errno(-e.errno()))?;
-        // SAFETY: `data` outlives the result (our contract).
-        let data: &'static HistData<'static> =
-            unsafe { &*ptr::from_ref(data).cast::<HistData<'static>>() };
-        let hist = Histogram::new(data, map).map_err(|e| Error::from_errno(-e.errno()))?;
+    fn new(resolved: &Arc<Resolved>, bits: u32) -> Result<KBox<Self>> {
+        let map_error = |e: MapError| Error::from_errno(-e.errno());
+        let params = map_params_sized(resolved.data(), bits, crate::event::nr_cpu_ids());
+        let bytes = params.storage_bytes().map_err(map_error)?;
+        let source = HistSource {
+            resolved: resolved.clone(),
+            memory: MapMemory::new(bytes)?,
+        };
+        let hist = Tied::try_new(source, |source| {
+            let HistSource { resolved, memory } = source;
+            let map = TracingMap::new_uninit(params, memory.as_uninit_mut()).map_err(map_error)?;
+            Histogram::new(resolved.data(), map).map_err(map_error)
+        })?;
         Ok(KBox::new(
             Generation {
                 hist,
                 trigger: GrowTrigger::new(bits),
                 bits,
-                _memory: memory,
             },
             GFP_KERNEL,
         )?)
     }
 
     /// The histogram of this generation.
+    #[inline(always)]
     pub(super) fn histogram(&self) -> &Histogram<'_> {
-        &self.hist
+        self.hist.get()
     }
 }
 
@@ -100,6 +86,9 @@ impl Generation {
 /// probe can still see it.
 pub(super) struct Growing {
     current: AtomicPtr<Generation>,
+    /// The resolved trigger whose histogram grows: each generation reads
+    /// its data.
+    resolved: Arc<Resolved>,
     /// The event path asked for the grow and the work has not yet taken
     /// the request.
     pending: AtomicBool,
@@ -107,18 +96,15 @@ pub(super) struct Growing {
 }
 
 impl Growing {
-    /// Makes generation 0, of `size=`'s entries.
-    ///
-    /// # Safety
-    ///
-    /// `data` must outlive the result.
-    pub(super) unsafe fn new(data: &HistData<'_>) -> Result<KBox<Self>> {
-        // SAFETY: our contract.
-        let first = unsafe { Generation::new(data, data.map_bits()) }?;
+    /// Makes generation 0 of `resolved`'s histogram, of `size=`'s
+    /// entries.
+    pub(super) fn new(resolved: &Arc<Resolved>) -> Result<KBox<Self>> {
+        let first = Generation::new(resolved, resolved.data().map_bits())?;
         Ok(KBox::new(
             Growing {
                 // INVARIANT: from `KBox::into_raw()`.
                 current: AtomicPtr::new(KBox::into_raw(first)),
+                resolved: resolved.clone(),
                 pending: AtomicBool::new(false),
                 stats: GrowStats::default(),
             },
@@ -157,7 +143,7 @@ impl Growing {
     /// grow once the generation fills (no allocation, no lock).
     #[inline(always)]
     pub(super) fn after_update(&self, gen: &Generation) {
-        if gen.trigger.check(gen.hist.map().len()) {
+        if gen.trigger.check(gen.histogram().map().len()) {
             self.pending.store(true, Ordering::Relaxed);
             // SAFETY: callable in any context; it queues irq_work. Its
             // queueing orders the store above before the work's swap.
@@ -177,7 +163,7 @@ impl Growing {
         held: EventMutexHeld<'_>,
         out: &mut dyn core::fmt::Write,
     ) -> core::fmt::Result {
-        let max_elts = self.current(held).hist.map().max_elts();
+        let max_elts = self.current(held).histogram().map().max_elts();
         self.stats.write_debug(out, max_elts)
     }
 
@@ -194,9 +180,7 @@ impl Growing {
         let Some(bits) = next_bits(old.bits) else {
             return false;
         };
-        // SAFETY: the data of the generations outlives `self`, which
-        // will own the new one (our owner's invariant).
-        let new = match unsafe { Generation::new(old.hist.data(), bits) } {
+        let new = match Generation::new(&self.resolved, bits) {
             Ok(new) => new,
             Err(_) => {
                 self.stats.failed();
@@ -215,7 +199,7 @@ impl Growing {
         // probe can reach it any more (waited for above), and no reader
         // (they hold the lock, as this task does).
         let old = unsafe { KBox::from_raw(old_ptr) };
-        if fold_into(&old.hist, &self.current(held).hist).is_err() {
+        if fold_into(old.histogram(), self.current(held).histogram()).is_err() {
             pr_warn!("grow: a generation could not be folded\n");
         }
         drop(old);
