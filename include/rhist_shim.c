@@ -363,6 +363,12 @@ int rhist_grow_init(void)
 
 	if (IS_ERR(w))
 		return PTR_ERR(w);
+	/*
+	 * The event path switches to the spare generation itself; the work
+	 * must make the next one before a burst fills that: it runs at the
+	 * first point where a busy CPU can reschedule.
+	 */
+	sched_set_fifo_low(w->task);
 	rhist_grow_worker = w;
 	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "trace/rhist:dead",
 					NULL, rhist_cpu_dead);

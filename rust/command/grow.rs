@@ -2,15 +2,24 @@
 
 //! `:grow` in the kernel (the protocol is the core's, `grow.rs`): the
 //! histogram of a `:grow` trigger's current generation, behind one
-//! pointer that the event path loads once per event, and the work that
-//! moves it to a larger map.
+//! pointer that the event path loads once per event; the next generation,
+//! made ahead of need, which the event path switches to itself; and the
+//! work that folds the generations left behind and makes the next one.
 //!
-//! The event path ([`Growing::after_update`]) asks through the shim's
-//! irq_work, which queues [`rhist_grow_run`] on rhist's kthread worker.
-//! The work takes `event_mutex`, as the readers of the histogram and
-//! every command do, and grows each trigger in [`REGISTRY`] that asked:
-//! a trigger freed before the work runs is no longer there, so no
-//! trigger waits for the work as it goes.
+//! The event path ([`Growing::after_update`]) switches to the spare
+//! generation when the current one reaches its threshold (no allocation,
+//! no lock, no wait), and asks through the shim's irq_work, which queues
+//! [`rhist_grow_run`] on rhist's kthread worker. The work takes
+//! `event_mutex`, as the readers of the histogram and every command do,
+//! and for each trigger in [`REGISTRY`] that asked makes the next spare,
+//! then waits for the probes and folds the generations left behind into
+//! the current one: a trigger freed before the work runs is no longer
+//! there, so no trigger waits for the work as it goes. A reader folds
+//! them itself before it reads ([`Growing::current`]).
+//!
+//! So a burst of new keys is dropped only past the room of the current
+//! generation and of the spare (four times its size) before the work
+//! runs again; what is dropped is counted in `Dropped:`.
 //!
 //! Locks: the work takes `event_mutex` alone (never `trace_types_lock`),
 //! and waits for the probes (`tracepoint_synchronize_unregister()`)
@@ -18,6 +27,7 @@
 //! for the work ([`GrowWorker`]'s drop), after every trigger is gone and
 //! with no lock held, so the wait cannot close a cycle.
 
+use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -28,18 +38,26 @@ use kernel::sync::Arc;
 use super::map_memory::MapMemory;
 use super::state::{HistSource, HistogramOf, Resolved};
 use super::{state, REGISTRY};
-use crate::hist::grow::{fold_into, next_bits, GrowStats, GrowTrigger};
+use crate::hist::grow::{fold_into, spare_bits, GrowStats, GrowTrigger};
 use crate::hist::histogram::{map_params_sized, Histogram};
 use crate::hist::map::{MapError, TracingMap};
 use crate::shim;
 use crate::tied::Tied;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 
-/// One generation of a growing histogram: its map and when it asks.
+/// One generation of a growing histogram: its map, when it asks, and
+/// the generation it replaced.
+///
+/// # Invariants
+///
+/// `older` is null or owns the generation this one replaced (from
+/// [`KBox::into_raw`]), not yet folded into a newer one, which owns its
+/// own older ones in the same way.
 pub(super) struct Generation {
     hist: Tied<HistSource, HistogramOf>,
     trigger: GrowTrigger,
     bits: u32,
+    older: AtomicPtr<Generation>,
 }
 
 impl Generation {
@@ -63,6 +81,8 @@ impl Generation {
                 hist,
                 trigger: GrowTrigger::new(bits),
                 bits,
+                // INVARIANT: none replaced yet.
+                older: AtomicPtr::new(ptr::null_mut()),
             },
             GFP_KERNEL,
         )?)
@@ -76,20 +96,25 @@ impl Generation {
 }
 
 /// What a `:grow` histogram adds to its [`Hist`](super::state::Hist):
-/// the current generation and the grow's counts.
+/// the current generation, the next one and the grow's counts.
 ///
 /// # Invariants
 ///
 /// `current` is never null: it owns a generation made by
-/// [`KBox::into_raw`], replaced only by [`grow`](Self::grow) with
-/// `event_mutex` held, and freed with `self` or by that grow once no
-/// probe can still see it.
+/// [`KBox::into_raw`]. `spare` is null or owns one, made by the work
+/// with `event_mutex` held and never yet seen by a probe. `current` is
+/// replaced only by a switch to the spare ([`switch`](Self::switch)),
+/// which takes the spare with one swap and hangs the replaced generation
+/// on the new one's `older`. A generation on an `older` chain is freed,
+/// with `event_mutex` held, only after a wait for the probes that began
+/// before it was replaced; every one is freed with `self`.
 pub(super) struct Growing {
     current: AtomicPtr<Generation>,
+    spare: AtomicPtr<Generation>,
     /// The resolved trigger whose histogram grows: each generation reads
     /// its data.
     resolved: Arc<Resolved>,
-    /// The event path asked for the grow and the work has not yet taken
+    /// The event path asked for the work and the work has not yet taken
     /// the request.
     pending: AtomicBool,
     stats: GrowStats,
@@ -97,19 +122,24 @@ pub(super) struct Growing {
 
 impl Growing {
     /// Makes generation 0 of `resolved`'s histogram, of `size=`'s
-    /// entries.
+    /// entries, and the spare.
     pub(super) fn new(resolved: &Arc<Resolved>) -> Result<KBox<Self>> {
         let first = Generation::new(resolved, resolved.data().map_bits())?;
-        Ok(KBox::new(
+        let growing = KBox::new(
             Growing {
-                // INVARIANT: from `KBox::into_raw()`.
+                // INVARIANT: from `KBox::into_raw()`; no spare yet.
                 current: AtomicPtr::new(KBox::into_raw(first)),
+                spare: AtomicPtr::new(ptr::null_mut()),
                 resolved: resolved.clone(),
                 pending: AtomicBool::new(false),
                 stats: GrowStats::default(),
             },
             GFP_KERNEL,
-        )?)
+        )?;
+        // No probe sees the trigger yet. A spare that cannot be made now
+        // is asked for again at the threshold.
+        growing.make_spare();
+        Ok(growing)
     }
 
     /// The current generation, for the event path: it may be replaced
@@ -123,95 +153,202 @@ impl Growing {
     #[inline(always)]
     pub(super) unsafe fn current_rcu(&self) -> &Generation {
         // Acquire: the generation's map was built before it was
-        // published (`grow()`'s release store).
+        // published (the release store of the spare, then of `current`).
         let gen = self.current.load(Ordering::Acquire);
         // SAFETY: never null (invariant); a replaced one is freed only
-        // after the grace period `grow()` waits for, which this probe is
-        // inside of (our contract).
+        // after a wait for the probes that began before its replacement,
+        // which this probe is one of (our contract).
         unsafe { &*gen }
     }
 
-    /// The current generation, which no grow replaces while the lock is
-    /// held.
-    pub(super) fn current<'a>(&'a self, _held: EventMutexHeld<'a>) -> &'a Generation {
-        // SAFETY: never null (invariant); replaced and freed only with the
-        // lock held, which `_held` says this task holds for `'a`.
+    /// The current generation as readers see it, with every generation
+    /// it replaced folded in first: a probe may replace it meanwhile,
+    /// but the lock, held for `'a`, keeps it from being freed. Whether
+    /// the contents changed (a fold), in `folded`.
+    pub(super) fn current<'a>(
+        &'a self,
+        held: EventMutexHeld<'a>,
+        folded: &mut bool,
+    ) -> &'a Generation {
+        *folded |= self.fold_older(held);
+        // SAFETY: never null (invariant); a generation is freed only with
+        // the lock held, which `held` says this task holds for `'a`.
         unsafe { &*self.current.load(Ordering::Acquire) }
     }
 
-    /// After the event path accounted an event in `gen`: asks for the
-    /// grow once the generation fills (no allocation, no lock).
+    /// The current generation, without folding: for what only reads its
+    /// size.
+    fn current_unfolded<'a>(&'a self, _held: EventMutexHeld<'a>) -> &'a Generation {
+        // SAFETY: as in `current()`.
+        unsafe { &*self.current.load(Ordering::Acquire) }
+    }
+
+    /// After the event path accounted an event in `gen`: once the
+    /// generation reaches its threshold, switches to the spare and asks
+    /// the work for the next one (no allocation, no lock, no wait).
     #[inline(always)]
     pub(super) fn after_update(&self, gen: &Generation) {
         if gen.trigger.check(gen.histogram().map().len()) {
+            self.switch(gen);
             self.pending.store(true, Ordering::Relaxed);
             // SAFETY: callable in any context; it queues irq_work. Its
-            // queueing orders the store above before the work's swap.
+            // queueing orders the stores above before the work's swap.
             unsafe { shim::rhist_grow_request() };
+        }
+    }
+
+    /// Replaces `gen`, the current generation whose threshold was just
+    /// reached, by the spare, if there is one: from the event path, or
+    /// from the work when the spare came after the threshold. Whether it
+    /// did.
+    fn switch(&self, gen: &Generation) -> bool {
+        // Acquire: the spare's map was built before it was stored. The
+        // swap gives it to one caller only.
+        let spare = self.spare.swap(ptr::null_mut(), Ordering::Acquire);
+        if spare.is_null() {
+            return false;
+        }
+        // `gen` is current: a generation stops being current only by a
+        // switch from it, which its threshold asks for once.
+        // SAFETY: the spare is a generation no probe has seen, now ours
+        // alone (the swap); `gen` is live, as the caller's borrow says.
+        unsafe {
+            (*spare)
+                .older
+                .store(ptr::from_ref(gen).cast_mut(), Ordering::Relaxed)
+        };
+        // INVARIANT: the spare replaces `current`, which hangs on its
+        // `older`. Release: its map and `older` before a probe sees it.
+        self.current.store(spare, Ordering::Release);
+        self.stats.grew();
+        true
+    }
+
+    /// Makes the spare, if there is none and the current generation is
+    /// not at the cap: with `event_mutex` held, or before any probe sees
+    /// `self`. An allocation that fails makes the current generation ask
+    /// again later; what it drops meanwhile is counted.
+    fn make_spare(&self) {
+        if !self.spare.load(Ordering::Relaxed).is_null() {
+            return;
+        }
+        // SAFETY: `current` is never null (invariant), and freed only
+        // with the lock held, by its holder (the caller) or with `self`.
+        let current = unsafe { &*self.current.load(Ordering::Acquire) };
+        let Some(bits) = spare_bits(current.bits) else {
+            return;
+        };
+        match Generation::new(&self.resolved, bits) {
+            // INVARIANT: from `KBox::into_raw()`, seen by no probe yet.
+            // Release: the map is built before a probe can take it.
+            Ok(spare) => self.spare.store(KBox::into_raw(spare), Ordering::Release),
+            Err(_) => {
+                self.stats.failed();
+                current.trigger.retry();
+            }
+        }
+    }
+
+    /// Folds the generations the current one replaced into it, once no
+    /// probe can still be in them, and frees them. Whether it did.
+    fn fold_older(&self, held: EventMutexHeld<'_>) -> bool {
+        let mut folded = false;
+        loop {
+            let current = self.current_unfolded(held);
+            // Acquire: the older chain as the switch stored it.
+            let older = current.older.swap(ptr::null_mut(), Ordering::Acquire);
+            if older.is_null() {
+                return folded;
+            }
+            // Every probe that may have loaded a generation of the chain
+            // (all replaced before `current` was published) returns.
+            // SAFETY: no precondition; it sleeps, which the lock's holder
+            // may.
+            unsafe { shim::rhist_grow_synchronize() };
+            // Into the current generation now (a probe may have replaced
+            // `current` meanwhile; it then folds in at the next call).
+            let into = self.current_unfolded(held);
+            let mut next = older;
+            while !next.is_null() {
+                // SAFETY: the chain's generations came from
+                // `KBox::into_raw()` (invariant), were taken off the chain
+                // by the swap above (ours alone), and no probe can reach
+                // them any more (waited for above).
+                let gen = unsafe { KBox::from_raw(next) };
+                next = gen.older.swap(ptr::null_mut(), Ordering::Relaxed);
+                if fold_into(gen.histogram(), into.histogram()).is_err() {
+                    pr_warn!("grow: a generation could not be folded\n");
+                }
+            }
+            folded = true;
         }
     }
 
     /// After `clear`: the current generation, empty, asks again as a new
     /// one.
     pub(super) fn cleared(&self, held: EventMutexHeld<'_>) {
-        self.current(held).trigger.reset();
+        self.current_unfolded(held).trigger.reset();
     }
 
-    /// `rhist_debug`'s line.
+    /// `rhist_debug`'s lines: the grow's, and the spare's size (0: none
+    /// yet, or at the cap).
     pub(super) fn write_debug(
         &self,
         held: EventMutexHeld<'_>,
         out: &mut dyn core::fmt::Write,
     ) -> core::fmt::Result {
-        let max_elts = self.current(held).histogram().map().max_elts();
-        self.stats.write_debug(out, max_elts)
+        let max_elts = self.current_unfolded(held).histogram().map().max_elts();
+        self.stats.write_debug(out, max_elts)?;
+        let spare = self.spare.load(Ordering::Acquire);
+        let spare_elts = if spare.is_null() {
+            0
+        } else {
+            // SAFETY: not null, from `KBox::into_raw()` (invariant); a
+            // probe may take it as the current generation, but only the
+            // lock's holder frees one, as this task is (`held`).
+            unsafe { &*spare }.histogram().map().max_elts()
+        };
+        writeln!(out, "  grow spare: {spare_elts}")
     }
 
-    /// The grow, if the event path asked: the map of the next size made,
-    /// published, waited on, the old one folded into it and freed. An
-    /// allocation that fails keeps the old one and asks again later.
-    /// Whether the generation was replaced.
+    /// The work, if the event path asked: the next spare made (and
+    /// switched to, if the current generation reached its threshold
+    /// before there was one), the generations left behind folded.
+    /// Whether the contents changed.
     fn grow(&self, held: EventMutexHeld<'_>) -> bool {
         if !self.pending.swap(false, Ordering::Relaxed) {
             return false;
         }
-        let old_ptr = self.current.load(Ordering::Relaxed);
-        let old = self.current(held);
-        let Some(bits) = next_bits(old.bits) else {
-            return false;
-        };
-        let new = match Generation::new(&self.resolved, bits) {
-            Ok(new) => new,
-            Err(_) => {
-                self.stats.failed();
-                old.trigger.retry();
-                return false;
+        let mut changed = false;
+        loop {
+            self.make_spare();
+            let current = self.current_unfolded(held);
+            // The threshold was reached while there was no spare.
+            if !(current.trigger.asked() && self.switch(current)) {
+                break;
             }
-        };
-        // INVARIANT: from `KBox::into_raw()`, replaced with the lock held.
-        // Release: the map is built before a probe can see it.
-        self.current.store(KBox::into_raw(new), Ordering::Release);
-        self.stats.grew();
-        // Every probe that may have loaded the old pointer returns.
-        // SAFETY: no precondition; it sleeps, which the work may.
-        unsafe { shim::rhist_grow_synchronize() };
-        // SAFETY: `old_ptr` came from `KBox::into_raw()` (invariant); no
-        // probe can reach it any more (waited for above), and no reader
-        // (they hold the lock, as this task does).
-        let old = unsafe { KBox::from_raw(old_ptr) };
-        if fold_into(old.histogram(), self.current(held).histogram()).is_err() {
-            pr_warn!("grow: a generation could not be folded\n");
+            changed = true;
         }
-        drop(old);
-        true
+        // The spare first: the event path may need it before the wait.
+        changed | self.fold_older(held)
     }
 }
 
 impl Drop for Growing {
     fn drop(&mut self) {
-        // SAFETY: never null, from `KBox::into_raw()` (invariant); no probe
-        // or reader sees `self` any more.
-        drop(unsafe { KBox::from_raw(*self.current.get_mut()) });
+        // No probe or reader sees `self` any more.
+        let mut next = *self.current.get_mut();
+        while !next.is_null() {
+            // SAFETY: `current` and each `older` own their generation,
+            // from `KBox::into_raw()` (invariants).
+            let mut gen = unsafe { KBox::from_raw(next) };
+            next = *gen.older.get_mut();
+        }
+        let spare = *self.spare.get_mut();
+        if !spare.is_null() {
+            // SAFETY: the spare, from `KBox::into_raw()` (invariant).
+            drop(unsafe { KBox::from_raw(spare) });
+        }
     }
 }
 

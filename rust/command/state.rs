@@ -342,10 +342,19 @@ impl Trigger {
     }
 
     /// The histogram, as readers see it: with `:grow`, the current
-    /// generation's, which no grow replaces while the lock is held.
+    /// generation's, with the generations it replaced folded in (a new
+    /// [`version`](Self::version) if there were any), which no grow frees
+    /// while the lock is held.
     pub(crate) fn hist<'a>(&'a self, held: EventMutexHeld<'a>) -> &'a Histogram<'a> {
         match self.hist.growing() {
-            Some(g) => g.current(held).histogram(),
+            Some(g) => {
+                let mut folded = false;
+                let current = g.current(held, &mut folded);
+                if folded {
+                    self.contents_changed(held);
+                }
+                current.histogram()
+            }
             None => self.hist.histogram(),
         }
     }

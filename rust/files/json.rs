@@ -254,8 +254,9 @@ impl JsonCursor {
         let trigger = unsafe { command::state(held, self.data) };
         // The same histogram, neither cleared nor grown since its head:
         // the document describes one state of it, or the read fails.
-        trigger.version(held) == self.version
-            && trigger.hist(held).map().max_elts() == self.order.len()
+        // (`hist()` first: with `:grow`, a fold it does is a new version.)
+        let max_elts = trigger.hist(held).map().max_elts();
+        trigger.version(held) == self.version && max_elts == self.order.len()
     }
 
     /// Writes the record.

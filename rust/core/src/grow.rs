@@ -7,23 +7,33 @@
 //!
 //! The owner (the kernel shell) keeps the histogram of the current
 //! generation behind one pointer, which the event path loads once per
-//! event. This module is what does not need that pointer:
+//! event, and the next generation, the spare, made ahead of need. This
+//! module is what does not need those pointers:
 //!
 //! 1. The event path, after accounting an event in generation `g`, asks
-//!    [`GrowTrigger::check`] with `g`'s entry count whether to ask for a
-//!    grow: true once per generation, when the count reaches the
-//!    threshold (half the map). The shell then schedules the grow work
-//!    (an NMI-safe `irq_work`, which queues a work item), nothing more.
-//! 2. The grow work, in process context and under the lock the readers
-//!    of the histogram take, makes the map of [`next_bits`] (a failed
-//!    allocation keeps `g` and [`GrowTrigger::retry`]s later), publishes
-//!    the new generation, waits until no event can still be in `g` (a
-//!    grace period: every probe that loaded the old pointer has
-//!    returned), then folds `g` into it ([`fold_into`]) and frees `g`.
-//! 3. Between the publication and the fold, a key's events go to its
-//!    entry in the new map, and the fold adds `g`'s counts to it: none
-//!    lost, none counted twice. A reader holds the lock, so it sees the
-//!    histogram before the publication or after the fold.
+//!    [`GrowTrigger::check`] with `g`'s entry count whether `g` has
+//!    reached its threshold (half the map): true once per generation.
+//!    It then takes the spare, if there is one (one swap: one taker),
+//!    hangs `g` on it as the generation it replaced, publishes it as the
+//!    current one, and schedules the work (an NMI-safe `irq_work`, which
+//!    queues a work item): no allocation, no lock, no wait.
+//! 2. The work, in process context and under the lock the readers of
+//!    the histogram take, makes the next spare, of [`spare_bits`] (if the
+//!    threshold came when there was none, it switches to it itself, as
+//!    [`GrowTrigger::asked`] says; a failed allocation
+//!    [`GrowTrigger::retry`]s later). Then it waits until no event can
+//!    still be in the generations left behind (a grace period: every
+//!    probe that loaded one of them has returned), folds them into the
+//!    current one ([`fold_into`]) and frees them. A reader, under the
+//!    same lock, folds them itself before it reads.
+//! 3. Between the switch and the fold, a key's events go to its entry in
+//!    the new map, and the fold adds the old counts to it: none lost,
+//!    none counted twice. A reader sees the histogram after a fold.
+//! 4. Events are dropped only when a burst of new keys fills the current
+//!    generation before the work has made the next spare: as many new
+//!    keys as the spare holds (four times the current size, and at least
+//!    [`SPARE_BITS_MIN`]'s 8192) can come between two runs of the work.
+//!    Drops are counted in the map's `Dropped:`, and folded.
 //!
 //! [`GrowStats`] counts what `rhist_debug` shows.
 
@@ -45,6 +55,19 @@ pub const GROW_STEP_BITS: u32 = 2;
 /// [`GROW_BITS_MAX`]; `None` at the cap.
 pub fn next_bits(bits: u32) -> Option<u32> {
     (bits < GROW_BITS_MAX).then(|| (bits + GROW_STEP_BITS).min(GROW_BITS_MAX))
+}
+
+/// The fewest entries of a spare generation, in bits: 8192, the spare of
+/// a `:grow` map of hist's default size (2048). A smaller map's spare is
+/// made this large, so that a burst of new keys has as much room before
+/// the work runs whatever `size=` said.
+pub const SPARE_BITS_MIN: u32 = 13;
+
+/// The size of the spare made for a generation of `bits`: the next size
+/// ([`next_bits`]) but at least [`SPARE_BITS_MIN`], up to the cap;
+/// `None` at the cap.
+pub fn spare_bits(bits: u32) -> Option<u32> {
+    next_bits(bits).map(|b| b.clamp(SPARE_BITS_MIN, GROW_BITS_MAX))
 }
 
 /// When a generation's map asks to grow: once its entry count reaches a
@@ -82,6 +105,11 @@ impl GrowTrigger {
         len >= self.at.load(Ordering::Relaxed)
             && !self.requested.load(Ordering::Relaxed)
             && !self.requested.swap(true, Ordering::Relaxed)
+    }
+
+    /// Whether the threshold was reached and the grow is still to come.
+    pub fn asked(&self) -> bool {
+        self.requested.load(Ordering::Relaxed)
     }
 
     /// After a grow that failed (the larger map could not be allocated):

@@ -272,11 +272,12 @@ p_clear_undo() { echo '!rhist:keys=a:vals=b' >> $EV/trigger; }
 # The grow allocates in rhist's kthread worker ("rhist_grow"), not in the
 # writer: its fail-nth is armed, and the check (not run_nth) says whether
 # the fault was injected. 87 keys of 100 reach the threshold (64) of the
-# map of 128 but never fill it: a grow that fails keeps the old map, and
-# drops nothing; either way the histogram is that of a plain map. The
-# events are fired on one CPU: on several, the plain map may drop one
-# whose insert gave up waiting for another CPU's (a fold takes such a
-# drop back), and the two would differ by it.
+# map of 128: the event path switches to the spare made with the trigger
+# (8192 entries), and the work makes the next spare (32768). One that
+# fails is counted, and drops nothing; either way the histogram is that
+# of a plain map. The events are fired on one CPU: on several, the plain
+# map may drop one whose insert gave up waiting for another CPU's (a fold
+# takes such a drop back), and the two would differ by it.
 FG='rhist:keys=a:sort=a:size=128:grow'
 FR='rhist:keys=a:sort=a:size=128'
 grow_pid() {
@@ -300,7 +301,7 @@ p_grow_body() {
 p_grow_check() {
 	[ $rc = 0 ] || { why="fire failed"; return 1; }
 	i=0
-	until grow_line | grep -q 'grows 1\|failed 1'; do
+	until grep -q '^  grow spare: [1-9]' $EV/rhist_debug || grow_line | grep -q 'failed 1'; do
 		i=$((i + 1))
 		[ $i -lt 500 ] || { why="no grow: $(grow_line)"; return 1; }
 		sleep 0.01
@@ -317,8 +318,8 @@ p_grow_check() {
 	cmp -s /tmp/fault.g /tmp/fault.r ||
 		{ why="the grown histogram differs ($(grow_line)): $(diff /tmp/fault.r /tmp/fault.g | grep '^[-+][^-+]' | head -4 | tr '\n' ' ')"; return 1; }
 	case "$(grow_line)" in
-	"generation 1 size 512 grows 1 failed 0") outcome=ok ;;
-	"generation 0 size 128 grows 0 failed 1") outcome=clean ;;
+	"generation 1 size 8192 grows 1 failed 0") outcome=ok ;;
+	"generation 1 size 8192 grows 1 failed 1") outcome=clean ;;
 	*) why="grow: $(grow_line)"; return 1 ;;
 	esac
 }

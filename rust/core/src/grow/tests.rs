@@ -237,3 +237,12 @@ fn fold_needs_the_same_data() {
     )
     .is_err());
 }
+
+#[test]
+fn spare_is_the_next_size_and_at_least_the_floor() {
+    assert_eq!(spare_bits(7), Some(SPARE_BITS_MIN));
+    assert_eq!(spare_bits(11), Some(13));
+    assert_eq!(spare_bits(13), Some(15));
+    assert_eq!(spare_bits(16), Some(17));
+    assert_eq!(spare_bits(17), None);
+}
