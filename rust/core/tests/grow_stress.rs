@@ -1,24 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `:grow` under threads: updaters account events through a generation
-//! index loaded once per event while another thread publishes a larger
-//! map, waits for every updater that may still be in the old one (a
-//! grace period, modelled with a sequence counter per updater, odd while
-//! it is in an event), folds the old map into the new one and "frees" it
-//! (clears it and marks it freed: an updater that used it after would
-//! fail the test, or lose counts). The totals must come out exact.
+//! `:grow` under threads, as the kernel shell runs it: updaters account
+//! events through a generation index loaded once per event, and the one
+//! whose event takes the current map to its threshold switches to the
+//! spare itself (one swap: one taker), leaving the old generation on the
+//! new one's chain of older ones. Another thread, the grow work, makes
+//! the next spare (switching to it itself if the threshold came when
+//! there was none), waits for every updater that may still be in a
+//! generation left behind (a grace period, modelled with a sequence
+//! counter per updater, odd while it is in an event), folds those into
+//! the current map and "frees" them (clears them and marks them freed:
+//! an updater that used one after would fail the test, or lose counts).
+//! The totals must come out exact.
 //!
-//! A grow work that runs late (a loaded machine) may find the new map
-//! full when it folds: the entries with no room are lost, and their
-//! hits become the new map's drops, as `grow::fold_into` does. One round
-//! makes that happen whatever the scheduling: the grow work waits after
-//! each publication until the new map is full, and the updaters go on
-//! until two grows are done.
+//! A grow work that runs late (a loaded machine) may find the current map
+//! full when it folds: the entries with no room are lost, and their hits
+//! become the map's drops, as `grow::fold_into` does. One round makes
+//! that happen whatever the scheduling: the grow work waits after each
+//! spare until the current map is full, and the updaters go on until two
+//! folds are done.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use rhist_core::hist::grow::{next_bits, GrowTrigger};
+
+/// No generation (an empty `spare` or `older`).
+const NONE: usize = usize::MAX;
 use rhist_core::hist::map::{Inserter, MapParams, TracingMap};
 
 const UPDATERS: usize = 3;
@@ -64,6 +72,8 @@ fn update(
     triggers: &[GrowTrigger],
     freed: &[AtomicBool],
     current: &AtomicUsize,
+    spare: &AtomicUsize,
+    older: &[AtomicUsize],
     requested: &AtomicBool,
     seq: &AtomicU64,
     used_freed: &AtomicBool,
@@ -100,6 +110,7 @@ fn update(
             e.update_max_on(t as u32, 2, v);
         }
         if triggers[g].check(map.len()) {
+            switch(g, spare, older, current);
             requested.store(true, Ordering::Release);
         }
         // Leave.
@@ -117,6 +128,18 @@ fn update(
         }
     }
     (model, dropped, fired)
+}
+
+/// Replaces generation `g`, current and at its threshold, by the spare if
+/// there is one (`grow.rs`'s `Growing::switch`).
+fn switch(g: usize, spare: &AtomicUsize, older: &[AtomicUsize], current: &AtomicUsize) -> bool {
+    let s = spare.swap(NONE, Ordering::Acquire);
+    if s == NONE {
+        return false;
+    }
+    older[s].store(g, Ordering::Relaxed);
+    current.store(s, Ordering::SeqCst);
+    true
 }
 
 /// Returns how many entries the folds lost.
@@ -137,6 +160,9 @@ fn run(seed: u64, pause_grower: bool) -> usize {
     let triggers: Vec<GrowTrigger> = sizes.iter().map(|&b| GrowTrigger::new(b)).collect();
     let freed: Vec<AtomicBool> = sizes.iter().map(|_| AtomicBool::new(false)).collect();
     let current = AtomicUsize::new(0);
+    // The spare made with the trigger.
+    let spare = AtomicUsize::new(1);
+    let older: Vec<AtomicUsize> = sizes.iter().map(|_| AtomicUsize::new(NONE)).collect();
     let requested = AtomicBool::new(false);
     let seqs: Vec<AtomicU64> = (0..UPDATERS).map(|_| AtomicU64::new(0)).collect();
     let done = AtomicUsize::new(0);
@@ -147,71 +173,96 @@ fn run(seed: u64, pause_grower: bool) -> usize {
     let stop = AtomicBool::new(false);
     let results: Vec<(Entries, u64, u64)> = std::thread::scope(|s| {
         let grower = s.spawn(|| {
-            let mut grows = 0;
+            let (mut folds, mut next) = (0, 2);
             loop {
                 if !requested.swap(false, Ordering::Acquire) {
-                    if done.load(Ordering::Acquire) == UPDATERS {
-                        return grows;
+                    if done.load(Ordering::Acquire) < UPDATERS {
+                        std::thread::yield_now();
+                        continue;
                     }
-                    std::thread::yield_now();
-                    continue;
+                    // Every request made before the updaters ended is
+                    // seen now.
+                    if !requested.swap(false, Ordering::Acquire) {
+                        return folds;
+                    }
                 }
-                let g = current.load(Ordering::Relaxed);
-                if g + 1 >= maps.len() {
-                    continue;
+                // The next spare ("made": the model's maps are all made
+                // before), switched to here if the threshold came first.
+                loop {
+                    if spare.load(Ordering::Relaxed) == NONE && next < maps.len() {
+                        spare.store(next, Ordering::Release);
+                        next += 1;
+                    }
+                    let c = current.load(Ordering::SeqCst);
+                    if !(triggers[c].asked() && switch(c, &spare, &older, &current)) {
+                        break;
+                    }
                 }
-                // Publish.
-                current.store(g + 1, Ordering::SeqCst);
                 while pause_grower
-                    && maps[g + 1].len() < maps[g + 1].max_elts()
                     && done.load(Ordering::Acquire) < UPDATERS
+                    && maps[current.load(Ordering::SeqCst)].len()
+                        < maps[current.load(Ordering::SeqCst)].max_elts()
                 {
                     std::thread::yield_now();
                 }
-                // Grace period: every updater in an event may have loaded
-                // the old index; wait until each has left that event.
-                for seq in &seqs {
-                    let at = seq.load(Ordering::SeqCst);
-                    if at % 2 == 1 {
-                        while seq.load(Ordering::Acquire) == at {
-                            std::hint::spin_loop();
+                // The generations left behind: off the chain, a grace
+                // period (every updater in an event may have loaded one;
+                // wait until each has left that event), then folded into
+                // the current map and freed.
+                loop {
+                    let c = current.load(Ordering::SeqCst);
+                    let mut g = older[c].swap(NONE, Ordering::Acquire);
+                    if g == NONE {
+                        break;
+                    }
+                    for seq in &seqs {
+                        let at = seq.load(Ordering::SeqCst);
+                        if at % 2 == 1 {
+                            while seq.load(Ordering::Acquire) == at {
+                                std::hint::spin_loop();
+                            }
                         }
                     }
-                }
-                // Fold, then free.
-                let before = lost_parts.len();
-                let moved = maps[g]
-                    .fold_into(
-                        &maps[g + 1],
-                        |i| i == 2,
-                        |e| {
-                            maps[g + 1].add_drops(e.read_sum(0));
-                            lost_parts.push((
-                                e.key_word(0),
-                                e.read_sum(0),
-                                e.read_sum(1),
-                                e.read_max(2),
-                            ));
-                        },
-                    )
-                    .unwrap();
-                assert_eq!(moved + lost_parts.len() - before, maps[g].len());
-                freed[g].store(true, Ordering::SeqCst);
-                maps[g].clear();
-                grows += 1;
-                if grows == 2 {
-                    stop.store(true, Ordering::Release);
+                    let into = current.load(Ordering::SeqCst);
+                    while g != NONE {
+                        let before = lost_parts.len();
+                        let moved = maps[g]
+                            .fold_into(
+                                &maps[into],
+                                |i| i == 2,
+                                |e| {
+                                    maps[into].add_drops(e.read_sum(0));
+                                    lost_parts.push((
+                                        e.key_word(0),
+                                        e.read_sum(0),
+                                        e.read_sum(1),
+                                        e.read_max(2),
+                                    ));
+                                },
+                            )
+                            .unwrap();
+                        assert_eq!(moved + lost_parts.len() - before, maps[g].len());
+                        freed[g].store(true, Ordering::SeqCst);
+                        maps[g].clear();
+                        g = older[g].swap(NONE, Ordering::Relaxed);
+                        folds += 1;
+                    }
+                    if folds >= 2 {
+                        stop.store(true, Ordering::Release);
+                    }
                 }
             }
         });
         let updaters: Vec<_> = (0..UPDATERS)
             .map(|t| {
                 let (maps, triggers, freed, current) = (&maps, &triggers, &freed, &current);
+                let (spare, older) = (&spare, &older);
                 let (requested, seq, used_freed, done) = (&requested, &seqs[t], &used_freed, &done);
                 let stop = pause_grower.then_some(&stop);
                 s.spawn(move || {
                     let r = update(
-                        t, seed, maps, triggers, freed, current, requested, seq, used_freed, stop,
+                        t, seed, maps, triggers, freed, current, spare, older, requested, seq,
+                        used_freed, stop,
                     );
                     done.fetch_add(1, Ordering::Release);
                     r
