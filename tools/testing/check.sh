@@ -186,7 +186,8 @@ for c in $hist_same_cases; do
 	one "hist-canon-$c" tools/testing/compare/selftest.sh "$c" canon
 done
 for f in include/rhist_shim.[ch] tools/testing/rhist_test_events/rhist_test_{events.[ch],race.c} \
-	tools/testing/clients/{hist_client,json_check}.c tools/testing/bench/bpf/rhist_bpf{,.bpf}.c; do
+	tools/testing/clients/{hist_client,json_check}.c tools/testing/bench/bpf/rhist_bpf{,.bpf}.c \
+	tools/testing/bench/pingpong.c; do
 	one "checkpatch-$(basename "$f")" checkpatch --no-tree -f "$RHIST_TOP/$f"
 done
 suite_end lint

@@ -3,8 +3,8 @@
 # Builds rhist.ko and the test modules (rhist_test_events.ko,
 # rhist_test_race.ko) against a flavour's kernel and
 # copies them to build/modules-FLAVOUR/. Kbuild rebuilds only what changed.
-# Also stages the guest's real clients and the bench's eBPF peer in
-# build/clients/.
+# Also stages the guest's real clients, the bench's eBPF peer and its
+# pingpong workload in build/clients/.
 #
 # Usage: modules.sh [test|bench|kasan|dropin]   (default: $RHIST_FLAVOUR, or test)
 set -euo pipefail
@@ -39,4 +39,4 @@ cp "$src/rhist.ko" "$src"/tools/testing/rhist_test_events/rhist_test_{events,rac
 # The real clients the guest puts on PATH (trace-cmd, hist_client), for
 # every flavour.
 step "clients: trace-cmd and hist_client" "$RHIST_TOP/tools/testing/clients/stage.sh" "$RHIST_BUILD/clients"
-step "clients: the bench's eBPF peer (rhist_bpf)" "$RHIST_TOP/tools/testing/bench/bpf/build.sh" "$RHIST_BUILD/clients"
+step "clients: the bench's eBPF peer (rhist_bpf) and pingpong" "$RHIST_TOP/tools/testing/bench/bpf/build.sh" "$RHIST_BUILD/clients"

@@ -7,6 +7,8 @@
 #                                   statically against libbpf 1.1
 #   /usr/lib/rhist_bpf/hash.bpf.o   rhist_bpf.bpf.c with BPF_MAP_TYPE_HASH
 #   /usr/lib/rhist_bpf/percpu.bpf.o and with BPF_MAP_TYPE_PERCPU_HASH
+#   /usr/bin/pingpong               ../pingpong.c, static: the real
+#                                   workloads' scheduler-heavy one
 #
 # Needs clang, gcc, pkg-config, libbpf-dev, libelf-dev and zlib1g-dev
 # (vm/setup.sh installs them). Rebuilds only what is older than its source.
@@ -41,5 +43,11 @@ if stale "$out" "$here/rhist_bpf.c"; then
 	gcc -static -O2 -Wall -Wextra -Werror -o "$out.tmp" "$here/rhist_bpf.c" \
 		$(pkg-config --cflags libbpf) $(pkg-config --static --libs libbpf) ||
 		die "building rhist_bpf failed"
+	mv "$out.tmp" "$out"
+fi
+out=$dir/usr/bin/pingpong
+if stale "$out" "$here/../pingpong.c"; then
+	gcc -static -O2 -Wall -Wextra -Werror -o "$out.tmp" "$here/../pingpong.c" ||
+		die "building pingpong failed"
 	mv "$out.tmp" "$out"
 fi

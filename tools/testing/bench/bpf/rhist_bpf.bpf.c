@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The bench's eBPF peer: programs on rhist_test/rhist_sample that do what
- * the bench's hist triggers do (count per key, sums of values). Built
+ * the bench's hist triggers do (count per key, sums of values), and on
+ * the real workloads' events (their SEC() names the tracepoint). Built
  * twice, with PERCPU 0 (BPF_MAP_TYPE_HASH, atomic adds) and 1
  * (BPF_MAP_TYPE_PERCPU_HASH, plain adds). Each program has its own map,
  * m_PROGRAM, or for several triggers its own maps, m_PROGRAM_0, _1, ...;
@@ -147,13 +148,19 @@ static __always_inline void *entry(void *map, __u32 n, const void *key,
 	return v;
 }
 
-static __always_inline int count(void *map, const void *key)
+/* Counts @key in @map, map number @n of the program. */
+static __always_inline int count_n(void *map, __u32 n, const void *key)
 {
-	struct count zero = {}, *v = entry(map, 0, key, &zero);
+	struct count zero = {}, *v = entry(map, n, key, &zero);
 
 	if (v)
 		ADD(&v->hits, 1);
 	return 0;
+}
+
+static __always_inline int count(void *map, const void *key)
+{
+	return count_n(map, 0, key);
 }
 
 SEC("tracepoint/rhist_test/rhist_sample")
@@ -350,6 +357,121 @@ int triggers_4(struct sample *ctx)
 	sum2(&m_triggers_4_2, 2, a, b, c);
 	sum2(&m_triggers_4_3, 3, a, c, b);
 	return 0;
+}
+
+/*
+ * The real workloads (guest.sh's real_*): the records of the events they
+ * trace, from their format files (6.12). The first 8 bytes, the common
+ * fields, are never read (see keys_common_type).
+ */
+struct sys_enter {
+	__u64 common;
+	__s64 id;
+	__u64 args[6];
+};
+
+struct sys_exit {
+	__u64 common;
+	__s32 nr;
+	__s64 ret;
+};
+
+struct sched_switch {
+	__u64 common;
+	char prev_comm[16];
+	__s32 prev_pid;
+	__s32 prev_prio;
+	__s64 prev_state;
+	char next_comm[16];
+	__s32 next_pid;
+	__s32 next_prio;
+};
+
+struct sched_waking {
+	__u64 common;
+	char comm[16];
+	__s32 pid;
+	__s32 prio;
+	__s32 target_cpu;
+};
+
+struct key_pid_id {
+	__u64 pid;
+	__u64 id;
+};
+
+MAP(m_sys_enter_pid_id, struct key_pid_id, struct count);
+MAP(m_sys_exit_read_ret_log2, __u64, struct count);
+MAP(m_sched_switch_next_pid, __u64, struct count);
+MAP(m_runqlat_switch, __u64, struct count);
+
+/*
+ * keys=common_pid,id on raw_syscalls/sys_enter and keys=ret.log2 on
+ * syscalls/sys_exit_read, loaded together: maps 0 and 1.
+ */
+SEC("tracepoint/raw_syscalls/sys_enter")
+int sys_enter_pid_id(struct sys_enter *ctx)
+{
+	struct key_pid_id key = {
+		.pid = (__u32)bpf_get_current_pid_tgid(),
+		.id = ctx->id,
+	};
+
+	return count_n(&m_sys_enter_pid_id, 0, &key);
+}
+
+SEC("tracepoint/syscalls/sys_exit_read")
+int sys_exit_read_ret_log2(struct sys_exit *ctx)
+{
+	__u64 key = log2_bucket(ctx->ret);
+
+	return count_n(&m_sys_exit_read_ret_log2, 1, &key);
+}
+
+/* keys=next_pid on sched/sched_switch. */
+SEC("tracepoint/sched/sched_switch")
+int sched_switch_next_pid(struct sched_switch *ctx)
+{
+	__u64 key = ctx->next_pid;
+
+	return count(&m_sched_switch_next_pid, &key);
+}
+
+/*
+ * The wakeup latency (runqlat): the time of each pid's sched_waking,
+ * taken at its next sched_switch in, as a log2 histogram of
+ * microseconds; the pair of hist triggers and the synthetic event's
+ * keys=lat.log2. The start times are a plain hash in both builds: the
+ * switch may come on another CPU than the wakeup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, __u32);
+	__type(value, __u64);
+} runqlat_start SEC(".maps");
+
+SEC("tracepoint/sched/sched_waking")
+int runqlat_waking(struct sched_waking *ctx)
+{
+	__u32 pid = ctx->pid;
+	__u64 ts = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&runqlat_start, &pid, &ts, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_switch")
+int runqlat_switch(struct sched_switch *ctx)
+{
+	__u32 pid = ctx->next_pid;
+	__u64 *ts = bpf_map_lookup_elem(&runqlat_start, &pid), key;
+
+	if (!ts)
+		return 0;
+	key = log2_bucket((bpf_ktime_get_ns() - *ts) / 1000);
+	bpf_map_delete_elem(&runqlat_start, &pid);
+	return count(&m_runqlat_switch, &key);
 }
 
 char LICENSE[] SEC("license") = "GPL";

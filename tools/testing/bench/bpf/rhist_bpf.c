@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rhist_bpf: loads one program of the bench's eBPF peer
- * (rhist_bpf.bpf.c), attaches it to its tracepoint and stays attached
- * until SIGTERM or SIGINT; then detaches and prints what its maps hold:
+ * rhist_bpf: loads programs of the bench's eBPF peer (rhist_bpf.bpf.c),
+ * attaches each to the tracepoint its section names and stays attached
+ * until SIGTERM or SIGINT; then detaches and prints what their maps hold:
  *
- *   rhist_bpf OBJECT PROGRAM MAX_ENTRIES
+ *   rhist_bpf OBJECT PROGRAM[,PROGRAM...] MAX_ENTRIES
  *
  * prints "ready" once attached, and on the signal one line
- * "bpf: hits=N drops=N entries=N sums=S,..." per map of the program
- * (m_PROGRAM, or m_PROGRAM_0, _1, ... in order; hits and each value's
- * sum added over keys and CPUs, modulo 2^64; drops: events that found
- * the map full). MAX_ENTRIES is every map's size.
+ * "bpf: hits=N drops=N entries=N sums=S,..." per map of the programs
+ * (each program's m_PROGRAM, or m_PROGRAM_0, _1, ..., or none, in the
+ * programs' order; hits and each value's sum added over keys and CPUs,
+ * modulo 2^64; drops: events that found the map full, drops[n] for the
+ * n-th map). MAX_ENTRIES is every such map's size.
  * libbpf's messages, the verifier's log among them, go to stderr.
  */
 #include <errno.h>
@@ -94,22 +95,26 @@ static int read_map(const struct bpf_map *map, unsigned long long *sums,
 
 /* As many as rhist_bpf.bpf.c's drops map has entries. */
 #define MAX_MAPS 4
+/* Programs loaded together. */
+#define MAX_PROGS 4
 
 /*
- * Finds PROGRAM's maps: m_PROGRAM alone, or m_PROGRAM_0, m_PROGRAM_1, ...
- * Returns how many, 0 for none.
+ * Finds PROGRAM's maps: m_PROGRAM alone, or m_PROGRAM_0, m_PROGRAM_1, ...,
+ * at most @room. Returns how many, 0 for none.
  */
 static int find_maps(struct bpf_object *obj, const char *prog,
-		     struct bpf_map **maps)
+		     struct bpf_map **maps, int room)
 {
 	char name[128];
 	int n;
 
+	if (!room)
+		return 0;
 	snprintf(name, sizeof(name), "m_%s", prog);
 	maps[0] = bpf_object__find_map_by_name(obj, name);
 	if (maps[0])
 		return 1;
-	for (n = 0; n < MAX_MAPS; n++) {
+	for (n = 0; n < room; n++) {
 		snprintf(name, sizeof(name), "m_%s_%d", prog, n);
 		maps[n] = bpf_object__find_map_by_name(obj, name);
 		if (!maps[n])
@@ -121,41 +126,58 @@ static int find_maps(struct bpf_object *obj, const char *prog,
 int main(int argc, char **argv)
 {
 	unsigned long long sums[VAL_WORDS], entries, drops[MAX_MAPS];
-	unsigned int words, w;
+	struct bpf_program *progs[MAX_PROGS], *p;
+	struct bpf_link *links[MAX_PROGS];
 	struct bpf_map *maps[MAX_MAPS], *m;
-	struct bpf_program *prog, *p;
+	int err, sig, n = 0, nprogs = 0, i;
+	char *names, *name;
 	struct bpf_object *obj;
-	struct bpf_link *link;
-	unsigned int i;
-	int err, sig, n;
+	unsigned int words, w;
 	sigset_t stop;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s OBJECT PROGRAM MAX_ENTRIES\n", argv[0]);
+		fprintf(stderr, "usage: %s OBJECT PROGRAM[,PROGRAM...] MAX_ENTRIES\n", argv[0]);
 		return 2;
 	}
 	libbpf_set_print(print);
 	obj = bpf_object__open_file(argv[1], NULL);
 	if (!obj)
 		return die(argv[1], errno);
-	prog = bpf_object__find_program_by_name(obj, argv[2]);
-	n = find_maps(obj, argv[2], maps);
-	if (!prog || !n) {
-		fprintf(stderr, "rhist_bpf: no program %s or map m_%s[_0]\n", argv[2], argv[2]);
+	names = argv[2];
+	while ((name = strsep(&names, ","))) {
+		if (nprogs == MAX_PROGS) {
+			fprintf(stderr, "rhist_bpf: more than %d programs\n", MAX_PROGS);
+			return 1;
+		}
+		progs[nprogs] = bpf_object__find_program_by_name(obj, name);
+		if (!progs[nprogs]) {
+			fprintf(stderr, "rhist_bpf: no program %s\n", name);
+			return 1;
+		}
+		nprogs++;
+		n += find_maps(obj, name, maps + n, MAX_MAPS - n);
+	}
+	if (!n) {
+		fprintf(stderr, "rhist_bpf: no map m_PROGRAM[_0] for %s\n", argv[2]);
 		return 1;
 	}
-	/* Only this program, and of the keyed maps only its own. */
-	bpf_object__for_each_program(p, obj)
-		bpf_program__set_autoload(p, p == prog);
+	/* Only these programs, and of the keyed maps only their own. */
+	bpf_object__for_each_program(p, obj) {
+		bool own = false;
+
+		for (i = 0; i < nprogs; i++)
+			own |= p == progs[i];
+		bpf_program__set_autoload(p, own);
+	}
 	bpf_object__for_each_map(m, obj) {
 		bool own = false;
 
-		for (i = 0; i < (unsigned int)n; i++)
+		for (i = 0; i < n; i++)
 			own |= m == maps[i];
 		if (!strncmp(bpf_map__name(m), "m_", 2))
 			bpf_map__set_autocreate(m, own);
 	}
-	for (i = 0; i < (unsigned int)n; i++) {
+	for (i = 0; i < n; i++) {
 		err = bpf_map__set_max_entries(maps[i], strtoul(argv[3], NULL, 0));
 		if (err)
 			return die("max_entries", err);
@@ -168,19 +190,23 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
-	link = bpf_program__attach(prog);
-	if (!link)
-		return die("attach", errno);
+	for (i = 0; i < nprogs; i++) {
+		links[i] = bpf_program__attach(progs[i]);
+		if (!links[i])
+			return die("attach", errno);
+	}
 	printf("ready\n");
 	fflush(stdout);
 	sigwait(&stop, &sig);
-	err = bpf_link__destroy(link);
-	if (err)
-		return die("detach", err);
+	for (i = 0; i < nprogs; i++) {
+		err = bpf_link__destroy(links[i]);
+		if (err)
+			return die("detach", err);
+	}
 	m = bpf_object__find_map_by_name(obj, "drops");
 	if (!m)
 		return die("no drops map", ENOENT);
-	for (i = 0; i < (unsigned int)n; i++) {
+	for (i = 0; i < n; i++) {
 		err = read_map(maps[i], sums, &words, &entries);
 		if (err)
 			return die("reading the map", err);
