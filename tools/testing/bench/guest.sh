@@ -252,43 +252,138 @@ free_kb() {
 	echo $(( $(awk '/^MemFree:/ { print $2 }' /proc/meminfo) +
 		 $(awk '/^ +count:/ { n += $2 } END { print n * 4 }' /proc/zoneinfo) ))
 }
-# A real workload: a busybox loop that forks a process and waits for it,
-# with keys=common_pid on sched_switch and sched_waking; its run time
-# with no trigger, with hist's and with rhist's. A rhist_noop trigger
-# stays on both events throughout ("none" has it too), so that their
-# tracepoints are patched in once and out once: multi-threaded TCG now
-# and then runs the int3 of a call site the kernel has finished
-# patching (see tools/testing/vm/run.sh), here in __schedule().
-#   RESULT real <mode> <round> <ns>
-SCHED=events/sched
-real_workload() {
-	i=0
-	while [ $i -lt ${REAL_FORKS:-300} ]; do
-		/bin/true
-		i=$((i + 1))
-	done
+# The real workloads, each run with no histogram (none), hist's
+# triggers, rhist's (the same text) and the eBPF peer's programs
+# (bpf-percpu) on the same events, the modes interleaved in each round
+# (their order alternating):
+#   syscalls: dd reading and writing a byte at a time (REAL_READS reads),
+#     keys=common_pid,id on raw_syscalls/sys_enter and keys=ret.log2 on
+#     syscalls/sys_exit_read (rhist_bpf's sys_enter_pid_id and
+#     sys_exit_read_ret_log2);
+#   switch: pingpong (two tasks passing a byte over pipes REAL_PINGS
+#     times, pinned to the two CPUs), keys=next_pid on sched/sched_switch
+#     (sched_switch_next_pid);
+#   wakeup: pingpong, the wakeup-latency pipeline of rhist.rst with a
+#     log2 histogram of the latency (runqlat_waking and runqlat_switch,
+#     bcc's runqlat).
+# A rhist_noop trigger stays on the workload's events throughout, none
+# included, so that their tracepoints are patched in once and out once:
+# multi-threaded TCG now and then runs the int3 of a call site the kernel
+# has finished patching (see tools/testing/vm/run.sh). After each run
+# every histogram must hold its expected hits and key (BENCH-ERROR).
+#   RESULT real <workload> <mode> <round> <ns>
+REAL_READS=${REAL_READS:-200000}
+REAL_PINGS=${REAL_PINGS:-20000}
+# real_triggers WORKLOAD: "EVENT MIN_HITS KEY TRIGGER" a line, in the
+# order they are added (removed in reverse); KEY: an extended regular
+# expression one of the histogram's keys must match.
+real_triggers() {
+	case $1 in
+	syscalls)
+		echo "raw_syscalls/sys_enter $((2 * REAL_READS)) id:[[:space:]]+0[[:space:]]}" \
+			"keys=common_pid,id"
+		echo "syscalls/sys_exit_read $REAL_READS ret:[[:space:]]~[[:space:]]2\^0[[:space:]]" \
+			"keys=ret.log2" ;;
+	switch) echo "sched/sched_switch $REAL_PINGS next_pid: keys=next_pid" ;;
+	wakeup)
+		echo "sched/sched_waking $REAL_PINGS pid: keys=pid:ts0=common_timestamp.usecs"
+		echo "sched/sched_switch $REAL_PINGS next_pid: keys=next_pid:wlat=common_timestamp.usecs-\$ts0:onmatch(sched.sched_waking).bench_wakeup_lat(\$wlat,next_pid)"
+		echo "synthetic/bench_wakeup_lat $((REAL_PINGS / 2)) lat: keys=lat.log2" ;;
+	esac
 }
-for ev in sched_switch sched_waking; do
-	echo rhist_noop >> $SCHED/$ev/trigger || echo "BENCH-ERROR attach rhist_noop $ev"
-done
-r=1
-while [ $r -le ${REAL_ROUNDS:-3} ]; do
-	for mode in none hist rhist; do
-		for ev in sched_switch sched_waking; do
-			[ $mode = none ] || echo "$mode:keys=common_pid" >> $SCHED/$ev/trigger ||
-				echo "BENCH-ERROR attach $mode $ev"
-		done
-		t0=$(now)
-		real_workload
-		t1=$(now)
-		echo "RESULT real $mode $r $((t1 - t0))"
-		for ev in sched_switch sched_waking; do
-			[ $mode = none ] || echo "!$mode:keys=common_pid" >> $SCHED/$ev/trigger
-		done
+# real_bpf WORKLOAD: the programs, and each map's least hits.
+real_bpf() {
+	case $1 in
+	syscalls) echo "sys_enter_pid_id,sys_exit_read_ret_log2 $((2 * REAL_READS)) $REAL_READS" ;;
+	switch) echo "sched_switch_next_pid $REAL_PINGS" ;;
+	wakeup) echo "runqlat_waking,runqlat_switch $((REAL_PINGS / 2))" ;;
+	esac
+}
+real_run() {
+	case $1 in
+	syscalls) dd if=/dev/zero of=/dev/null bs=1 count=$REAL_READS 2> /dev/null ;;
+	*) pingpong $REAL_PINGS ;;
+	esac
+}
+# real_events WORKLOAD: the workload's events but synthetic ones.
+real_events() {
+	real_triggers $1 | while read -r ev rest; do
+		case $ev in synthetic/*) ;; *) echo $ev ;; esac
+	done | sort -u
+}
+real_attach() { # workload mode
+	case $2 in
+	none) ;;
+	bpf-*)
+		bpf_prog=$(real_bpf $1) bpf_size=2048
+		bpf_prog=${bpf_prog%% *}
+		bpf_start ${2#bpf-} ;;
+	*)
+		real_triggers $1 | while read -r ev min key t; do
+			echo "$2:$t" >> events/$ev/trigger || return 1
+		done ;;
+	esac
+}
+# real_detach WORKLOAD MODE: removes MODE's triggers or programs, after
+# checking what their histograms or maps hold.
+real_detach() {
+	case $2 in
+	none) ;;
+	bpf-*)
+		kill -TERM $bpf_pid
+		wait $bpf_pid || { echo "BENCH-ERROR real $1 $2: rhist_bpf failed"; cat /tmp/bpf.err; }
+		mins=$(real_bpf $1)
+		mins=${mins#* }
+		grep '^bpf: ' /tmp/bpf.out > /tmp/bpf.maps
+		[ $(wc -l < /tmp/bpf.maps) = $(echo $mins | wc -w) ] ||
+			echo "BENCH-ERROR real $1 $2: $(wc -l < /tmp/bpf.maps) maps read, expected $(echo $mins | wc -w)"
+		for min in $mins; do
+			read -r line || break
+			set -- $(echo "$line" |
+				sed -n 's/^bpf: hits=\([0-9]*\) drops=\([0-9]*\) entries=\([0-9]*\) .*/\1 \2 \3/p')
+			[ $# = 3 ] && [ "$1" -ge "$min" ] && [ "$2" = 0 ] && [ "$3" -ge 1 ] ||
+				echo "BENCH-ERROR real $w bpf: $line, expected at least $min hits, no drops"
+		done < /tmp/bpf.maps
+		;;
+	*)
+		real_triggers $1 > /tmp/real.t
+		while read -r ev min key t; do
+			f=events/$ev/$2
+			hits=$(awk '/^ *Hits:/ { print $2 }' $f)
+			[ "${hits:-0}" -ge "$min" ] && grep '^{' $f | grep -Eq "$key" ||
+				echo "BENCH-ERROR real $1 $2 $ev: ${hits:-no} hits (at least $min expected)," \
+					"$(grep -c '^{' $f) entries, none with a key matching $key"
+		done < /tmp/real.t
+		tac /tmp/real.t | while read -r ev min key t; do
+			echo "!$2:$t" >> events/$ev/trigger
+		done ;;
+	esac
+}
+REAL_MODES="none hist rhist"
+case " $BPF_MODES " in *" bpf-percpu "*) REAL_MODES="$REAL_MODES bpf-percpu" ;; esac
+echo 'bench_wakeup_lat u64 lat; pid_t pid' >> synthetic_events ||
+	echo "BENCH-ERROR: synthetic event bench_wakeup_lat"
+for w in ${REAL_WORKLOADS-syscalls switch wakeup}; do
+	for ev in $(real_events $w); do
+		echo rhist_noop >> events/$ev/trigger || echo "BENCH-ERROR attach rhist_noop $ev"
 	done
-	r=$((r + 1))
+	r=1
+	while [ $r -le ${REAL_ROUNDS:-5} ]; do
+		order=$REAL_MODES
+		[ $((r % 2)) = 1 ] || order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
+		for mode in $order; do
+			real_attach $w $mode || { echo "BENCH-ERROR attach real $w $mode"; continue; }
+			t0=$(now)
+			real_run $w || echo "BENCH-ERROR real $w: the workload failed"
+			t1=$(now)
+			echo "RESULT real $w $mode $r $((t1 - t0))"
+			real_detach $w $mode
+		done
+		r=$((r + 1))
+	done
+	for ev in $(real_events $w); do echo '!rhist_noop' >> events/$ev/trigger; done
 done
-for ev in sched_switch sched_waking; do echo '!rhist_noop' >> $SCHED/$ev/trigger; done
+echo '!bench_wakeup_lat' >> synthetic_events
 
 [ -z "$ICOUNT" ] || { echo BENCH-DONE; exit 0; }
 for size in ${SIZES:-2048 16384 131072}; do

@@ -90,29 +90,61 @@ def fmt(x, width, prec=1):
     return f"{'-':>{width}}" if x is None else f"{x:{width}.{prec}f}"
 
 
+REAL_WORKLOADS = {
+    "syscalls": "dd bs=1: keys=common_pid,id on raw_syscalls:sys_enter, "
+                "keys=ret.log2 on syscalls:sys_exit_read",
+    "switch": "pingpong over pipes, one task per CPU: keys=next_pid on sched:sched_switch",
+    "wakeup": "pingpong: the wakeup-latency pipeline, keys=lat.log2 (eBPF: runqlat)",
+}
+
+
 def real_results(name):
-    """The run times of the real workload, per mode (none, hist, rhist)."""
+    """The real workloads' run times: {workload: {mode: {round: ns}}}."""
     out = {}
     for line in open(name, errors="replace"):
         f = line.split()
-        if len(f) > 4 and f[0] == "RESULT" and f[1] == "real":
-            out.setdefault(f[2], []).append(int(f[4]))
+        if len(f) > 5 and f[0] == "RESULT" and f[1] == "real":
+            out.setdefault(f[2], {}).setdefault(f[3], {})[int(f[4])] = int(f[5])
     return out
 
 
-def real_row(times, unit, scale):
-    """The workload's median time per mode, and what each trigger adds."""
-    if not {"none", "hist", "rhist"} <= times.keys():
-        return None
-    med = {m: statistics.median(v) for m, v in times.items()}
-    c_add, r_add = med["hist"] - med["none"], med["rhist"] - med["none"]
-    print(f"real workload (fork and wait, keys=common_pid on sched_switch and "
-          f"sched_waking), {unit}, medians of {len(times['none'])}: none "
-          f"{med['none'] / scale:.1f}, hist {med['hist'] / scale:.1f} (+{c_add / scale:.1f}), "
-          f"rhist {med['rhist'] / scale:.1f} (+{r_add / scale:.1f}); added-cost ratio "
-          f"{r_add / c_add if c_add > 0 else float('nan'):.2f}")
-    return {"unit": unit, "none": med["none"], "hist": med["hist"], "rhist": med["rhist"],
-            "ratio": r_add / c_add if c_add > 0 else None}
+def real_table(results, unit, scale):
+    """Per workload and mode: the median run time over the rounds, the
+    slowdown over none (the median of the rounds' mode/none - 1, each
+    round's modes run one after the other), and its spread (max - min of
+    the rounds' slowdowns). A slowdown whose spread is larger than itself
+    is unresolved. Returns the rows."""
+    rows = []
+    if not results:
+        return rows
+    n_rounds = max(len(r) for w in results.values() for r in w.values())
+    print(f"# real workloads, {unit} per run, medians of {n_rounds} rounds; slowdown over "
+          "none: the median of the rounds' mode/none - 1; spread: max - min of those")
+    for work in results:
+        print(f"#   {work}: {REAL_WORKLOADS.get(work, '?')}")
+    print(f"{'workload':<10} {'mode':<11} {unit.split()[0]:>9} {'slowdown':>9} {'spread':>8}")
+    for work, modes in results.items():
+        none = modes.get("none", {})
+        for mode, runs in modes.items():
+            med = statistics.median(runs.values()) / scale
+            row = {"workload": work, "mode": mode, "unit": unit, "median": med,
+                   "rounds": len(runs), "slowdown_pct": None, "spread_pct": None,
+                   "resolved": None}
+            line = f"{work:<10} {mode:<11} {med:9.1f}"
+            slow = [100 * (t / none[r] - 1) for r, t in runs.items() if none.get(r)]
+            if mode != "none" and slow:
+                row["slowdown_pct"] = statistics.median(slow)
+                row["spread_pct"] = max(slow) - min(slow)
+                row["resolved"] = len(slow) > 1 and row["spread_pct"] < abs(row["slowdown_pct"])
+                line += f" {row['slowdown_pct']:8.1f}% {row['spread_pct']:7.1f}%"
+                if len(slow) < 2:
+                    line += "  unresolved: one round, no spread"
+                elif not row["resolved"]:
+                    line += "  unresolved: spread larger than the effect"
+            print(line)
+            rows.append(row)
+    print()
+    return rows
 
 
 # Instruction counts (one per guest nanosecond under -icount shift=0).
@@ -209,10 +241,9 @@ print()
 ext_rows += extensions(path, "ns per event (this boot)")
 real_rows = []
 for name, unit, scale in ((raw, "ms (wall clock)", 1e6),
-                          (icount_raw, "million instructions", 1e6)):
-    row = real_row(real_results(name), unit, scale) if name else None
-    if row:
-        real_rows.append(row)
+                          (icount_raw, "million instructions (-icount)", 1e6)):
+    if name:
+        real_rows += real_table(real_results(name), unit, scale)
 
 mem_rows = []
 if memory:

@@ -42,9 +42,11 @@ trap 'rm -rf "$work"' EXIT
 cp "$(dirname "$0")/guest.sh" "$work/bench.sh.inc"
 if [ -n "$smoke" ]; then
 	# Single-threaded TCG: the smoke times nothing, and the real
-	# workload's triggers on sched_switch patch a call site that the
-	# other vCPU runs (see tools/testing/vm/run.sh).
-	printf '# run.sh: single-threaded TCG\nROUNDS=1 COUNT=2000 SMOKE=1 SIZES=2048\n. /test/bench.sh.inc\n' \
+	# workloads' programs on sched_switch and the syscalls patch call
+	# sites that the other vCPU runs (see tools/testing/vm/run.sh).
+	# Two rounds of the real workloads: their spread is computed.
+	printf '# run.sh: single-threaded TCG\n%s\n. /test/bench.sh.inc\n' \
+		'ROUNDS=1 COUNT=2000 SMOKE=1 SIZES=2048 REAL_ROUNDS=2 REAL_READS=20000 REAL_PINGS=2000' \
 		> "$work/bench.sh"
 else
 	printf 'ROUNDS=11 COUNT=50000\n. /test/bench.sh.inc\n' > "$work/bench.sh"
@@ -84,7 +86,7 @@ done
 raw_icount=
 if [ -z "$smoke" ]; then
 	raw_icount=$results/bench-$stamp.icount.raw
-	printf 'ROUNDS=3 COUNT=20000 ICOUNT=1\n. /test/bench.sh.inc\n' > "$work/bench.sh"
+	printf 'ROUNDS=3 COUNT=20000 ICOUNT=1 REAL_ROUNDS=3\n. /test/bench.sh.inc\n' > "$work/bench.sh"
 	echo "==> bench: instruction counts in the VM (-icount, one host thread)"
 	RHIST_ICOUNT=1 "$RHIST_TOP/tools/testing/vm/run.sh" --flavour "$flavour" --timeout 1500 \
 		"$work/bench.sh" > "$raw_icount" 2>&1 || {
