@@ -321,7 +321,12 @@ real_attach() { # workload mode
 	*)
 		real_triggers $1 | while read -r ev min key t; do
 			echo "$2:$t" >> events/$ev/trigger || return 1
-		done ;;
+		done && return
+		# What was added goes.
+		real_triggers $1 | tac | while read -r ev min key t; do
+			echo "!$2:$t" >> events/$ev/trigger
+		done 2> /dev/null
+		return 1 ;;
 	esac
 }
 # real_detach WORKLOAD MODE: removes MODE's triggers or programs, after
