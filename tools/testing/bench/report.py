@@ -12,7 +12,15 @@ BPF_MAP_TYPE_HASH; bpf-percpu: a BPF_MAP_TYPE_PERCPU_HASH), and rhist's
 ratio to each. A bpf program does not go through the trigger framework:
 its figures, and rhist's beside them, count the whole cost over none.
 The ext_* scenarios (rhist's extensions, no hist mode) get a table of
-their own: the value's cost over keys_a against a plain sum's."""
+their own: the value's cost over keys_a against a plain sum's.
+
+The real workloads (guest.sh's syscalls, switch and wakeup), in the
+wall clock and in instructions (--icount): per workload and mode, the
+median run time and the slowdown over none in percent, the median of
+the rounds' mode/none - 1 (a round runs every mode once, one after the
+other), with its spread, the largest of those less the smallest. Where
+the spread is larger than the slowdown, or there is one round, the
+slowdown is marked unresolved."""
 import json
 import statistics
 import subprocess

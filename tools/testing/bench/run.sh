@@ -6,12 +6,15 @@
 # where it has a program for the scenario (bpf/: a tracepoint program
 # counting into a BPF hash map or per-CPU hash map, which must count every
 # event fired); prints a table and writes CSV, JSON and a PNG chart under
-# results/. Two more boots measure the event path's
+# results/. The first boot also times real workloads (a syscall-heavy
+# and a scheduler-heavy one, guest.sh) with no histogram, hist's,
+# rhist's and the eBPF peer's. Two more boots measure the event path's
 # wall clock again (RHIST_BENCH_BOOTS, 3 in all). Another boot, with the
-# guest's clock counting instructions (RHIST_ICOUNT=1), measures the single-CPU
-# scenarios again: the report's icount columns. Last, cmap/run.sh times
-# C's tracing_map.c against the core's map on the host CPU, and stages.sh
-# counts where one event's instructions go.
+# guest's clock counting instructions (RHIST_ICOUNT=1), measures the
+# single-CPU scenarios and the real workloads again: the report's icount
+# columns and table. Last, cmap/run.sh times C's tracing_map.c against
+# the core's map on the host CPU, and stages.sh counts where one event's
+# instructions go.
 #
 # Usage: run.sh [--smoke]    (--smoke: one round, tiny counts, no chart)
 # The smoke boots the test kernel ($RHIST_BENCH_FLAVOUR overrides); the
