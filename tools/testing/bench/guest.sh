@@ -5,6 +5,7 @@
 #   RESULT path <scenario> <mode> <round> <ns> <events>
 #   RESULT memory <size> <impl> <kB> <create_ns> <destroy_ns>
 #   RESULT read <entries> <impl> <round> <ns>
+#   RESULT real <workload> <mode> <round> <ns>
 # Modes: none (no trigger), noop (the rhist_noop trigger: the framework's
 # floor), hist (C), rhist, and for the scenarios the eBPF peer has a
 # program for (bpf_of below) bpf-hash and bpf-percpu: rhist_bpf
@@ -13,7 +14,9 @@
 # Rounds alternate the order of the modes. A bpf mode checks that its
 # map's hits and drops add up to the events fired (BENCH-ERROR if not).
 # ICOUNT=1 (the VM counts instructions, see run.sh): the single-CPU
-# scenarios only. PATH_ONLY=1: the event path's scenarios only.
+# scenarios and the real workloads only. PATH_ONLY=1: the event path's
+# scenarios only. REAL_WORKLOADS, REAL_ROUNDS, REAL_READS and REAL_PINGS
+# size the real workloads (see real_triggers).
 EV=events/rhist_test/rhist_sample
 D=/sys/kernel/debug/rhist_test
 ROUNDS=${ROUNDS:-11}
