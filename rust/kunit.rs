@@ -13,7 +13,7 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use kernel::ffi::{c_char, c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::alloc::{KVVec, KVec, VVec};
+use kernel::alloc::{KVVec, VVec};
 use kernel::bindings;
 use kernel::error::{code::EINVAL, from_err_ptr, Error, Result};
 use kernel::types::Opaque;
@@ -23,7 +23,6 @@ use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::map::{Elt, Inserter, MapError, MapParams, SortField, SortKey, TracingMap};
 use crate::shim;
-use crate::tied::{Family, Tied};
 
 /// Fails the running test unless `$cond` holds.
 macro_rules! check {
@@ -1001,88 +1000,6 @@ fn map_full(c: &mut Checks) -> Result {
     Ok(())
 }
 
-// ---------------------------------------------------------------------
-// `Tied` (rust/tied.rs): its doc example, a change through `with_mut()`,
-// and the value dropped before the owner it borrows.
-
-/// The words of a text, borrowing it.
-struct WordsOf;
-
-impl Family for WordsOf {
-    type Of<'a> = KVec<&'a str>;
-
-    fn shorten<'short, 'long: 'short>(long: &'short KVec<&'long str>) -> &'short KVec<&'short str> {
-        long
-    }
-}
-
-/// A flag that says whether its owner was dropped.
-struct Owner {
-    dropped: AtomicBool,
-}
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        self.dropped.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Reads its owner's flag when it is dropped.
-struct Watcher<'a>(&'a Owner);
-
-/// Whether the last [`Watcher`] dropped saw its owner still there.
-static OWNER_THERE: AtomicBool = AtomicBool::new(false);
-
-impl Drop for Watcher<'_> {
-    fn drop(&mut self) {
-        OWNER_THERE.store(!self.0.dropped.load(Ordering::Relaxed), Ordering::Relaxed);
-    }
-}
-
-/// [`Watcher`], for every lifetime.
-struct WatcherOf;
-
-impl Family for WatcherOf {
-    type Of<'a> = Watcher<'a>;
-
-    fn shorten<'short, 'long: 'short>(long: &'short Watcher<'long>) -> &'short Watcher<'short> {
-        long
-    }
-}
-
-fn tied_words() -> Result<bool> {
-    let mut text = KVec::new();
-    text.extend_from_slice(b"two words", GFP_KERNEL)?;
-    let mut words = Tied::<_, WordsOf>::try_new(text, |text| {
-        let text = core::str::from_utf8(text).map_err(|_| EINVAL)?;
-        let mut words = KVec::new();
-        for word in text.split(' ') {
-            words.push(word, GFP_KERNEL)?;
-        }
-        Ok::<_, Error>(words)
-    })?;
-    let read = words.get().len() == 2 && words.get()[1] == "words";
-    words.with_mut(|words| words.swap(0, 1));
-    let changed = words.get()[0] == "words" && words.get()[1] == "two";
-    Ok(read && changed)
-}
-
-fn tied_drop_order() -> Result<bool> {
-    OWNER_THERE.store(false, Ordering::Relaxed);
-    let owner = Owner {
-        dropped: AtomicBool::new(false),
-    };
-    let tied = Tied::<_, WatcherOf>::try_new(owner, |owner| Ok::<_, Error>(Watcher(owner)))?;
-    let there = !tied.get().0.dropped.load(Ordering::Relaxed);
-    drop(tied);
-    Ok(there && OWNER_THERE.load(Ordering::Relaxed))
-}
-
-unsafe extern "C" fn tied_value_borrows_its_owner(_test: *mut bindings::kunit) {
-    check!(tied_words() == Ok(true));
-    check!(tied_drop_order() == Ok(true));
-}
-
 unsafe extern "C" fn this_cpu_is_the_kernels(_test: *mut bindings::kunit) {
     let Ok(cpus) = OnlineCpus::get() else {
         check!(false);
@@ -1133,7 +1050,7 @@ const fn case(
 }
 
 #[repr(transparent)]
-struct Cases(UnsafeCell<[bindings::kunit_case; 10]>);
+struct Cases(UnsafeCell<[bindings::kunit_case; 9]>);
 #[repr(transparent)]
 struct Suite(UnsafeCell<bindings::kunit_suite>);
 #[repr(transparent)]
@@ -1152,10 +1069,6 @@ static CASES: Cases = Cases(UnsafeCell::new([
     case(extra_file_name_is_taken, c"extra_file_name_is_taken"),
     case(core_rejects_bad_triggers, c"core_rejects_bad_triggers"),
     case(this_cpu_is_the_kernels, c"this_cpu_is_the_kernels"),
-    case(
-        tied_value_borrows_its_owner,
-        c"tied_value_borrows_its_owner",
-    ),
     case(map_hot_key_on_every_cpu, c"map_hot_key_on_every_cpu"),
     case(map_many_keys_on_every_cpu, c"map_many_keys_on_every_cpu"),
     case(map_reader_during_writes, c"map_reader_during_writes"),

@@ -30,7 +30,6 @@ mod poll;
 mod shim;
 mod snapshot;
 mod synth;
-mod tied;
 mod tracefs;
 mod trigger_cmd;
 

@@ -33,65 +33,72 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::Error;
 use kernel::prelude::*;
-use kernel::sync::Arc;
 
 use super::map_memory::MapMemory;
-use super::state::{HistSource, HistogramOf, Resolved};
 use super::{state, REGISTRY};
 use crate::hist::grow::{fold_into, spare_bits, GrowStats, GrowTrigger};
+use crate::hist::hist_data::HistData;
 use crate::hist::histogram::{map_params_sized, Histogram};
-use crate::hist::map::{MapError, TracingMap};
+use crate::hist::map::TracingMap;
 use crate::shim;
-use crate::tied::Tied;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 
-/// One generation of a growing histogram: its map, when it asks, and
-/// the generation it replaced.
+/// One generation of a growing histogram: its map and when it asks.
 ///
 /// # Invariants
 ///
+/// `hist` borrows `_memory` (never touched through its owner after the
+/// map is built, freed after `hist`: declaration order) and the hist
+/// data of the [`Growing`] that owns the generation, which outlives it.
 /// `older` is null or owns the generation this one replaced (from
-/// [`KBox::into_raw`]), not yet folded into a newer one, which owns its
-/// own older ones in the same way.
+/// [`KBox::into_raw`]), not yet folded, which owns its own older ones.
 pub(super) struct Generation {
-    hist: Tied<HistSource, HistogramOf>,
+    hist: Histogram<'static>,
     trigger: GrowTrigger,
     bits: u32,
     older: AtomicPtr<Generation>,
+    _memory: MapMemory,
 }
 
 impl Generation {
-    /// A generation of `1 << bits` entries of `resolved`'s histogram.
+    /// A generation of `1 << bits` entries of `data`'s histogram.
+    ///
+    /// # Safety
+    ///
+    /// `data` must outlive the result (it is the hist data of the
+    /// [`Hist`](super::state::Hist) that will own it).
     #[inline(never)]
-    fn new(resolved: &Arc<Resolved>, bits: u32) -> Result<KBox<Self>> {
-        let map_error = |e: MapError| Error::from_errno(-e.errno());
-        let params = map_params_sized(resolved.data(), bits, crate::event::nr_cpu_ids());
-        let bytes = params.storage_bytes().map_err(map_error)?;
-        let source = HistSource {
-            resolved: resolved.clone(),
-            memory: MapMemory::new(bytes)?,
-        };
-        let hist = Tied::try_new(source, |source| {
-            let HistSource { resolved, memory } = source;
-            let map = TracingMap::new_uninit(params, memory.as_uninit_mut()).map_err(map_error)?;
-            Histogram::new(resolved.data(), map).map_err(map_error)
-        })?;
+    unsafe fn new(data: &HistData<'_>, bits: u32) -> Result<KBox<Self>> {
+        let params = map_params_sized(data, bits, crate::event::nr_cpu_ids());
+        let bytes = params
+            .storage_bytes()
+            .map_err(|e| Error::from_errno(-e.errno()))?;
+        let mut memory = MapMemory::new(bytes)?;
+        // SAFETY: the memory is never touched through `memory` again; it
+        // moves into the result with the map, freed after it (invariants
+        // of `Self`).
+        let spare = unsafe { core::slice::from_raw_parts_mut(memory.as_mut_ptr(), memory.len()) };
+        let map =
+            TracingMap::new_uninit(params, spare).map_err(|e| Error::from_errno(-e.errno()))?;
+        // SAFETY: `data` outlives the result (our contract).
+        let data: &'static HistData<'static> =
+            unsafe { &*ptr::from_ref(data).cast::<HistData<'static>>() };
+        let hist = Histogram::new(data, map).map_err(|e| Error::from_errno(-e.errno()))?;
         Ok(KBox::new(
             Generation {
                 hist,
                 trigger: GrowTrigger::new(bits),
                 bits,
-                // INVARIANT: none replaced yet.
                 older: AtomicPtr::new(ptr::null_mut()),
+                _memory: memory,
             },
             GFP_KERNEL,
         )?)
     }
 
     /// The histogram of this generation.
-    #[inline(always)]
     pub(super) fn histogram(&self) -> &Histogram<'_> {
-        self.hist.get()
+        &self.hist
     }
 }
 
@@ -111,9 +118,6 @@ impl Generation {
 pub(super) struct Growing {
     current: AtomicPtr<Generation>,
     spare: AtomicPtr<Generation>,
-    /// The resolved trigger whose histogram grows: each generation reads
-    /// its data.
-    resolved: Arc<Resolved>,
     /// The event path asked for the work and the work has not yet taken
     /// the request.
     pending: AtomicBool,
@@ -121,16 +125,19 @@ pub(super) struct Growing {
 }
 
 impl Growing {
-    /// Makes generation 0 of `resolved`'s histogram, of `size=`'s
-    /// entries, and the spare.
-    pub(super) fn new(resolved: &Arc<Resolved>) -> Result<KBox<Self>> {
-        let first = Generation::new(resolved, resolved.data().map_bits())?;
+    /// Makes generation 0, of `size=`'s entries, and the spare.
+    ///
+    /// # Safety
+    ///
+    /// `data` must outlive the result.
+    pub(super) unsafe fn new(data: &HistData<'_>) -> Result<KBox<Self>> {
+        // SAFETY: our contract.
+        let first = unsafe { Generation::new(data, data.map_bits()) }?;
         let growing = KBox::new(
             Growing {
-                // INVARIANT: from `KBox::into_raw()`; no spare yet.
+                // INVARIANT: from `KBox::into_raw()`.
                 current: AtomicPtr::new(KBox::into_raw(first)),
                 spare: AtomicPtr::new(ptr::null_mut()),
-                resolved: resolved.clone(),
                 pending: AtomicBool::new(false),
                 stats: GrowStats::default(),
             },
@@ -138,7 +145,9 @@ impl Growing {
         )?;
         // No probe sees the trigger yet. A spare that cannot be made now
         // is asked for again at the threshold.
-        growing.make_spare();
+        // SAFETY: `data`, which the spare borrows, outlives `growing`
+        // (our contract).
+        unsafe { growing.make_spare(data) };
         Ok(growing)
     }
 
@@ -188,7 +197,7 @@ impl Growing {
     /// the work for the next one (no allocation, no lock, no wait).
     #[inline(always)]
     pub(super) fn after_update(&self, gen: &Generation) {
-        if gen.trigger.check(gen.histogram().map().len()) {
+        if gen.trigger.check(gen.hist.map().len()) {
             self.switch(gen);
             self.pending.store(true, Ordering::Relaxed);
             // SAFETY: callable in any context; it queues irq_work. Its
@@ -225,22 +234,30 @@ impl Growing {
     }
 
     /// Makes the spare, if there is none and the current generation is
-    /// not at the cap: with `event_mutex` held, or before any probe sees
-    /// `self`. An allocation that fails makes the current generation ask
-    /// again later; what it drops meanwhile is counted.
-    fn make_spare(&self) {
+    /// not at the cap. An allocation that fails makes the current
+    /// generation ask again later, and what it drops meanwhile is
+    /// counted.
+    ///
+    /// # Safety
+    ///
+    /// `data`, the hist data of the generations, must outlive `self`;
+    /// `event_mutex` held, or no probe sees `self` yet.
+    unsafe fn make_spare(&self, data: &HistData<'_>) {
         if !self.spare.load(Ordering::Relaxed).is_null() {
             return;
         }
-        // SAFETY: `current` is never null (invariant), and freed only
-        // with the lock held, by its holder (the caller) or with `self`.
+        // SAFETY: `current` is never null (invariant), and freed only by
+        // the lock's holder, as the caller is, or with `self`.
         let current = unsafe { &*self.current.load(Ordering::Acquire) };
         let Some(bits) = spare_bits(current.bits) else {
             return;
         };
-        match Generation::new(&self.resolved, bits) {
-            // INVARIANT: from `KBox::into_raw()`, seen by no probe yet.
-            // Release: the map is built before a probe can take it.
+        // SAFETY: `data` outlives `self`, which will own the spare (our
+        // contract).
+        match unsafe { Generation::new(data, bits) } {
+            // INVARIANT: from `KBox::into_raw()`, with the lock held and
+            // seen by no probe yet. Release: the map is built before a
+            // probe can take it.
             Ok(spare) => self.spare.store(KBox::into_raw(spare), Ordering::Release),
             Err(_) => {
                 self.stats.failed();
@@ -276,7 +293,7 @@ impl Growing {
                 // them any more (waited for above).
                 let gen = unsafe { KBox::from_raw(next) };
                 next = gen.older.swap(ptr::null_mut(), Ordering::Relaxed);
-                if fold_into(gen.histogram(), into.histogram()).is_err() {
+                if fold_into(&gen.hist, &into.hist).is_err() {
                     pr_warn!("grow: a generation could not be folded\n");
                 }
             }
@@ -297,7 +314,7 @@ impl Growing {
         held: EventMutexHeld<'_>,
         out: &mut dyn core::fmt::Write,
     ) -> core::fmt::Result {
-        let max_elts = self.current_unfolded(held).histogram().map().max_elts();
+        let max_elts = self.current_unfolded(held).hist.map().max_elts();
         self.stats.write_debug(out, max_elts)?;
         let spare = self.spare.load(Ordering::Acquire);
         let spare_elts = if spare.is_null() {
@@ -306,7 +323,7 @@ impl Growing {
             // SAFETY: not null, from `KBox::into_raw()` (invariant); a
             // probe may take it as the current generation, but only the
             // lock's holder frees one, as this task is (`held`).
-            unsafe { &*spare }.histogram().map().max_elts()
+            unsafe { &*spare }.hist.map().max_elts()
         };
         writeln!(out, "  grow spare: {spare_elts}")
     }
@@ -321,7 +338,11 @@ impl Growing {
         }
         let mut changed = false;
         loop {
-            self.make_spare();
+            let current = self.current_unfolded(held);
+            let data = current.hist.data();
+            // SAFETY: the data of the generations outlives `self` (our
+            // owner's invariant); the lock is held.
+            unsafe { self.make_spare(data) };
             let current = self.current_unfolded(held);
             // The threshold was reached while there was no spare.
             if !(current.trigger.asked() && self.switch(current)) {

@@ -25,13 +25,12 @@ use crate::hist::error::HistError;
 use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
 use crate::hist::hist_data::{ActionSink, BuildOptions, HistData};
 use crate::hist::histogram::{self, map_params_sized, Histogram, Snapshot, KEY_SIZE_MAX};
-use crate::hist::map::{MapParams, TracingMap};
-use crate::hist::sketch::{PoolParams, SketchPool};
+use crate::hist::map::TracingMap;
+use crate::hist::sketch::SketchPool;
 use crate::hist::var_ref::VAR_REFS_MAX;
 use crate::instance::InstanceRef;
 use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};
-use crate::tied::{Family, Tied};
 use crate::tracefs::{self, EventMutexHeld};
 use crate::trigger_cmd::EventPin;
 
@@ -41,89 +40,21 @@ use crate::trigger_cmd::EventPin;
 ///
 /// # Invariants
 ///
-/// `info` is the canonical info of the hist data as it is.
+/// `data` borrows `_text` and `_fields`, and `_fields` borrows the
+/// strings of the event that `_origin` pins. Both are heap buffers
+/// that are never changed after `data` is built and are freed only when
+/// the value is dropped, after `data` (fields drop in declaration
+/// order); moving the value does not move them. The `'static` in the
+/// types stands for "as long as this value": no accessor hands it out,
+/// each ties its borrow to `&self`.
 pub(super) struct Resolved {
+    data: KBox<HistData<'static>>,
+    info: KVec<u8>,
     /// The hidden histograms the actions made on other events.
     _field_var_hists: KVec<FieldVarHist>,
-    parts: Tied<Source, PartsOf>,
-    info: KVec<u8>,
-}
-
-/// What a [`Resolved`] borrows: the trigger's text, and its event.
-struct Source {
-    text: KVec<u8>,
-    event: Tied<EventPin, EventOf>,
-}
-
-/// The hist data of a [`Resolved`], with what of its [`Source`] making its
-/// actions looks at again.
-struct Parts<'a> {
-    data: KBox<HistData<'a>>,
-    text: &'a [u8],
-    event: EventDesc<'a>,
-}
-
-/// [`Parts`], for every lifetime.
-struct PartsOf;
-
-impl Family for PartsOf {
-    type Of<'a> = Parts<'a>;
-
-    #[inline(always)]
-    fn shorten<'short, 'long: 'short>(long: &'short Parts<'long>) -> &'short Parts<'short> {
-        long
-    }
-}
-
-/// An event as the core describes it (but for the common fields),
-/// borrowing the strings of the event an [`EventPin`] pins.
-struct Event<'a> {
-    system: &'a str,
-    name: &'a str,
-    fields: KVec<EventField<'a>>,
-}
-
-impl Event<'_> {
-    /// The event with its common fields.
-    fn desc(&self) -> EventDesc<'_> {
-        EventDesc {
-            system: self.system,
-            name: self.name,
-            fields: &self.fields,
-            common_fields: &COMMON_FIELDS,
-        }
-    }
-}
-
-/// [`Event`], for every lifetime.
-struct EventOf;
-
-impl Family for EventOf {
-    type Of<'a> = Event<'a>;
-
-    #[inline(always)]
-    fn shorten<'short, 'long: 'short>(long: &'short Event<'long>) -> &'short Event<'short> {
-        long
-    }
-}
-
-/// What a histogram borrows: the resolved trigger it is of, and the memory
-/// of its map (and of its sketches, after the map's).
-pub(super) struct HistSource {
-    pub(super) resolved: Arc<Resolved>,
-    pub(super) memory: MapMemory,
-}
-
-/// [`Histogram`], for every lifetime.
-pub(super) struct HistogramOf;
-
-impl Family for HistogramOf {
-    type Of<'a> = Histogram<'a>;
-
-    #[inline(always)]
-    fn shorten<'short, 'long: 'short>(long: &'short Histogram<'long>) -> &'short Histogram<'short> {
-        long
-    }
+    _text: KVec<u8>,
+    _fields: KVec<EventField<'static>>,
+    _origin: EventPin,
 }
 
 /// A histogram and everything it borrows. Named triggers on several
@@ -131,14 +62,17 @@ impl Family for HistogramOf {
 ///
 /// # Invariants
 ///
-/// `hist` (and each generation of `grow`) reads the hist data of
-/// `resolved`; `grow` is `Some` if and only if that data asks for
-/// `:grow`, and then `hist` is interpreted.
+/// `hist` borrows `resolved.data` and `_map_memory` (the map's memory,
+/// and its sketches' if it has `.quantiles` values): heap memory that is
+/// never changed through its owner after `hist` is built and is freed
+/// only after `hist` is dropped (declaration order). As in [`Resolved`],
+/// the `'static` never leaves the value. `grow`'s generations borrow
+/// `resolved.data` too, and are dropped before it.
 pub(super) struct Hist {
     /// Without `:grow`, the histogram. With it, one of a map of
     /// [`SHAPE_BITS`] that no event updates, interpreted (no compiled
     /// path): the generations are in `grow`.
-    hist: Tied<HistSource, HistogramOf>,
+    hist: Histogram<'static>,
     /// A `:grow` histogram's generations.
     grow: Option<KBox<Growing>>,
     /// The synthetic events the actions emit, by action (`None`: not a
@@ -146,9 +80,8 @@ pub(super) struct Hist {
     synths: KVec<Option<SynthPin>>,
     /// The condition of a `snapshot()` action.
     snapshot: Option<SnapshotCond>,
-    /// The last reference on it is this one: `hist` and the generations,
-    /// which hold the others, are dropped before.
-    resolved: Arc<Resolved>,
+    _map_memory: MapMemory,
+    resolved: Resolved,
     /// hist's `save_hist_vars()` reference: a histogram that defines or
     /// references variables keeps its instance from being removed.
     _instance: Option<InstanceRef>,
@@ -509,29 +442,66 @@ impl Resolved {
     ) -> Result<Self, BuildError> {
         // SAFETY: `file` is live.
         let origin = unsafe { EventPin::new(file) }?;
-        let event = Tied::try_new(origin, |origin| event_of(origin))?;
+
         let mut owned_text = KVec::new();
         owned_text.extend_from_slice(text, GFP_KERNEL)?;
-        let source = Source {
-            text: owned_text,
-            event,
+        // SAFETY: the buffer is moved into the result with `data` and
+        // never changed; `data` is dropped first (invariants of `Self`).
+        let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
+            .map_err(|_| BuildError::Kernel(code::EINVAL))?;
+        let spec = hist::trigger::parse_ext_as(crate::names::NAMES, text_str)?;
+        // With `grow`, every later error is hist's for it (the grammar's
+        // `grow_error()`): hist stops at the piece.
+        let grow_error = spec.grow().then(|| spec.grow_error());
+        let as_grow = |e: BuildError| match (e, grow_error) {
+            (BuildError::Hist(_), Some(g)) => BuildError::Hist(g),
+            (e, _) => e,
         };
+
+        // SAFETY: `file` is live and its event pinned by `origin`, which
+        // the result keeps and drops last (invariants of `Self`).
+        let fields = unsafe { event::fields(file) }?;
+        // SAFETY: as above.
+        let (system, name) = unsafe { tracefs::event_names(file) };
+        let desc = EventDesc {
+            system: core::str::from_utf8(system).unwrap_or(""),
+            name: core::str::from_utf8(name).unwrap_or(""),
+            // SAFETY: as for the text: moved into the result, never
+            // changed, dropped after `data`.
+            fields: unsafe { forever(&fields) },
+            common_fields: &COMMON_FIELDS,
+        };
+
+        // Built where it lives: it is large, and the stack is small.
+        let mut slot = KBox::<HistData<'static>>::new_uninit(GFP_KERNEL)?;
+        HistData::empty_in(&mut slot, &spec);
+        // SAFETY: `empty_in()` wrote a whole value into the slot.
+        let mut data = unsafe { slot.assume_init() };
         // SAFETY: `file` is live.
-        let parts: Tied<_, PartsOf> = Tied::try_new(source, |source| unsafe {
-            parts_of(held, file, remove, source)
-        })?;
-        let info = info_of(&parts.get().data)?;
-        // INVARIANT: the info of the data just built.
+        unsafe {
+            with_options(held, file, remove, None, |options| {
+                HistData::build_into_with(&mut data, &spec, &desc, options)
+            })
+        }
+        .map_err(|e| as_grow(e.into()))?;
+        if let (Err(_), Some(g)) = (data.grow_scope(), grow_error) {
+            return Err(BuildError::Hist(g));
+        }
+
+        let info = info_of(&data)?;
         Ok(Resolved {
-            _field_var_hists: KVec::new(),
-            parts,
+            data,
             info,
+            _field_var_hists: KVec::new(),
+            _text: owned_text,
+            _fields: fields,
+            _origin: origin,
         })
     }
 
     /// The resolved trigger.
     pub(super) fn data(&self) -> &HistData<'_> {
-        &self.parts.get().data
+        &self.data
     }
 
     /// `create_actions()`, with the synthetic events `synths` found.
@@ -546,38 +516,46 @@ impl Resolved {
         synths: &Synths,
         snapshot: Option<&SnapshotCond>,
     ) -> Result<(), BuildError> {
+        let data = &mut self.data;
+        // SAFETY: the event is pinned by `_origin`: its names live on.
+        let (system, name) = unsafe { tracefs::event_names(file) };
+        let desc = EventDesc {
+            system: core::str::from_utf8(system).unwrap_or(""),
+            name: core::str::from_utf8(name).unwrap_or(""),
+            // SAFETY: the buffer is never changed and is dropped after
+            // `data` (invariants of `Self`).
+            fields: unsafe { forever(&self._fields) },
+            common_fields: &COMMON_FIELDS,
+        };
         let enable = || match snapshot {
             Some(cond) => cond.enable(held),
             None => Err(-code::ENODEV.to_errno()),
         };
+        let text = &self._text;
+        // SAFETY: `file` is live (our contract).
+        let log = |kind, pos| unsafe { log_entries(held, file, text, [(kind, pos)].into_iter()) };
         let made = core::cell::RefCell::new(KVec::new());
-        let created = self.parts.with_mut(|parts| {
-            let text = parts.text;
+        let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
             // SAFETY: `file` is live (our contract).
-            let log =
-                |kind, pos| unsafe { log_entries(held, file, text, [(kind, pos)].into_iter()) };
-            let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
-                // SAFETY: `file` is live (our contract).
-                unsafe { field_var_hist(held, file, &made, target, (system, event, field), &log) }
-            };
-            // SAFETY: `file` is live (our contract).
-            unsafe {
-                with_options(held, file, false, Some(synths), |options| {
-                    let options = BuildOptions {
-                        enable_snapshot: Some(&enable),
-                        field_var_hist: Some(&hidden),
-                        log: Some(&log),
-                        ..options
-                    };
-                    parts.data.create_actions(&parts.event, options)
-                })
-            }
-        });
+            unsafe { field_var_hist(held, file, &made, target, (system, event, field), &log) }
+        };
+        // SAFETY: `file` is live (our contract).
+        let created = unsafe {
+            with_options(held, file, false, Some(synths), |options| {
+                let options = BuildOptions {
+                    enable_snapshot: Some(&enable),
+                    field_var_hist: Some(&hidden),
+                    log: Some(&log),
+                    ..options
+                };
+                data.create_actions(&desc, options)
+            })
+        };
         // On failure they go again here, as in hist.
         self._field_var_hists = made.into_inner();
         created?;
-        // INVARIANT: the info shows the save variables made.
-        self.info = info_of(self.data())?;
+        // The info shows the save variables made.
+        self.info = info_of(&self.data)?;
         Ok(())
     }
 
@@ -586,67 +564,6 @@ impl Resolved {
     fn info(&self) -> &[u8] {
         &self.info
     }
-}
-
-/// The event `origin` pins, as the core describes it.
-fn event_of(origin: &EventPin) -> Result<Event<'_>> {
-    // SAFETY: the pin keeps its file live and its event registered for as
-    // long as it is borrowed, so for the result's lifetime.
-    let fields = unsafe { event::fields(origin.file()) }?;
-    // SAFETY: as above.
-    let (system, name) = unsafe { tracefs::event_names(origin.file()) };
-    Ok(Event {
-        system: core::str::from_utf8(system).unwrap_or(""),
-        name: core::str::from_utf8(name).unwrap_or(""),
-        fields,
-    })
-}
-
-/// The hist data of `source`'s text on `source`'s event, built as
-/// `create_hist_data()` builds it (but for the actions).
-///
-/// # Safety
-///
-/// `file` must be a live event file.
-unsafe fn parts_of<'a>(
-    held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
-    remove: bool,
-    source: &'a mut Source,
-) -> Result<Parts<'a>, BuildError> {
-    let Source { text, event } = source;
-    let text: &'a [u8] = text;
-    let text_str = core::str::from_utf8(text).map_err(|_| BuildError::Kernel(code::EINVAL))?;
-    let spec = hist::trigger::parse_ext_as(crate::names::NAMES, text_str)?;
-    // With `grow`, every later error is hist's for it (the grammar's
-    // `grow_error()`): hist stops at the piece.
-    let grow_error = spec.grow().then(|| spec.grow_error());
-    let as_grow = |e: BuildError| match (e, grow_error) {
-        (BuildError::Hist(_), Some(g)) => BuildError::Hist(g),
-        (e, _) => e,
-    };
-    let desc = event.get().desc();
-
-    // Built where it lives: it is large, and the stack is small.
-    let mut slot = KBox::<HistData<'a>>::new_uninit(GFP_KERNEL)?;
-    HistData::empty_in(&mut slot, &spec);
-    // SAFETY: `empty_in()` wrote a whole value into the slot.
-    let mut data = unsafe { slot.assume_init() };
-    // SAFETY: `file` is live (our contract).
-    unsafe {
-        with_options(held, file, remove, None, |options| {
-            HistData::build_into_with(&mut data, &spec, &desc, options)
-        })
-    }
-    .map_err(|e| as_grow(e.into()))?;
-    if let (Err(_), Some(g)) = (data.grow_scope(), grow_error) {
-        return Err(BuildError::Hist(g));
-    }
-    Ok(Parts {
-        data,
-        text,
-        event: desc,
-    })
 }
 
 /// The canonical trigger info of `data`.
@@ -670,12 +587,15 @@ impl Hist {
         snapshot: Option<SnapshotCond>,
         instance: Option<InstanceRef>,
     ) -> Result<Arc<Self>, BuildError> {
-        let resolved = Arc::new(resolved, GFP_KERNEL)?;
         let grow = if resolved.data().spec().grow() {
-            Some(Growing::new(&resolved).map_err(|e| match e {
-                e if e == code::ENOMEM => BuildError::NoMapMemory,
-                e => BuildError::Kernel(e),
-            })?)
+            // SAFETY: the data is moved into the result with the
+            // generations, and dropped after them (invariants of `Self`).
+            Some(
+                unsafe { Growing::new(resolved.data()) }.map_err(|e| match e {
+                    e if e == code::ENOMEM => BuildError::NoMapMemory,
+                    e => BuildError::Kernel(e),
+                })?,
+            )
         } else {
             None
         };
@@ -695,13 +615,24 @@ impl Hist {
         let total = bytes.checked_add(pool_bytes).ok_or(code::ENOMEM)?;
         // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
         // maps of up to a few MB up to a power of two of pages.
-        let memory = MapMemory::new(total).map_err(|_| BuildError::NoMapMemory)?;
-        let source = HistSource {
-            resolved: resolved.clone(),
-            memory,
+        let mut map_memory = MapMemory::new(total).map_err(|_| BuildError::NoMapMemory)?;
+        // SAFETY: the memory is never touched through `map_memory` again;
+        // it is moved into the result with the map and the sketches and
+        // freed after them (invariants of `Self`).
+        let memory =
+            unsafe { core::slice::from_raw_parts_mut(map_memory.as_mut_ptr(), map_memory.len()) };
+        let (map_part, pool_part) = memory.split_at_mut(bytes.min(memory.len()));
+        let map = TracingMap::new_uninit(params, map_part)?;
+        let sketches = match pool {
+            Some(p) => Some(SketchPool::new_uninit(p, pool_part).map_err(sketch_error)?),
+            None => None,
         };
+        // SAFETY: the box's contents are moved into the result with the
+        // histogram and freed after it (invariants of `Self`).
+        let data: &'static HistData<'static> =
+            unsafe { &*ptr::from_ref::<HistData<'static>>(&resolved.data) };
         Self::assemble(
-            source, params, bytes, pool, grow, resolved, synths, snapshot, instance,
+            data, map, sketches, grow, resolved, synths, snapshot, map_memory, instance,
         )
     }
 
@@ -711,29 +642,27 @@ impl Hist {
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     fn assemble(
-        source: HistSource,
-        params: MapParams,
-        bytes: usize,
-        pool: Option<PoolParams>,
+        data: &'static HistData<'static>,
+        map: TracingMap<'static>,
+        sketches: Option<SketchPool<'static>>,
         grow: Option<KBox<Growing>>,
-        resolved: Arc<Resolved>,
+        resolved: Resolved,
         synths: KVec<Option<SynthPin>>,
         snapshot: Option<SnapshotCond>,
+        map_memory: MapMemory,
         instance: Option<InstanceRef>,
     ) -> Result<Arc<Self>, BuildError> {
-        let interpreted = grow.is_some();
-        let hist = Tied::try_new(source, |source| {
-            histogram_in(source, params, bytes, pool, interpreted)
-        })?;
-        // INVARIANT: `hist` and the generations of `grow` read
-        // `resolved`'s data, and `grow` was made, and `hist` interpreted,
-        // if it asks for `:grow`.
+        let mut hist = Histogram::with_sketches(data, map, sketches)?;
+        if grow.is_some() {
+            hist = hist.interpreted();
+        }
         Ok(Arc::new(
             Hist {
                 hist,
                 grow,
                 synths,
                 snapshot,
+                _map_memory: map_memory,
                 resolved,
                 _instance: instance,
                 version: AtomicU64::new(new_version()),
@@ -744,41 +673,14 @@ impl Hist {
 
     /// The histogram, borrowed no longer than `self` (with `:grow`, the
     /// one no event updates).
-    #[inline(always)]
     fn histogram(&self) -> &Histogram<'_> {
-        self.hist.get()
+        &self.hist
     }
 
     /// A `:grow` histogram's generations.
     pub(super) fn growing(&self) -> Option<&Growing> {
         self.grow.as_deref()
     }
-}
-
-/// The histogram of `source`'s resolved trigger, in `source`'s memory: the
-/// map in its first `bytes`, the sketches of `pool` after them.
-// Not inlined: its frame holds a histogram that `Hist::assemble()` copies.
-#[inline(never)]
-fn histogram_in(
-    source: &mut HistSource,
-    params: MapParams,
-    bytes: usize,
-    pool: Option<PoolParams>,
-    interpreted: bool,
-) -> Result<Histogram<'_>, BuildError> {
-    let HistSource { resolved, memory } = source;
-    let memory = memory.as_uninit_mut();
-    let (map_part, pool_part) = memory.split_at_mut(bytes.min(memory.len()));
-    let map = TracingMap::new_uninit(params, map_part)?;
-    let sketches = match pool {
-        Some(p) => Some(SketchPool::new_uninit(p, pool_part).map_err(sketch_error)?),
-        None => None,
-    };
-    let mut hist = Histogram::with_sketches(resolved.data(), map, sketches)?;
-    if interpreted {
-        hist = hist.interpreted();
-    }
-    Ok(hist)
 }
 
 impl ActionSink for Hist {
@@ -798,6 +700,18 @@ impl ActionSink for Hist {
 /// The map of a `:grow` histogram's [`Hist::hist`], which no event
 /// updates: the smallest the core's tests use.
 const SHAPE_BITS: u32 = 3;
+
+/// Views a vector's contents as `'static`.
+///
+/// # Safety
+///
+/// The vector's buffer must not be changed or freed while the result is
+/// used.
+unsafe fn forever<T>(v: &[T]) -> &'static [T] {
+    // SAFETY: the caller's contract: the heap buffer stays put and
+    // unchanged for as long as the result is used.
+    unsafe { core::slice::from_raw_parts(v.as_ptr(), v.len()) }
+}
 
 /// `core::fmt::Write` into a vector; remembers an allocation failure.
 pub(super) struct VecWriter<'a>(pub(super) &'a mut KVec<u8>, pub(super) bool);
