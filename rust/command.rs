@@ -395,7 +395,7 @@ unsafe fn run_command(
             } else {
                 None
             };
-            let hist = Hist::new(resolved, synths, snapshot, instance)?;
+            let hist = Hist::new(held, resolved, synths, snapshot, instance)?;
             (hist, record_span)
         }
     };

@@ -130,7 +130,7 @@ impl Growing {
     /// # Safety
     ///
     /// `data` must outlive the result.
-    pub(super) unsafe fn new(data: &HistData<'_>) -> Result<KBox<Self>> {
+    pub(super) unsafe fn new(held: EventMutexHeld<'_>, data: &HistData<'_>) -> Result<KBox<Self>> {
         // SAFETY: our contract.
         let first = unsafe { Generation::new(data, data.map_bits()) }?;
         let growing = KBox::new(
@@ -143,11 +143,11 @@ impl Growing {
             },
             GFP_KERNEL,
         )?;
-        // No probe sees the trigger yet. A spare that cannot be made now
-        // is asked for again at the threshold.
+        // A spare that cannot be made now is asked for again at the
+        // threshold.
         // SAFETY: `data`, which the spare borrows, outlives `growing`
         // (our contract).
-        unsafe { growing.make_spare(data) };
+        unsafe { growing.make_spare(held, data) };
         Ok(growing)
     }
 
@@ -240,15 +240,12 @@ impl Growing {
     ///
     /// # Safety
     ///
-    /// `data`, the hist data of the generations, must outlive `self`;
-    /// `event_mutex` held, or no probe sees `self` yet.
-    unsafe fn make_spare(&self, data: &HistData<'_>) {
+    /// `data`, the hist data of the generations, must outlive `self`.
+    unsafe fn make_spare(&self, held: EventMutexHeld<'_>, data: &HistData<'_>) {
         if !self.spare.load(Ordering::Relaxed).is_null() {
             return;
         }
-        // SAFETY: `current` is never null (invariant), and freed only by
-        // the lock's holder, as the caller is, or with `self`.
-        let current = unsafe { &*self.current.load(Ordering::Acquire) };
+        let current = self.current_unfolded(held);
         let Some(bits) = spare_bits(current.bits) else {
             return;
         };
@@ -341,8 +338,8 @@ impl Growing {
             let current = self.current_unfolded(held);
             let data = current.hist.data();
             // SAFETY: the data of the generations outlives `self` (our
-            // owner's invariant); the lock is held.
-            unsafe { self.make_spare(data) };
+            // owner's invariant).
+            unsafe { self.make_spare(held, data) };
             let current = self.current_unfolded(held);
             // The threshold was reached while there was no spare.
             if !(current.trigger.asked() && self.switch(current)) {

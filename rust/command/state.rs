@@ -582,6 +582,7 @@ impl Hist {
     // Not inlined: its frame would add to `parse()`'s, on a small stack.
     #[inline(never)]
     pub(super) fn new(
+        held: EventMutexHeld<'_>,
         resolved: Resolved,
         synths: KVec<Option<SynthPin>>,
         snapshot: Option<SnapshotCond>,
@@ -591,7 +592,7 @@ impl Hist {
             // SAFETY: the data is moved into the result with the
             // generations, and dropped after them (invariants of `Self`).
             Some(
-                unsafe { Growing::new(resolved.data()) }.map_err(|e| match e {
+                unsafe { Growing::new(held, resolved.data()) }.map_err(|e| match e {
                     e if e == code::ENOMEM => BuildError::NoMapMemory,
                     e => BuildError::Kernel(e),
                 })?,
