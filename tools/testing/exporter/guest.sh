@@ -126,7 +126,17 @@ wait $pair_exporters || :
 for i in 1 2; do
 	case $i in 1) half='b < 2147483648' ;; 2) half='b >= 2147483648' ;; esac
 	echo "!rhist:keys=common_pid:vals=a,a.quantiles if $half" >> instances/pair$i/$OT/trigger
-	rmdir instances/pair$i
+	# The first exporter reads every instance at each scrape: while it
+	# has one of pair$i's files open, rmdir fails with EBUSY (so does
+	# hist's, a file open holds its trace_array). Tried again for up to
+	# 10 s; a reference rhist left would fail every try.
+	n=0
+	until rmdir instances/pair$i 2> /tmp/rmdir.err; do
+		n=$((n + 1))
+		[ $n -lt 100 ] || { cat /tmp/rmdir.err; echo "rmdir pair$i: busy for 10 s"; exit 1; }
+		usleep 100000
+	done
+	[ $n = 0 ] || echo "rmdir pair$i: busy $n times (a scrape)"
 done
 echo '!hist:keys=a:size=8192' >> $OT/trigger
 
