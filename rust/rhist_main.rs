@@ -14,7 +14,10 @@ use kernel::prelude::*;
 
 use names::NAMES;
 
-#[allow(unreachable_pub, missing_docs, dead_code)]
+// The core's `pub` is its host crate's API (tests, fuzzing, benches);
+// here it is a private module. What only the host uses is
+// `#[cfg(not(MODULE))]` where it is defined.
+#[allow(unreachable_pub, reason = "the core's host crate API")]
 #[path = "core/src/rhist_core.rs"]
 mod hist;
 

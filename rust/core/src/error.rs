@@ -32,18 +32,20 @@ pub mod errno {
 }
 
 macro_rules! hist_errors {
-    ($($variant:ident = $cname:literal, $text:literal;)*) => {
+    ($($(#[$attr:meta])* $variant:ident = $cname:literal, $text:literal;)*) => {
         /// One entry of C's `HIST_ERR_*` list, in C's order.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum HistErrorKind {
             $(
                 #[doc = concat!("`HIST_ERR_", $cname, "`: \"", $text, "\"")]
+                $(#[$attr])*
                 $variant,
             )*
         }
 
         impl HistErrorKind {
             /// Every kind, in C's order (`ALL[i].c_index() == i + 1`).
+            #[cfg(not(MODULE))]
             pub const ALL: [HistErrorKind; HIST_ERROR_KINDS] = [$(HistErrorKind::$variant),*];
 
             /// The error text, exactly as C logs it.
@@ -54,6 +56,7 @@ macro_rules! hist_errors {
             }
 
             /// The C name without its `HIST_ERR_` prefix, e.g. `"DUPLICATE_VAR"`.
+            #[cfg(not(MODULE))]
             pub const fn c_name(self) -> &'static str {
                 match self {
                     $(HistErrorKind::$variant => $cname,)*
@@ -65,6 +68,7 @@ macro_rules! hist_errors {
         /// the text of every [`HistErrorKind`], so that
         /// `C_ERR_TEXT[kind.c_index()] == kind.message()`.  This is the
         /// table C hands to `tracing_log_err()`.
+        #[cfg(not(MODULE))]
         pub const C_ERR_TEXT: [&str; HIST_ERROR_KINDS + 1] = ["No error", $($text),*];
 
         /// [`C_ERR_TEXT`] with each text NUL-terminated, for the kernel's
@@ -107,6 +111,8 @@ hist_errors! {
     ParamNotFound = "PARAM_NOT_FOUND", "Couldn't find param";
     InvalidParam = "INVALID_PARAM", "Invalid action param";
     ActionNotFound = "ACTION_NOT_FOUND", "No action found";
+    // C cannot log it either: its `strsep()` never returns NULL there.
+    #[allow(dead_code, reason = "C's table has it, and C's index counts it")]
     NoSaveParams = "NO_SAVE_PARAMS", "No params found for save()";
     TooManySaveActions = "TOO_MANY_SAVE_ACTIONS", "Can't have more than one save() action per hist";
     ActionMismatch = "ACTION_MISMATCH", "Handler doesn't support action";
@@ -254,6 +260,7 @@ impl HistError {
     }
 
     /// The logged text, if C logs one.
+    #[cfg(not(MODULE))]
     pub const fn message(&self) -> Option<&'static str> {
         match self.kind {
             Some(kind) => Some(kind.message()),
@@ -269,6 +276,7 @@ impl HistError {
 
     /// The caret position as an offset in the text that followed a prefix
     /// of `prefix_len` bytes, if the caret is inside the text.
+    #[cfg(not(MODULE))]
     pub const fn pos_in_text(&self, prefix_len: usize) -> Option<usize> {
         self.pos.checked_sub(prefix_len)
     }

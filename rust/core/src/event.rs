@@ -110,6 +110,7 @@ pub struct EventDesc<'a> {
 impl<'a> EventDesc<'a> {
     /// Finds a field by name, the event's own first, as C's
     /// `trace_find_event_field()` does.
+    #[cfg(not(MODULE))]
     pub fn field(&self, name: &str) -> Option<&'a EventField<'a>> {
         self.fields
             .iter()

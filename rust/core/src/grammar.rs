@@ -161,8 +161,6 @@ pub const TRACING_MAP_VALS_MAX: usize = 3;
 pub const TRACING_MAP_VARS_MAX: usize = 16;
 /// Most sort keys.
 pub const TRACING_MAP_SORT_KEYS_MAX: usize = 2;
-/// Operands of an expression node.
-pub const HIST_FIELD_OPERANDS_MAX: usize = 2;
 /// Most handlers (`onmatch`, `onmax`, `onchange`) a trigger can have.
 pub const HIST_ACTIONS_MAX: usize = 8;
 /// Most parameters of an action (`trace()`'s event name not counted).
@@ -230,6 +228,7 @@ impl<T: Copy + Default, const N: usize> BoundedVec<T, N> {
     }
 
     /// How many items there can be.
+    #[cfg(not(MODULE))]
     pub const fn capacity(&self) -> usize {
         N
     }
@@ -512,6 +511,7 @@ pub struct TriggerSpec<'a> {
 /// Error positions count from the start of `hist:` + `text` (C's
 /// `last_cmd`); see the module documentation for what is checked here and
 /// what is left to the stage parsers.
+#[cfg(not(MODULE))]
 pub fn parse_trigger(text: &str) -> Result<TriggerSpec<'_>, HistError> {
     parse_trigger_in(HIST_PREFIX, text)
 }
@@ -714,16 +714,19 @@ impl<'a> TriggerSpec<'a> {
     }
 
     /// The prefix error positions count from (`hist:` by default).
+    #[cfg(not(MODULE))]
     pub fn prefix(&self) -> &'a str {
         self.src.prefix
     }
 
     /// The whole text that was parsed.
+    #[cfg(not(MODULE))]
     pub fn text(&self) -> &'a str {
         self.src.text
     }
 
     /// The trigger part (before the filter, stripped if there is one).
+    #[cfg(not(MODULE))]
     pub fn param(&self) -> &'a str {
         self.param
     }
@@ -751,21 +754,25 @@ impl<'a> TriggerSpec<'a> {
     }
 
     /// The text of the last `keys=` (or `key=`).
+    #[cfg(not(MODULE))]
     pub fn keys_attr(&self) -> &'a str {
         self.keys
     }
 
     /// The text of the last `vals=` (or `val=`, `values=`).
+    #[cfg(not(MODULE))]
     pub fn vals_attr(&self) -> Option<&'a str> {
         self.vals
     }
 
     /// The text of the last `sort=`.
+    #[cfg(not(MODULE))]
     pub fn sort_attr(&self) -> Option<&'a str> {
         self.sort
     }
 
     /// The histogram name of `name=`.
+    #[cfg(not(MODULE))]
     pub fn name(&self) -> Option<&'a str> {
         self.name.and_then(|n| n.get("name=".len()..))
     }
@@ -782,11 +789,13 @@ impl<'a> TriggerSpec<'a> {
     }
 
     /// The `clock=` value, if there is one.
+    #[cfg(not(MODULE))]
     pub fn clock_attr(&self) -> Option<&'a str> {
         self.clock
     }
 
     /// The map size in bits given by `size=`, if any.
+    #[cfg(not(MODULE))]
     pub fn map_bits(&self) -> Option<u32> {
         self.map_bits
     }
@@ -798,6 +807,7 @@ impl<'a> TriggerSpec<'a> {
     }
 
     /// The number of map entries (`size=` rounded up to a power of two).
+    #[cfg(not(MODULE))]
     pub fn map_size(&self) -> u32 {
         1 << self.hist_bits()
     }
@@ -850,6 +860,7 @@ impl<'a> TriggerSpec<'a> {
     }
 
     /// The variable assignment pieces (`a=x,b=y`), in order.
+    #[cfg(not(MODULE))]
     pub fn assignments(&self) -> &[&'a str] {
         &self.assignments
     }

@@ -140,6 +140,7 @@ impl GrowTrigger {
     }
 
     /// The entry count that asks next, if any.
+    #[cfg(not(MODULE))]
     pub fn threshold(&self) -> Option<usize> {
         Some(self.at.load(Ordering::Relaxed)).filter(|&at| at != usize::MAX)
     }

@@ -105,8 +105,8 @@ use super::event::{EventContext, EventDesc, EventField, FieldStorage};
 use super::grammar::{
     Atom, BinaryOp, Expr, FieldContext, FieldModifier, FieldSpec, GrowScope, Handler, KeyField,
     Node, NodeId, SpecialField, TriggerSpec, VarDef, VarDefs, HIST_ACTIONS_MAX, KEYS_EXT_MAX,
-    SORT_KEYS_EXT_MAX, TRACING_MAP_KEYS_MAX, TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX,
-    TRACING_MAP_VARS_MAX, VAL_FIELDS_EXT_MAX,
+    SORT_KEYS_EXT_MAX, TRACING_MAP_KEYS_MAX, TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
+    VAL_FIELDS_EXT_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
 use super::program::{order_base_2, KeyLoad, KeyStr, Load, Num, Program, StrFrom};
@@ -767,6 +767,7 @@ impl<'a> HistData<'a> {
 
     /// A histogram of nothing for `spec`: what [`build_into`](Self::build_into)
     /// starts from.
+    #[cfg(not(MODULE))]
     pub fn empty(spec: &TriggerSpec<'a>) -> Self {
         let mut hd = HistData::BLANK;
         hd.spec = *spec;
@@ -813,6 +814,7 @@ impl<'a> HistData<'a> {
     /// [`build`](Self::build) into `hd`, which must be [`empty`](Self::empty)
     /// for `spec`: for callers that keep the (large) result on the heap
     /// and have little stack, like the kernel's.
+    #[cfg(not(MODULE))]
     pub fn build_into(
         hd: &mut HistData<'a>,
         spec: &TriggerSpec<'a>,
@@ -878,7 +880,7 @@ impl<'a> HistData<'a> {
     /// hist takes: statistics, more than [`TRACING_MAP_KEYS_MAX`] keys or
     /// more than [`TRACING_MAP_VALS_MAX`] values (hitcount included).
     /// Only such a trigger may sort on more than
-    /// [`TRACING_MAP_SORT_KEYS_MAX`] fields (rhist.rst, "More keys and
+    /// [`TRACING_MAP_SORT_KEYS_MAX`](super::grammar::TRACING_MAP_SORT_KEYS_MAX) fields (rhist.rst, "More keys and
     /// values").
     pub fn fields_beyond_hist(&self) -> bool {
         self.n_keys > TRACING_MAP_KEYS_MAX || self.n_vals > TRACING_MAP_VALS_MAX || self.has_stats()
@@ -887,8 +889,9 @@ impl<'a> HistData<'a> {
     /// Whether this trigger is rhist's extension, one hist rejects:
     /// [`fields_beyond_hist`](Self::fields_beyond_hist), or more sort
     /// keys than hist's.
+    #[cfg(not(MODULE))]
     pub fn beyond_hist(&self) -> bool {
-        self.fields_beyond_hist() || self.n_sort_keys > TRACING_MAP_SORT_KEYS_MAX
+        self.fields_beyond_hist() || self.n_sort_keys > super::grammar::TRACING_MAP_SORT_KEYS_MAX
     }
 
     /// The statistic of value (sum) `i`, if it has one.
@@ -971,6 +974,7 @@ impl<'a> HistData<'a> {
 
     /// Whether timestamps are converted to microseconds (C's
     /// `attrs->ts_in_usecs`: some `common_timestamp` has `.usecs`).
+    #[cfg(not(MODULE))]
     pub fn ts_in_usecs(&self) -> bool {
         self.ts_in_usecs
     }

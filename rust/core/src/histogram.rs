@@ -351,6 +351,7 @@ impl<'a> Histogram<'a> {
     }
 
     /// The compiled program, if events take it.
+    #[cfg(not(MODULE))]
     pub fn program(&self) -> Option<&Program> {
         (self.shape != Shape::None).then_some(&self.program)
     }

@@ -542,6 +542,7 @@ impl Histogram<'_> {
 
     /// The whole of one histogram at once: head, every entry and tail.
     /// `order` is scratch as for [`Histogram::print`].
+    #[cfg(not(MODULE))]
     pub fn write_json(
         &self,
         out: &mut dyn Write,

@@ -193,12 +193,10 @@ mod sync {
 }
 
 /// Default `bits` of a hist map (`TRACING_MAP_BITS_DEFAULT`): 2048 elements.
+#[cfg(not(MODULE))]
 pub const BITS_DEFAULT: u32 = 11;
 /// Largest `bits` (`TRACING_MAP_BITS_MAX`).
 pub const BITS_MAX: u32 = 17;
-/// Smallest `bits` C accepts (`TRACING_MAP_BITS_MIN`).  The map itself takes
-/// anything from 0 up, which tests use; the hist parser enforces this.
-pub const BITS_MIN: u32 = 7;
 /// Most sort keys: `TRACING_MAP_SORT_KEYS_MAX` is 2, rhist's extensions
 /// take 4.
 pub const SORT_KEYS_MAX: usize = 4;
@@ -395,6 +393,7 @@ impl MapParams {
 
     /// How many `AtomicU64` words [`TracingMap::new`] needs, including up
     /// to 7 words it skips to start on a 64-byte boundary.
+    #[cfg(not(MODULE))]
     pub fn storage_words(&self) -> Result<usize, MapError> {
         Ok(Geometry::new(self)?.words + LINE_WORDS - 1)
     }
@@ -618,6 +617,7 @@ impl core::fmt::Debug for TracingMap<'_> {
 
 /// The hash a map with `key_size`-byte keys uses for `key`: never 0 (a
 /// free entry).  The top `bits + 1` bits choose where probing starts.
+#[cfg(not(MODULE))]
 pub fn key_hash(key: &[u8], key_size: usize) -> u32 {
     let key = key.get(..key_size).unwrap_or(key);
     key.hash(key_size.div_ceil(8))
@@ -829,6 +829,7 @@ impl<'a> TracingMap<'a> {
     /// [`MapParams::storage_words`] words; all of them are zeroed here.
     ///
     /// On the host: `let s: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();`.
+    #[cfg(not(MODULE))]
     pub fn new(params: MapParams, storage: &'a [AtomicU64]) -> Result<Self, MapError> {
         let map = Self::attach(params, storage)?;
         for w in map
@@ -897,6 +898,7 @@ impl<'a> TracingMap<'a> {
     }
 
     /// The number of hash table entries (`map_size`).
+    #[cfg(not(MODULE))]
     pub fn map_size(&self) -> usize {
         self.g.map_size
     }
@@ -922,11 +924,13 @@ impl<'a> TracingMap<'a> {
     }
 
     /// Whether no element has been handed out.
+    #[cfg(not(MODULE))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The hash the map uses for `key` (never 0).
+    #[cfg(not(MODULE))]
     pub fn hash_key(&self, key: &[u8]) -> u32 {
         key_hash(key, self.g.params.key_size)
     }

@@ -69,8 +69,10 @@ pub const PAUSE_EVERY: usize = 256;
 
 /// A resolver that knows nothing: every address is shown as hex and every
 /// syscall as unknown. Used by host tests.
+#[cfg(not(MODULE))]
 pub struct NoSymbols;
 
+#[cfg(not(MODULE))]
 impl Resolver for NoSymbols {
     fn symbol(&self, addr: u64, _with_offset: bool, out: &mut dyn Write) -> fmt::Result {
         write!(out, "0x{addr:x}")
@@ -228,6 +230,7 @@ pub struct KeyPart<'a> {
 }
 
 /// Writes an entry's keys: `{ name: value, name: value }`.
+#[cfg(not(MODULE))]
 pub fn write_keys(
     out: &mut dyn Write,
     keys: &[KeyPart<'_>],
@@ -393,6 +396,7 @@ fn write_bar(out: &mut dyn Write, val: u64, max: u64) -> fmt::Result {
 /// Writes the lines that start each histogram in the file; `info` writes
 /// the trigger info line (with its newline). `n` numbers the histograms of
 /// the file from 0.
+#[cfg(not(MODULE))]
 pub fn write_header(
     out: &mut dyn Write,
     n: usize,

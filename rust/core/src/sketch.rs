@@ -735,6 +735,7 @@ impl<'a> Sketch<'a> {
     }
 
     /// Records `n` values `v` at once (what a merge adds); nothing for 0.
+    #[cfg(not(MODULE))]
     pub fn record_n(&self, v: u64, n: u64) {
         if n == 0 {
             return;
@@ -765,6 +766,7 @@ impl<'a> Sketch<'a> {
     }
 
     /// The number of pages the sketch holds.
+    #[cfg(not(MODULE))]
     pub fn pages(&self) -> usize {
         (0..GROUPS).filter(|&g| self.page(g).is_some()).count()
     }
@@ -777,6 +779,7 @@ impl<'a> Sketch<'a> {
     }
 
     /// The count of bucket `b` (0 past the buckets).
+    #[cfg(not(MODULE))]
     pub fn bucket_count(&self, b: usize) -> u64 {
         self.counters(b >> SUB_BITS)
             .and_then(|c| c.get(b % SUB))
@@ -800,6 +803,7 @@ impl<'a> Sketch<'a> {
     /// pool): `dst` then counts what it counted and what this one did.
     /// Values `dst`'s pool has no page for are unplaced there. Racing
     /// updates of this sketch may or may not be carried over.
+    #[cfg(not(MODULE))]
     pub fn merge_into(&self, dst: &Sketch<'_>) {
         for g in 0..GROUPS {
             let Some(counters) = self.counters(g) else {
@@ -966,11 +970,13 @@ impl<'a, I: Iterator<Item = Sketch<'a>> + Clone> Counts for Union<I> {
 
 impl<'a, I: Iterator<Item = Sketch<'a>> + Clone> Union<I> {
     /// p50, p90, p99 and p999 of all the sketches' values together.
+    #[cfg(not(MODULE))]
     pub fn percentiles(&self) -> Percentiles {
         percentiles(self)
     }
 
     /// The `q_ppm`-quantile of all the sketches' values together.
+    #[cfg(not(MODULE))]
     pub fn quantile(&self, q_ppm: u32) -> Quantile {
         let mut out = [Quantile::Empty];
         quantiles(self, &[q_ppm], &mut out);

@@ -51,6 +51,7 @@ pub const HIST: Names = Names {
 };
 
 /// The prefix of rhist commands under its own names, where hist has `hist:`.
+#[cfg(not(MODULE))]
 pub const PREFIX: &str = RHIST.prefix;
 
 /// Number of entries of the error_log message table.
@@ -66,6 +67,7 @@ pub const C_MESSAGES: [&str; ERROR_COUNT] = C_ERR_TEXT_NUL;
 /// checked by the build, in C's order, mixed with the look-ups (C stops at
 /// the first error, so an unknown field comes before a bad modifier
 /// further on).  Error positions count from the start of `rhist:`.
+#[cfg(not(MODULE))]
 pub fn parse(text: &str) -> Result<TriggerSpec<'_>, HistError> {
     parse_as(&RHIST, text)
 }

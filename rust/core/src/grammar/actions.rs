@@ -39,6 +39,7 @@ pub struct HandlerSpec<'a> {
 
 impl<'a> HandlerSpec<'a> {
     /// The whole piece, e.g. `onmax($lat).save(comm)`.
+    #[cfg(not(MODULE))]
     pub fn text(&self) -> &'a str {
         self.text
     }
@@ -115,6 +116,7 @@ pub struct Params<'a> {
 
 impl<'a> Params<'a> {
     /// The text inside the parentheses (up to the first `)`).
+    #[cfg(not(MODULE))]
     pub fn text(&self) -> &'a str {
         self.text
     }
@@ -125,6 +127,7 @@ impl<'a> Params<'a> {
     }
 
     /// Whether there are no parameters.
+    #[cfg(not(MODULE))]
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }

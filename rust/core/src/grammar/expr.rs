@@ -50,6 +50,7 @@ pub enum FieldModifier {
 
 impl FieldModifier {
     /// The name C prints (`get_hist_field_flags()`).
+    #[cfg(not(MODULE))]
     pub const fn name(self) -> &'static str {
         match self {
             FieldModifier::Hex => "hex",
@@ -100,6 +101,7 @@ impl SpecialField {
     }
 
     /// The name.
+    #[cfg(not(MODULE))]
     pub const fn name(self) -> &'static str {
         match self {
             SpecialField::CommonTimestamp => "common_timestamp",
@@ -133,6 +135,7 @@ impl<'a> FieldSpec<'a> {
     }
 
     /// What follows the first `.`.
+    #[cfg(not(MODULE))]
     pub fn modifier_text(&self) -> Option<&'a str> {
         self.modifier_text
     }
@@ -194,6 +197,7 @@ pub enum BinaryOp {
 
 impl BinaryOp {
     /// The operator character.
+    #[cfg(not(MODULE))]
     pub const fn symbol(self) -> char {
         match self {
             BinaryOp::Plus => '+',
@@ -320,11 +324,13 @@ const BAD_NODE: Node<'static> = Node::Error(HistError::silent(errno::EINVAL));
 
 impl<'a> Expr<'a> {
     /// The text.
+    #[cfg(not(MODULE))]
     pub fn text(&self) -> &'a str {
         self.text
     }
 
     /// The kind of field this is.
+    #[cfg(not(MODULE))]
     pub fn context(&self) -> FieldContext {
         self.context
     }
@@ -340,6 +346,7 @@ impl<'a> Expr<'a> {
     }
 
     /// The syntax error in the expression, if any.
+    #[cfg(not(MODULE))]
     pub fn error(&self) -> Option<HistError> {
         if self.full {
             return Some(HistError::silent(errno::EINVAL));
@@ -380,6 +387,7 @@ impl<'a> Expr<'a> {
     }
 
     /// The number of operators (C's `n_subexprs` when parsing succeeds).
+    #[cfg(not(MODULE))]
     pub fn operators(&self) -> usize {
         self.nodes
             .iter()

@@ -90,6 +90,7 @@ pub enum KeyField<'a> {
 
 impl<'a> KeyField<'a> {
     /// The key text.
+    #[cfg(not(MODULE))]
     pub fn text(&self) -> &'a str {
         match self {
             KeyField::Stacktrace => "stacktrace",
@@ -152,6 +153,7 @@ impl<'a> SortKey<'a> {
     }
 
     /// What follows the first `.`, if anything.
+    #[cfg(not(MODULE))]
     pub fn modifier(&self) -> Option<&'a str> {
         self.modifier
     }

@@ -259,6 +259,7 @@ impl<'a> HistData<'a> {
     }
 
     /// The synthetic event action `i` emits.
+    #[cfg(not(MODULE))]
     pub fn action_synth_event(&self, i: usize) -> Option<&'a str> {
         if i >= self.n_actions {
             return None;

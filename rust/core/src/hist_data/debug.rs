@@ -13,6 +13,7 @@ impl<'a> HistData<'a> {
     /// C writes before it `"\n\n"` for every trigger but the event's
     /// first, then `"# event histogram\n#\n# trigger info: "`, the trigger
     /// info line with its suffix and newline, and `"#\n\n"`.
+    #[cfg(not(MODULE))]
     pub fn write_debug(
         &self,
         out: &mut dyn Write,

@@ -43,6 +43,7 @@ impl<'a> HistData<'a> {
     }
 
     /// The value added to sum `i` (0 = hitcount, always 1) for this record.
+    #[cfg(not(MODULE))]
     pub fn sum_value(&self, i: usize, rec: &[u8], ctx: &dyn EventContext) -> u64 {
         self.sum_value_refs(i, rec, ctx, &[])
     }

@@ -78,6 +78,7 @@ impl<'a> HistData<'a> {
     /// The value variable `i` takes for this record (what
     /// `hist_trigger_elt_update()` sets with `tracing_map_set_var()`); 0
     /// for no such variable.  Never panics, allocates or locks.
+    #[cfg(not(MODULE))]
     pub fn var_value(&self, i: usize, rec: &[u8], ctx: &dyn EventContext) -> u64 {
         self.var_value_refs(i, rec, ctx, &[])
     }

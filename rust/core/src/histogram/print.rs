@@ -98,6 +98,7 @@ impl<'a> Histogram<'a> {
     /// Writes the histogram's entries and Totals (everything after the
     /// header), sorted as C sorts them. `order` must hold at least
     /// `max_elts` indices; it is scratch space.
+    #[cfg(not(MODULE))]
     pub fn print(
         &self,
         out: &mut dyn Write,

@@ -8,6 +8,7 @@ impl<'a> Histogram<'a> {
     /// Accounts one event record: builds its key, finds or inserts its
     /// entry, adds its values and sets its variables. Lock-free; no
     /// allocation.
+    #[cfg(not(MODULE))]
     #[inline]
     pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
         let cpu = ctx.cpu();

@@ -83,12 +83,14 @@ impl<'a> Elt<'a> {
     }
 
     /// Whether the key equals `key` (zero padded or cut to the key size).
+    #[cfg(not(MODULE))]
     #[inline]
     pub fn key_eq(&self, key: &[u8]) -> bool {
         self.key_is(key.get(..self.key_size()).unwrap_or(key), self.key_words())
     }
 
     /// Whether the key equals `key`, which has `words` words (the map's).
+    #[cfg(not(MODULE))]
     #[inline]
     pub(super) fn key_is(&self, key: impl MapKey, words: usize) -> bool {
         self.key
@@ -96,6 +98,7 @@ impl<'a> Elt<'a> {
             .is_some_and(|slots| key.matches(slots))
     }
 
+    #[cfg(not(MODULE))]
     pub(super) fn key_words(&self) -> usize {
         self.layout.key_words as usize
     }
@@ -154,6 +157,7 @@ impl<'a> Elt<'a> {
     /// [`update_sum_on`](Self::update_sum_on) CPU 0, for callers that do
     /// not know which CPU they run on: the sums come out right, but the
     /// CPUs share a copy.
+    #[cfg(not(MODULE))]
     #[inline]
     pub fn update_sum(&self, i: usize, n: u64) {
         self.update_sum_on(0, i, n)
@@ -227,6 +231,7 @@ impl<'a> Elt<'a> {
     }
 
     /// Variable `i`, marking it unset (C's `tracing_map_read_var_once()`).
+    #[cfg(not(MODULE))]
     #[inline]
     pub fn read_var_once(&self, i: usize) -> u64 {
         self.take_var(i).unwrap_or_else(|| self.read_var(i))

@@ -31,6 +31,7 @@ impl<'a> TracingMap<'a> {
     /// [`insert`](Self::insert), running `init` on a newly inserted element
     /// before it is published (C's `elt_init` callback), e.g. to fill its
     /// private words.  `init` is not run when the key was already there.
+    #[cfg(not(MODULE))]
     #[inline]
     pub fn insert_with(&self, key: &[u8], init: impl FnOnce(&Elt<'a>)) -> Option<Elt<'a>> {
         self.find(self.cut(key), Find::Insert, Inserter::ANYWHERE, init)
