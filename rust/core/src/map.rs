@@ -109,6 +109,8 @@ mod sort;
 mod sums;
 
 pub use elt::Elt;
+#[cfg(not(MODULE))]
+pub use elt::EltVars;
 pub use sort::{SortField, SortKey};
 pub use sums::{raise, SumsIndex};
 // Named by the host's users only, not the module's shell.

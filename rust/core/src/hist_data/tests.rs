@@ -193,7 +193,7 @@ fn at(text: &str, s: &str) -> usize {
 }
 
 fn key_of(hd: &HistData<'_>, rec: &[u8], ctx: &dyn EventContext) -> Vec<u8> {
-    let mut key = std::vec![0xffu8; hd.key_size()];
+    let mut key = std::vec![0u8; hd.key_size()];
     hd.write_key(rec, ctx, &mut key);
     key
 }

@@ -110,11 +110,11 @@ impl<'a> Histogram<'a> {
             }
         }
         let (key, refs) = (&key_buf[..size], &vals[..n]);
-        let elt = match self.has_stats {
+        let idx = match self.has_stats {
             false => self.account::<false>(key, rec, ctx, refs),
             true => self.account::<true>(key, rec, ctx, refs),
         };
-        let Some(elt) = elt else {
+        let Some(elt) = idx.and_then(|i| self.map.elt(i)) else {
             return;
         };
         if own_refs {
@@ -226,10 +226,11 @@ impl<'a> Histogram<'a> {
         rec: &[u8],
         ctx: &dyn TaskContext,
         ref_vals: &[u64],
-    ) -> Option<map::Elt<'a>> {
-        let who = Inserter::on_cpu(ctx.cpu());
-        let elt = if self.needs_comm {
-            self.map.event_insert(key, who, |elt| {
+    ) -> Option<u32> {
+        let cpu = ctx.cpu();
+        let who = Inserter::on_cpu(cpu);
+        let idx = if self.needs_comm {
+            self.map.event_insert_idx(key, who, |elt| {
                 let comm = saved_comm(ctx);
                 for (word, chunk) in elt.private_words().iter().zip(comm.chunks_exact(8)) {
                     let mut b = [0u8; 8];
@@ -238,15 +239,31 @@ impl<'a> Histogram<'a> {
                 }
             })
         } else {
-            self.map.event_insert(key, who, |_| {})
+            self.map.event_insert_idx(key, who, |_| {})
         }?;
+        if !STATS {
+            // The sums by the CPU's copy alone, as the compiled programs
+            // add them: an [`Elt`](map::Elt) only for what else is set.
+            if let Some(sums) = self.map.cpu_sums(idx, cpu) {
+                let words = sums.words().iter().take(self.data.n_sums());
+                for (i, word) in words.enumerate() {
+                    let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
+                    word.fetch_add(n, Ordering::Relaxed);
+                }
+            }
+            if !self.has_copies {
+                let n = self.data.n_event_vars();
+                if let Some(vars) = self.map.elt_vars(idx).filter(|_| n != 0) {
+                    for i in 0..n {
+                        vars.set(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
+                    }
+                }
+                return Some(idx);
+            }
+        }
+        let elt = self.map.elt(idx)?;
         if STATS {
             self.update_stats(&elt, rec, ctx, ref_vals);
-        } else {
-            for i in 0..self.data.n_sums() {
-                let n = self.data.sum_value_refs(i, rec, ctx, ref_vals);
-                elt.update_sum_on(ctx.cpu(), i, n);
-            }
         }
         if self.has_copies {
             self.set_vars_with_copies(&elt, rec, ctx, ref_vals);
@@ -255,7 +272,7 @@ impl<'a> Histogram<'a> {
                 elt.set_var(i, self.data.var_value_refs(i, rec, ctx, ref_vals));
             }
         }
-        Some(elt)
+        Some(idx)
     }
 
     /// The sums of `elt` for this record, some of them statistics

@@ -203,15 +203,8 @@ impl<'a> Elt<'a> {
     /// `tracing_map_set_var()`).
     #[inline]
     pub fn set_var(&self, i: usize, n: u64) {
-        let (Some(v), Some(flags)) = (self.var(i), self.var_flags()) else {
-            return;
-        };
-        v.store(n, Ordering::Relaxed);
-        // Release: whoever sees the flag sees this value (or a later one).
-        // Once set, the flag stays set until the map is cleared: skip the
-        // read-modify-write, as C's plain `var_set[i] = true` does.
-        if flags.load(Ordering::Relaxed) & (1 << i) == 0 {
-            flags.fetch_or(1 << i, Ordering::Release);
+        if let (Some(v), Some(flags)) = (self.var(i), self.var_flags()) {
+            set_var_word(v, flags, i, n);
         }
     }
 
@@ -255,7 +248,52 @@ impl<'a> Elt<'a> {
     }
 }
 
+/// Sets variable `i`, word `v`, to `n`, and its bit in `flags`.
+#[inline(always)]
+fn set_var_word(v: &AtomicU64, flags: &AtomicU64, i: usize, n: u64) {
+    v.store(n, Ordering::Relaxed);
+    // Release: whoever sees the flag sees this value (or a later one).
+    // Once set, the flag stays set until the map is cleared: skip the
+    // read-modify-write, as C's plain `var_set[i] = true` does.
+    if flags.load(Ordering::Relaxed) & (1 << i) == 0 {
+        flags.fetch_or(1 << i, Ordering::Release);
+    }
+}
+
+/// The variables of one element, as the event path sets them: their
+/// words and the word of their flags, without the rest of an [`Elt`].
+pub struct EltVars<'a> {
+    flags: &'a AtomicU64,
+    vars: &'a [AtomicU64],
+}
+
+impl EltVars<'_> {
+    /// [`Elt::set_var`]: sets variable `i` (ignored out of range).
+    #[inline]
+    pub fn set(&self, i: usize, n: u64) {
+        if let Some(v) = self.vars.get(i) {
+            set_var_word(v, self.flags, i, n);
+        }
+    }
+}
+
 impl<'a> TracingMap<'a> {
+    /// The variables of the element with index `idx`; `None` past
+    /// `max_elts`, or for a map without variables.
+    #[inline]
+    pub fn elt_vars(&self, idx: u32) -> Option<EltVars<'a>> {
+        let l = &self.g.layout;
+        if l.n_vars == 0 {
+            return None;
+        }
+        // None overflows, as in `elt()`.
+        let d = (idx as usize).wrapping_mul(self.g.data_stride);
+        let data: &'a [AtomicU64] = self.data;
+        let words = data.get(d + l.flags_off()..d + l.vars_off() + l.n_vars as usize)?;
+        let (flags, vars) = words.split_first()?;
+        Some(EltVars { flags, vars })
+    }
+
     /// The element with index `idx`, published or not; `None` past
     /// `max_elts`.  Meant for indices from [`sort_entries`](Self::sort_entries)
     /// or [`Elt::index`].

@@ -49,6 +49,7 @@ impl<'a> TracingMap<'a> {
     /// [`hits`](Self::hits): for a caller that counts them itself (a
     /// histogram's hitcount, sum 0, counts them all), so that events do
     /// not all write one shared word. `who` says where it runs.
+    #[cfg(not(MODULE))]
     #[inline]
     pub fn event_insert(
         &self,
@@ -56,7 +57,30 @@ impl<'a> TracingMap<'a> {
         who: Inserter,
         init: impl FnOnce(&Elt<'a>),
     ) -> Option<Elt<'a>> {
-        self.find(self.cut(key), Find::InsertUncounted, who, init)
+        self.event_insert_idx(key, who, init)
+            .and_then(|i| self.elt(i))
+    }
+
+    /// [`event_insert`](Self::event_insert), giving the element's index:
+    /// for [`cpu_sums`](Self::cpu_sums), or [`elt`](Self::elt) when more
+    /// than the sums is needed.
+    #[inline]
+    pub fn event_insert_idx(
+        &self,
+        key: &[u8],
+        who: Inserter,
+        init: impl FnOnce(&Elt<'a>),
+    ) -> Option<u32> {
+        let key = self.cut(key);
+        // As words, when they are few: the probe's loops over them
+        // unroll, as the compiled programs' do.
+        match self.g.layout.key_words {
+            1 => self.find_idx(&key_words::<1>(key), Find::InsertUncounted, who, init),
+            2 => self.find_idx(&key_words::<2>(key), Find::InsertUncounted, who, init),
+            3 => self.find_idx(&key_words::<3>(key), Find::InsertUncounted, who, init),
+            4 => self.find_idx(&key_words::<4>(key), Find::InsertUncounted, who, init),
+            _ => self.find_idx(key, Find::InsertUncounted, who, init),
+        }
     }
 
     /// [`event_insert`](Self::event_insert) of a key of any
@@ -150,4 +174,10 @@ impl<'a> TracingMap<'a> {
     pub(super) fn cut<'k>(&self, key: &'k [u8]) -> &'k [u8] {
         key.get(..self.g.params.key_size).unwrap_or(key)
     }
+}
+
+/// The first `N` words of `key`, zero padded past its end.
+#[inline(always)]
+fn key_words<const N: usize>(key: &[u8]) -> [u64; N] {
+    core::array::from_fn(|i| key.word(i))
 }
