@@ -29,7 +29,9 @@ now() { cat $D/now_ns; }
 # fill (of 2048 entries; 100% drops), the key size (8, 24, 32 and 256
 # bytes: a __data_loc string key takes 256) and the number of
 # triggers on the event (which differ in their values: hist refuses a
-# second trigger with the same keys and values).
+# second trigger with the same keys and values). vars_*: the first half
+# of an inter-event pipeline, a variable set by every event (a field, a
+# timestamp): what the compiled programs do not cover, the general path.
 SCENARIOS=${SCENARIOS:-"
 keys_a|keys=a|keys=64
 keys_abc_vals_ab|keys=a,b,c:vals=a,b|keys=64
@@ -51,6 +53,8 @@ key_256|keys=d|keys=1024
 triggers_1|keys=a:vals=b|keys=64
 triggers_2|keys=a:vals=b;keys=a:vals=c|keys=64
 triggers_4|keys=a:vals=b;keys=a:vals=c;keys=a:vals=b,c;keys=a:vals=c,b|keys=64
+vars_field|keys=a:x=b|keys=64
+vars_ts|keys=a:ts0=common_timestamp.usecs|keys=64
 "}
 # rhist's extensions, which hist rejects: run as none, noop and rhist only.
 # Each is triggers_1's text with its value b given a statistic, so that
