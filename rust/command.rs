@@ -25,7 +25,7 @@ mod probe;
 mod resolve;
 mod state;
 
-use core::ptr;
+use core::ptr::{self, NonNull};
 use kernel::ffi::{c_char, c_int};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -42,11 +42,11 @@ use crate::hist::error::{
 use crate::hist::grammar::ActionKind;
 use crate::hist::grammar::TriggerSpec;
 use crate::hist::hist_data::{HistData, Tracking};
-use crate::instance::InstanceRef;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::Synths;
-use crate::tracefs::{self, EventMutexHeld, ListEnd, SeqWriter};
+use crate::tracefs::{EventMutexHeld, SeqWriter};
+use crate::tracing::{EventFile, ListEnd, NewTrigger, TriggerData};
 use attach::detach;
 use attach::{attach, unregister_one, AttachSetup};
 use errors::reject;
@@ -55,7 +55,7 @@ use state::{BuildError, Hist, Resolved};
 pub(crate) use state::{Detached, Trigger};
 
 use crate::trigger_cmd::{
-    c_bytes, list_and_enable, parse, reg, remove_each, Attached, Command, Registered, Registry,
+    list_and_enable, parse, reg, remove_each, Attached, Command, Registered, Registry,
     TriggerCommand, TriggerWrite,
 };
 
@@ -77,37 +77,29 @@ fn command() -> *mut bindings::event_command {
 }
 
 /// Whether `data` is an rhist trigger.
-///
-/// # Safety
-///
-/// `data` must be a live trigger.
-pub(crate) unsafe fn is_ours(data: *mut bindings::event_trigger_data) -> bool {
-    // SAFETY: `data` is live.
-    unsafe { COMMAND.owns(data) }
+pub(crate) fn is_ours(data: &TriggerData) -> bool {
+    COMMAND.owns(data)
 }
 
-/// The rhist state of an rhist trigger, borrowed while the lock is held.
-///
-/// # Safety
-///
-/// `data` must be a live rhist trigger (see [`is_ours`]), not freed for
-/// `'a`.
-pub(crate) unsafe fn state<'a>(
-    _held: EventMutexHeld<'a>,
-    data: *mut bindings::event_trigger_data,
-) -> &'a Trigger {
-    // SAFETY: the caller's contract.
-    unsafe { state_rcu(data) }
+/// The rhist state of `data`, if it is an rhist trigger, borrowed while
+/// the lock is held.
+pub(crate) fn state<'a>(_held: EventMutexHeld<'a>, data: &'a TriggerData) -> Option<&'a Trigger> {
+    // SAFETY: `data` is an rhist trigger (`is_ours()`).
+    is_ours(data).then(|| unsafe { state_rcu(data) })
 }
 
-/// [`state()`] for the probe, which runs without the lock.
+/// [`state()`] for the probe, which runs without the lock and knows its
+/// trigger to be an rhist trigger.
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger, not freed for `'a`.
-unsafe fn state_rcu<'a>(data: *mut bindings::event_trigger_data) -> &'a Trigger {
-    // SAFETY: rhist triggers own a `Trigger` in `private_data` until freed.
-    unsafe { &*(*data).private_data.cast::<Trigger>() }
+/// `data` must be an rhist trigger.
+unsafe fn state_rcu(data: &TriggerData) -> &Trigger {
+    // SAFETY: an rhist trigger (the caller's promise) owns a `Trigger` in
+    // its private data from before it is listed (`attach()`) until it is
+    // freed (`release()`): for as long as `data` is borrowed (invariant
+    // of `TriggerData`).
+    unsafe { &*data.private_data().cast::<Trigger>() }
 }
 
 /// The rhist triggers attached: each is live, until `release()` takes it
@@ -149,47 +141,31 @@ impl Registration {
 /// `named` histogram, one of the triggers sharing it, else one that
 /// shares none; the same histogram ([`HistData::matches`]) and the same
 /// filter, or none on both.
-///
-/// # Safety
-///
-/// `file` must be live.
-unsafe fn find(
-    held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
+fn find<'a>(
+    held: EventMutexHeld<'a>,
+    file: &'a EventFile,
     data: &HistData<'_>,
     filter: Option<&str>,
     named: Option<&Trigger>,
-) -> Option<*mut bindings::event_trigger_data> {
+) -> Option<&'a TriggerData> {
     let filter = filter.map(str::as_bytes);
-    // SAFETY: `file` is live; we only look.
-    unsafe { tracefs::triggers(held, file) }.find(|&d| {
-        // SAFETY: the triggers on the list are live.
-        if !unsafe { is_ours(d) } {
+    file.triggers(held).find(|&d| {
+        let Some(test) = state(held, d) else {
             return false;
-        }
-        // SAFETY: as above; `d` is an rhist trigger.
-        let test = unsafe { state(held, d) };
+        };
         let same_name = match named {
             Some(named) => Arc::ptr_eq(&named.hist, &test.hist),
             None => test.name().is_none(),
         };
-        // SAFETY: as above; the filter string is the trigger's own.
-        same_name && test.data().matches(data) && unsafe { c_bytes((*d).filter_str) } == filter
+        same_name && test.data().matches(data) && d.filter(held) == filter
     })
 }
 
 /// The first rhist trigger named `name` (`name=...`), on any event.
-///
-/// # Safety
-///
-/// The trigger found must not be freed while the result is used.
-unsafe fn find_named<'a>(held: EventMutexHeld<'a>, name: &str) -> Option<&'a Trigger> {
+fn find_named<'a>(held: EventMutexHeld<'a>, name: &str) -> Option<&'a Trigger> {
     REGISTRY
         .iter(held)
-        // SAFETY: registered triggers are live; the one returned is not
-        // freed while used (the caller's contract), the others not while
-        // looked at.
-        .map(|d| unsafe { state(held, d) })
+        .filter_map(|d| state(held, d))
         .find(|t| t.name() == Some(name))
 }
 
@@ -197,7 +173,7 @@ impl Command for Rhist {
     const REGISTRY: &'static Registry = &REGISTRY;
 
     /// Handles `[!]rhist:<param> [if <filter>]`, as hist's parse does.
-    unsafe fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int {
+    fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int {
         let (file, remove) = (write.file, write.remove);
         let Some(text) = write.text else {
             return code::EINVAL.to_errno();
@@ -207,61 +183,52 @@ impl Command for Rhist {
         // SAFETY: `trace_types_lock` is not held: no caller of the tracing
         // core's `trigger_process_regex()` takes it.
         unsafe { DEFERRED.release(held) };
-        // SAFETY: `file` is live and `cmd_ops` this command (our contract).
-        match unsafe { run_command(held, write.cmd_ops, file, text, remove) } {
+        match run_command(held, write.cmd_ops, file, text, remove) {
             Ok(()) => 0,
-            // SAFETY: `file` is live.
-            Err(BuildError::Hist(err)) => unsafe { reject(held, file, text, &err) },
-            // SAFETY: `file` is live.
-            Err(BuildError::NoMapMemory) => unsafe { errors::no_map_memory(held, file, text) },
+            Err(BuildError::Hist(err)) => reject(held, file, text, &err),
+            Err(BuildError::NoMapMemory) => errors::no_map_memory(held, file, text),
             Err(BuildError::Kernel(e)) => e.to_errno(),
         }
     }
 
     /// Attaches `data` to `file`, at the tail of its trigger list.
-    unsafe fn register(
-        held: EventMutexHeld<'_>,
-        data: *mut bindings::event_trigger_data,
-        file: *mut bindings::trace_event_file,
-    ) -> c_int {
-        // SAFETY: `data` is a live rhist trigger set up by `attach()`, which
-        // reserved its slot in `REGISTRY` and holds a reference until it
-        // returns; `put()` drops one, as `free()` does.
+    unsafe fn register(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) -> c_int {
+        // SAFETY: `data` is an rhist trigger set up by `attach()` for
+        // `file`, on no list; `attach()` reserved its slot in `REGISTRY`
+        // and holds a reference until it returns; `put()` drops one, as
+        // `free()` does.
         unsafe { list_and_enable(held, file, data, ListEnd::Tail, &REGISTRY, put) }
     }
 
-    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[*mut bindings::event_trigger_data]) {
-        for &data in triggers {
-            // SAFETY: each trigger is live and on its file's list (our
-            // contract).
-            unsafe { detach(held, data) };
+    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]) {
+        for data in triggers {
+            // SAFETY: each trigger is live and on its file's list (the
+            // caller's promise).
+            unsafe { detach(held, data.as_ref()) };
         }
-        for &data in triggers {
-            // SAFETY: `data` is detached and holds the list's reference;
-            // `put()` waits for running probes before it frees. This task
-            // holds no lock but `event_mutex` (our contract).
-            unsafe { put(held, data) };
+        for data in triggers {
+            // SAFETY: `data` is detached and holds the list's reference,
+            // and is not used after this; `put()` waits for running probes
+            // before it frees. This task holds no lock but `event_mutex`
+            // (the caller's promise).
+            unsafe { put(held, data.as_ref()) };
         }
-        // SAFETY: as above.
+        // SAFETY: no lock but `event_mutex` is held (the caller's
+        // promise), so not `trace_types_lock`.
         unsafe { DEFERRED.release(held) };
     }
 }
 
 /// Carries out `[!]rhist:<text>` on `file`: creates, removes, pauses,
-/// continues or clears a trigger.
-///
-/// # Safety
-///
-/// Called from `parse()` with its arguments.
-unsafe fn run_command(
+/// continues or clears a trigger. `cmd_ops` is this command.
+fn run_command(
     held: EventMutexHeld<'_>,
     cmd_ops: *mut bindings::event_command,
-    file: *mut bindings::trace_event_file,
+    file: &EventFile,
     text: &[u8],
     remove: bool,
 ) -> Result<(), BuildError> {
-    // SAFETY: `file` is live.
-    let mut resolved = unsafe { Resolved::new(held, file, text, remove) }?;
+    let mut resolved = Resolved::new(held, file, text, remove)?;
     let spec = resolved.data().spec();
     let has_actions = !spec.action_strs().is_empty();
     // hist sets the filter right after building, before it looks for the
@@ -278,31 +245,26 @@ unsafe fn run_command(
         || has_actions;
     if early {
         if let Some(filter) = spec.filter() {
-            // SAFETY: the tracing core's arguments.
-            unsafe { check_filter(held, cmd_ops, file, filter) }?;
+            check_filter(held, cmd_ops, file, filter)?;
         }
     }
 
     // A named trigger shares the histogram of the first trigger of that
     // name, on whichever event, if they match (checked as the trigger is
-    // registered, below).
-    // SAFETY: the trigger found is freed, if at all, by the removal below,
+    // registered, below). It is freed, if at all, by the removal below,
     // after which `named` is not used.
-    let named = spec
-        .name_attr()
-        .and_then(|name| unsafe { find_named(held, name) });
+    let named = spec.name_attr().and_then(|name| find_named(held, name));
     if remove {
-        // SAFETY: `file` is live.
-        let existing = unsafe { find(held, file, resolved.data(), spec.filter_expr(), named) };
+        let existing = find(held, file, resolved.data(), spec.filter_expr(), named);
         // Like hist, removing a trigger that is not there is no error.
         if let Some(data) = existing {
             // A trigger whose variables another references stays, with
             // nothing logged, as in hist.
-            // SAFETY: `data` is a live rhist trigger.
-            if unsafe { state(held, data) }.referenced(held) {
+            if state(held, data).is_some_and(|t| t.referenced(held)) {
                 return Err(BuildError::Kernel(code::EBUSY));
             }
-            // SAFETY: `data` is a live rhist trigger on `file`.
+            // SAFETY: `data` is an rhist trigger on `file`, not used after
+            // this.
             unsafe { unregister_one(held, data) };
         }
         return Ok(());
@@ -311,22 +273,17 @@ unsafe fn run_command(
     let existing = if spec.name_attr().is_some() && named.is_none() {
         None
     } else {
-        // SAFETY: `file` is live.
-        unsafe { find(held, file, resolved.data(), spec.filter_expr(), named) }
+        find(held, file, resolved.data(), spec.filter_expr(), named)
     };
     let (pause, cont, clearing) = (spec.pause(), spec.cont(), spec.clear());
     if let Some(data) = existing {
         if pause || cont || clearing {
-            // SAFETY: `data` is a live rhist trigger, whose `paused` is
-            // written only with the lock held (`held`).
-            unsafe {
-                if pause {
-                    (*data).paused = true;
-                } else if cont {
-                    (*data).paused = false;
-                } else {
-                    clear(held, data);
-                }
+            if pause {
+                data.set_paused(true);
+            } else if cont {
+                data.set_paused(false);
+            } else if let Some(trigger) = state(held, data) {
+                clear(held, data, trigger);
             }
             return Ok(());
         }
@@ -344,15 +301,13 @@ unsafe fn run_command(
         let found = Synths::find(held, resolved.data().spec())?;
         let key_size = resolved.data().key_size();
         snapshot = match snapshot_tracking(resolved.data().spec()) {
-            // SAFETY: `file` is live.
             Some(how) => {
-                let instance = InstanceRef::get(unsafe { (*file).tr })?;
+                let instance = file.trace_array().get()?;
                 Some(SnapshotCond::new(instance, how, key_size)?)
             }
             None => None,
         };
-        // SAFETY: `file` is the live file `resolved` was made for.
-        unsafe { resolved.create_actions(held, file, &found, snapshot.as_ref()) }?;
+        resolved.create_actions(held, file, &found, snapshot.as_ref())?;
         synths = found.into_pins()?;
     }
     if let Some(named) = named {
@@ -390,8 +345,7 @@ unsafe fn run_command(
             let record_span = resolved.data().record_span();
             let data = resolved.data();
             let instance = if data.n_vars() > 0 || data.n_var_refs() > 0 {
-                // SAFETY: `file` is live.
-                Some(InstanceRef::get(unsafe { (*file).tr })?)
+                Some(file.trace_array().get()?)
             } else {
                 None
             };
@@ -399,10 +353,8 @@ unsafe fn run_command(
             (hist, record_span)
         }
     };
-    // SAFETY: `file` is live.
-    let trigger = unsafe { Trigger::new(held, file, hist, record_span) }?;
-    // SAFETY: the tracing core's arguments.
-    unsafe { attach(held, cmd_ops, file, trigger, setup) }
+    let trigger = Trigger::new(held, file, hist, record_span)?;
+    attach(held, cmd_ops, file, trigger, setup)
 }
 
 /// What the first `snapshot()` action of `spec` tracks, if it has one.
@@ -419,67 +371,43 @@ fn snapshot_tracking(spec: &TriggerSpec<'_>) -> Option<Tracking> {
     })
 }
 
-/// Sets `filter` (`if ...`) on a trigger that is never attached, as hist
-/// sets it before looking for the trigger a command acts on: a bad filter
-/// fails (and is logged by the filter parser) as it does there.
-///
-/// # Safety
-///
-/// Called from `parse()` with its `cmd_ops` and `file`.
-unsafe fn check_filter(
-    _held: EventMutexHeld<'_>,
+/// Sets `filter` (`if ...`) on a trigger of `cmd_ops` that is never
+/// attached, as hist sets it before looking for the trigger a command
+/// acts on: a bad filter fails (and is logged by the filter parser) as it
+/// does there.
+fn check_filter(
+    held: EventMutexHeld<'_>,
     cmd_ops: *mut bindings::event_command,
-    file: *mut bindings::trace_event_file,
+    file: &EventFile,
     filter: &str,
 ) -> Result<(), BuildError> {
     let mut text = KVec::new();
     text.extend_from_slice(filter.as_bytes(), GFP_KERNEL)?;
     text.push(0, GFP_KERNEL)?;
-    // SAFETY: `cmd_ops` is our command; no count parameter.
-    let data = unsafe {
-        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
-    };
-    if data.is_null() {
-        return Err(code::ENOMEM.into());
-    }
-    // SAFETY: the filter is a NUL-terminated copy, which
-    // `set_trigger_filter()` may cut up; `data` is ours and `file` live.
-    let ret = unsafe { bindings::set_trigger_filter(text.as_mut_ptr().cast(), data, file) };
-    // SAFETY: `data` was never registered and has no private data; this
-    // frees its filter and it.
-    unsafe { bindings::trigger_data_free(data) };
+    // Never listed, and without private data: freed, its filter with it,
+    // when dropped.
+    let data = NewTrigger::new(cmd_ops)?;
+    let ret = data.set_filter(held, file, &mut text);
+    drop(data);
     if ret < 0 {
         return Err(BuildError::Kernel(Error::from_errno(ret)));
     }
     Ok(())
 }
 
-/// Empties a trigger's histogram as hist's `clear` does: with the trigger
-/// paused and running probes waited for.
-///
-/// # Safety
-///
-/// `data` must be a live rhist trigger.
-unsafe fn clear(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is a live rhist trigger.
-    let trigger = unsafe { state(held, data) };
+/// Empties the histogram of `data`, an rhist trigger whose state is
+/// `trigger`, as hist's `clear` does: with the trigger paused and running
+/// probes waited for.
+fn clear(held: EventMutexHeld<'_>, data: &TriggerData, trigger: &Trigger) {
     // Every trigger that feeds the histogram holds still meanwhile: with
     // a name, all that share it, as hist's pause_named_trigger() does.
-    let feeds = |d: *mut bindings::event_trigger_data| {
-        // SAFETY: registered triggers are live.
-        d == data
+    let feeds = |d: &TriggerData| {
+        ptr::eq(d, data)
             || (trigger.name().is_some()
-                && Arc::ptr_eq(&unsafe { state(held, d) }.hist, &trigger.hist))
+                && state(held, d).is_some_and(|t| Arc::ptr_eq(&t.hist, &trigger.hist)))
     };
-    for d in REGISTRY.iter(held).filter(|&d| feeds(d)) {
-        // SAFETY: `d` is live; `paused` and `paused_tmp` are written only
-        // with the lock held, as it is (`held`), and `paused` is read
-        // racily by the event path, hence the volatile accesses.
-        unsafe {
-            let paused = ptr::read_volatile(ptr::addr_of!((*d).paused));
-            (*d).paused_tmp = paused;
-            ptr::write_volatile(ptr::addr_of_mut!((*d).paused), true);
-        }
+    for d in REGISTRY.iter(held).filter(|d| feeds(d)) {
+        d.save_and_pause(held);
     }
     // SAFETY: no precondition; it sleeps, which `parse()` may.
     unsafe { shim::rhist_tracepoint_synchronize_unregister() };
@@ -488,9 +416,8 @@ unsafe fn clear(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_dat
         growing.cleared(held);
     }
     trigger.contents_changed(held);
-    for d in REGISTRY.iter(held).filter(|&d| feeds(d)) {
-        // SAFETY: as above.
-        unsafe { ptr::write_volatile(ptr::addr_of_mut!((*d).paused), (*d).paused_tmp) };
+    for d in REGISTRY.iter(held).filter(|d| feeds(d)) {
+        d.restore_paused(held);
     }
 }
 
@@ -505,18 +432,24 @@ unsafe extern "C" fn unreg(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: the tracing core passes a live rhist trigger and its live
-    // file; the lock held keeps the filter string.
-    let found = unsafe {
-        let filter = c_bytes((*data).filter_str).and_then(|f| core::str::from_utf8(f).ok());
-        let trigger = state(held, data);
-        let named = trigger.name().is_some().then_some(trigger);
-        find(held, file, trigger.data(), filter, named)
+    // SAFETY: `unreg()` is called from the command's `parse()`, which holds
+    // `event_mutex` for the call, with an rhist trigger and the file
+    // written, both live for the call (this function's contract).
+    let (held, data, file) = unsafe {
+        (
+            EventMutexHeld::assume(),
+            TriggerData::from_raw(data),
+            EventFile::from_raw(file),
+        )
     };
-    if let Some(found) = found {
-        // SAFETY: `find()` returns a live rhist trigger on `file`.
+    let filter = data.filter(held).and_then(|f| core::str::from_utf8(f).ok());
+    let Some(trigger) = state(held, data) else {
+        return;
+    };
+    let named = trigger.name().is_some().then_some(trigger);
+    if let Some(found) = find(held, file, trigger.data(), filter, named) {
+        // SAFETY: `find()` returns an rhist trigger on `file`, not used
+        // after this.
         unsafe { unregister_one(held, found) };
     }
 }
@@ -529,22 +462,21 @@ unsafe extern "C" fn unreg(
 /// Called by the tracing core only, for the live `file`, with
 /// `event_mutex` held.
 unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
+    // SAFETY: the tracing core calls `unreg_all()` as it opens a trigger
+    // file with O_TRUNC, holding `event_mutex` for the call, for the
+    // file's event file, live while the lock is held.
+    let (held, file) = unsafe { (EventMutexHeld::assume(), EventFile::from_raw(file)) };
     // As hist_file_check_refs(): none goes while another trigger
     // references a variable of one of them.
-    // SAFETY: `file` is live; the triggers on its list are live.
-    let referenced = unsafe { tracefs::triggers(held, file) }
-        // SAFETY: as above.
-        .any(|d| unsafe { is_ours(d) && state(held, d).referenced(held) });
+    let referenced = file
+        .triggers(held)
+        .any(|d| state(held, d).is_some_and(|t| t.referenced(held)));
     if referenced {
         return;
     }
-    // SAFETY: `file` is live; the triggers on its list are live, and
-    // `unregister_one()` takes each off it.
-    unsafe {
-        remove_each(held, file, |d| is_ours(d), |d| unregister_one(held, d));
-    }
+    // SAFETY: each trigger `remove_each()` hands out is an rhist trigger
+    // on `file`'s list, not used after it is removed.
+    remove_each(held, file, is_ours, |d| unsafe { unregister_one(held, d) });
 }
 
 /// `print()`: shows the trigger in the event's trigger file.
@@ -557,55 +489,51 @@ unsafe extern "C" fn print(
     m: *mut bindings::seq_file,
     data: *mut bindings::event_trigger_data,
 ) -> c_int {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: `m` is being shown; `data` is a live rhist trigger.
-    unsafe { write_info(held, &mut SeqWriter::new(m), data) };
+    // SAFETY: the tracing core shows a trigger file's triggers holding
+    // `event_mutex` (its seq_file's `start()` takes it); the trigger is
+    // on the list being shown, kept by the lock; `m` is the seq_file being
+    // shown for this call.
+    let (held, data, mut out) = unsafe {
+        (
+            EventMutexHeld::assume(),
+            TriggerData::from_raw(data),
+            SeqWriter::new(m),
+        )
+    };
+    write_info(held, &mut out, data);
     0
 }
 
-/// Writes the trigger info line as hist does, `rhist:` for `hist:`:
-/// `rhist:keys=...:size=N[ if <filter>] [active]`.
-///
-/// # Safety
-///
-/// `data` must be a live rhist trigger.
-pub(crate) unsafe fn write_info(
-    held: EventMutexHeld<'_>,
-    out: &mut SeqWriter,
-    data: *mut bindings::event_trigger_data,
-) {
-    // SAFETY: the caller's contract.
-    for part in unsafe { info_parts(held, data) } {
+/// Writes the trigger info line of `data`, an rhist trigger, as hist
+/// does, `rhist:` for `hist:`: `rhist:keys=...:size=N[ if <filter>]
+/// [active]`.
+pub(crate) fn write_info(held: EventMutexHeld<'_>, out: &mut SeqWriter, data: &TriggerData) {
+    let Some(trigger) = state(held, data) else {
+        return;
+    };
+    for part in info_parts(held, data, trigger) {
         out.bytes(part);
     }
     out.bytes(b"\n");
 }
 
-/// The pieces of the trigger info line (without its newline): the info,
-/// ` if ` and the filter (or nothing), and ` [active]` or ` [paused]`.
-///
-/// # Safety
-///
-/// `data` must be a live rhist trigger.
-pub(crate) unsafe fn info_parts<'a>(
+/// The pieces of the trigger info line (without its newline) of `data`,
+/// whose state is `state`: the info, ` if ` and the filter (or nothing),
+/// and ` [active]` or ` [paused]`.
+pub(crate) fn info_parts<'a>(
     held: EventMutexHeld<'a>,
-    data: *mut bindings::event_trigger_data,
+    data: &'a TriggerData,
+    state: &'a Trigger,
 ) -> [&'a [u8]; 4] {
-    // SAFETY: `data` is a live rhist trigger, whose filter string and
-    // state the lock held for `'a` keeps as they are.
-    let (state, filter, paused) = unsafe {
-        (
-            state(held, data),
-            c_bytes((*data).filter_str),
-            (*data).paused,
-        )
-    };
-    let (sep, filter) = match filter {
+    let (sep, filter) = match data.filter(held) {
         Some(filter) => (&b" if "[..], filter),
         None => (&b""[..], &b""[..]),
     };
-    let status: &[u8] = if paused { b" [paused]" } else { b" [active]" };
+    let status: &[u8] = if data.paused() {
+        b" [paused]"
+    } else {
+        b" [active]"
+    };
     [state.info(), sep, filter, status]
 }
 

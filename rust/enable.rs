@@ -12,7 +12,7 @@
 //! Every trigger is also kept in [`REGISTRY`], so that unloading the
 //! module can remove them.
 
-use core::ptr;
+use core::ptr::{self, NonNull};
 use kernel::ffi::{c_char, c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -22,10 +22,11 @@ use kernel::prelude::*;
 
 use crate::command::is_ours;
 use crate::hist::enable::EnableSpec;
-use crate::tracefs::{self, EventMutexHeld, ListEnd, SeqWriter};
+use crate::tracefs::{EventMutexHeld, SeqWriter};
+use crate::tracing::{EventFile, EventPin, ListEnd, NewTrigger, Refs, TraceArray, TriggerData};
 use crate::trigger_cmd::{
-    c_bytes, list_and_enable, parse, reg, remove_each, Attached, Command, EventPin, Registered,
-    Registry, TriggerCommand, TriggerWrite,
+    list_and_enable, parse, reg, remove_each, Attached, Command, Registered, Registry,
+    TriggerCommand, TriggerWrite,
 };
 
 /// What an enable trigger owns, in its `private_data`.
@@ -62,64 +63,44 @@ static DISABLE: TriggerCommand = enable_command(crate::names::NAMES.disable);
 static REGISTRY: Registry = Registry::new();
 
 /// Whether `data` is an `enable_rhist` or `disable_rhist` trigger.
-///
-/// # Safety
-///
-/// `data` must be a live trigger.
-unsafe fn is_enable(data: *mut bindings::event_trigger_data) -> bool {
-    // SAFETY: `data` is live.
-    unsafe { ENABLE.owns(data) || DISABLE.owns(data) }
+fn is_enable(data: &TriggerData) -> bool {
+    ENABLE.owns(data) || DISABLE.owns(data)
 }
 
-/// The target of an enable trigger.
-///
-/// # Safety
-///
-/// `data` must be a live enable trigger (see [`is_enable`]) past
-/// `parse()`, which sets its private data.
-unsafe fn target<'a>(data: *mut bindings::event_trigger_data) -> &'a Target {
-    // SAFETY: an attached enable trigger owns a `Target` in
-    // `private_data` until it is freed.
-    unsafe { &*(*data).private_data.cast::<Target>() }
+/// The target of `data`, if it is an enable trigger past `attach()`,
+/// which sets it.
+fn target(data: &TriggerData) -> Option<&Target> {
+    let owned = data.private_data().cast::<Target>();
+    // SAFETY: the private data of an enable trigger is null or a `Target`
+    // it owns (`attach()`) until it is freed (`put()`): for as long as
+    // `data` is borrowed (invariant of `TriggerData`).
+    (is_enable(data) && !owned.is_null()).then(|| unsafe { &*owned })
+}
+
+/// Whether `data` is an enable trigger that acts on `target_file`.
+fn acts_on(data: &TriggerData, target_file: &EventFile) -> bool {
+    target(data).is_some_and(|t| ptr::eq(t.target.file(), target_file))
 }
 
 /// C's `find_event_file()`: the instance's event `system`.`event` if it
 /// can be enabled.
-///
-/// # Safety
-///
-/// `tr` must be live.
-unsafe fn find_enable_file(
-    held: EventMutexHeld<'_>,
-    tr: *mut bindings::trace_array,
+fn find_enable_file<'a>(
+    held: EventMutexHeld<'a>,
+    tr: &'a TraceArray,
     system: &[u8],
     event: &[u8],
-) -> Option<*mut bindings::trace_event_file> {
+) -> Option<&'a EventFile> {
     let (Ok(system), Ok(event)) = (core::str::from_utf8(system), core::str::from_utf8(event))
     else {
         return None;
     };
-    // SAFETY: the caller's contract is the callee's.
-    let file = unsafe { tracefs::find_event_file(held, tr, system, event) };
-    if file.is_null() {
-        return None;
-    }
-    // SAFETY: a listed file points at its live event and class.
-    let usable = unsafe {
-        let call = (*file).event_call;
-        (*(*call).class).reg.is_some()
-            && (*call).flags & bindings::TRACE_EVENT_FL_IGNORE_ENABLE as c_int == 0
-    };
-    usable.then_some(file)
+    tr.find_event_file(held, system, event)
+        .filter(|file| file.can_enable())
 }
 
 /// Carries out the command `cmd_ops` with `text` on `file`, in the order
 /// of C's `event_enable_trigger_parse()`, so that each error is its.
-///
-/// # Safety
-///
-/// `write.file` must be live and `write.cmd_ops` one of our commands.
-unsafe fn create_or_remove(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> Result {
+fn create_or_remove(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> Result {
     let TriggerWrite {
         cmd_ops,
         file,
@@ -127,12 +108,10 @@ unsafe fn create_or_remove(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) ->
         remove,
     } = write;
     let spec = EnableSpec::parse(text).map_err(|e| Error::from_errno(-e))?;
-    // SAFETY: `file` is live, so is its instance.
-    let target_file = unsafe { find_enable_file(held, (*file).tr, spec.system, spec.event) }
-        .ok_or(code::EINVAL)?;
+    let target_file =
+        find_enable_file(held, file.trace_array(), spec.system, spec.event).ok_or(code::EINVAL)?;
     if remove {
-        // SAFETY: `file` is live.
-        unsafe { remove_matching(held, file, target_file) };
+        remove_matching(held, file, target_file);
         return Ok(());
     }
     let count = spec.count().map_err(|e| Error::from_errno(-e))?;
@@ -144,71 +123,50 @@ unsafe fn create_or_remove(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) ->
     // Made infallible here: `reg()` cannot fail for want of a slot.
     REGISTRY.reserve(held, 1)?;
 
-    // SAFETY: `cmd_ops` is one of our commands; no private data yet.
-    let data = unsafe {
-        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
-    };
-    if data.is_null() {
-        return Err(code::ENOMEM);
+    let mut data = NewTrigger::new(cmd_ops)?;
+    if let Some(count) = count {
+        data.set_count(count as u64);
     }
-    // SAFETY: `data` is ours alone until registered.
-    unsafe {
-        if let Some(count) = count {
-            (*data).count = count as _;
-            (*data).flags |= bindings::EVENT_TRIGGER_FL_COUNT as c_int;
-        }
-        // The reference of this function, dropped before it returns.
-        (*data).ref_ = 1;
-    }
-    // SAFETY: `data` is ours and `file` live; the filter is a
-    // NUL-terminated copy that `set_trigger_filter()` may cut up.
-    let ret = unsafe {
-        match spec.filter {
-            Some(_) => bindings::set_trigger_filter(filter.as_mut_ptr().cast(), data, file),
-            None => 0,
-        }
+    let ret = match spec.filter {
+        Some(_) => data.set_filter(held, file, &mut filter),
+        None => 0,
     };
-    let attached = if ret < 0 {
-        Err(Error::from_errno(ret))
-    } else {
-        // SAFETY: `data` is ours, with its filter set; both files are
-        // live.
-        unsafe { attach(held, cmd_ops == ENABLE.as_ptr(), data, file, target_file) }
-    };
-    // SAFETY: drops this function's reference: frees `data`, filter
-    // included, unless it was attached, and its `Target` if it has one.
-    unsafe { put(held, data) };
-    attached
-}
-
-/// Pins both events, puts the target in soft mode and registers `data`.
-///
-/// # Safety
-///
-/// `data` must be an unregistered enable trigger without private data,
-/// holding a reference of the caller; both files live.
-unsafe fn attach(
-    held: EventMutexHeld<'_>,
-    enable: bool,
-    data: *mut bindings::event_trigger_data,
-    file: *mut bindings::trace_event_file,
-    target_file: *mut bindings::trace_event_file,
-) -> Result {
-    // SAFETY: `target_file` is live.
-    let target = unsafe { EventPin::new(target_file) }.map_err(|_| code::EBUSY)?;
-    // SAFETY: `file` is live.
-    let on = unsafe { EventPin::new(file) }.map_err(|_| code::EBUSY)?;
-    let owned = KBox::new(Target { enable, target, on }, GFP_KERNEL)?;
-    // SAFETY: `target_file` is live; undone by `put()`, which the private
-    // data set just below makes do it.
-    let ret = unsafe { tracefs::soft_mode_get(held, target_file) };
     if ret < 0 {
         return Err(Error::from_errno(ret));
     }
-    // SAFETY: `data` is ours; `put()` turns this back into the box.
-    unsafe { (*data).private_data = KBox::into_raw(owned).cast::<c_void>() };
-    // SAFETY: the caller's contract; `data` is fully set up.
+    attach(held, cmd_ops == ENABLE.as_ptr(), data, file, target_file)
+}
+
+/// Pins both events, puts the target in soft mode and registers `data`,
+/// which has its filter set.
+fn attach(
+    held: EventMutexHeld<'_>,
+    enable: bool,
+    mut data: NewTrigger,
+    file: &EventFile,
+    target_file: &EventFile,
+) -> Result {
+    let target = EventPin::new(target_file).map_err(|_| code::EBUSY)?;
+    let on = EventPin::new(file).map_err(|_| code::EBUSY)?;
+    let owned = KBox::new(Target { enable, target, on }, GFP_KERNEL)?;
+    // Undone by `put()`, which the private data set just below makes do
+    // it.
+    let ret = target_file.soft_mode_get(held);
+    if ret < 0 {
+        return Err(Error::from_errno(ret));
+    }
+    // `put()` turns this back into the box.
+    data.set_private_data(KBox::into_raw(owned).cast::<c_void>());
+    // The reference of this function, dropped before it returns.
+    let data = data.counted(held);
+    // SAFETY: `data` is a trigger of ours, fully set up for `file`, on no
+    // list, with this function's reference; `create_or_remove()` reserved
+    // its slot in `REGISTRY`.
     let ret = unsafe { Enable::register(held, data, file) };
+    // SAFETY: drops this function's reference, after which `data` is not
+    // used: frees it, filter included, and its `Target`, unless it was
+    // attached.
+    unsafe { put(held, data) };
     if ret < 0 {
         return Err(Error::from_errno(ret));
     }
@@ -220,42 +178,25 @@ unsafe fn attach(
 ///
 /// # Safety
 ///
-/// `data` must be an enable trigger on the list of the live `file`.
-unsafe fn unregister_one(
-    held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
-    data: *mut bindings::event_trigger_data,
-) {
-    // SAFETY: `data` is on the list of the live `file`; `put()` waits
-    // for the probes that may still see it.
-    unsafe { tracefs::del_trigger(held, data) };
-    // SAFETY: `file` is live; drops `reg()`'s.
-    unsafe { tracefs::trigger_mode_put(held, file) };
-    // SAFETY: as above.
-    unsafe { tracefs::update_cond_flag(held, file) };
-    // SAFETY: drops the reference of the list `data` was just taken off.
+/// `data` must be an enable trigger on the list of `file`, not used
+/// after this.
+unsafe fn unregister_one(held: EventMutexHeld<'_>, file: &EventFile, data: &TriggerData) {
+    // SAFETY: `data` is on `file`'s list (the caller's promise); `put()`
+    // waits for the probes that may still see it.
+    unsafe { data.unlink(held) };
+    // Drops `reg()`'s.
+    file.trigger_mode_put(held);
+    file.update_cond_flag(held);
+    // SAFETY: drops the reference of the list `data` was just taken off;
+    // the caller does not use `data` after this.
     unsafe { put(held, data) };
 }
 
 /// Removes the enable trigger of `file` that acts on `target_file`, if
 /// any, whichever of the two commands made it.
-///
-/// # Safety
-///
-/// `file` must be live.
-unsafe fn remove_matching(
-    held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
-    target_file: *mut bindings::trace_event_file,
-) {
-    // SAFETY: `file` is live; attached enable triggers have their
-    // `Target`.
-    let found = unsafe {
-        tracefs::triggers(held, file)
-            .find(|&d| is_enable(d) && target(d).target.file() == target_file)
-    };
-    if let Some(data) = found {
-        // SAFETY: `data` is an enable trigger on `file`.
+fn remove_matching(held: EventMutexHeld<'_>, file: &EventFile, target_file: &EventFile) {
+    if let Some(data) = file.triggers(held).find(|d| acts_on(d, target_file)) {
+        // SAFETY: `data` is an enable trigger on `file`, not used after.
         unsafe { unregister_one(held, file, data) };
     }
 }
@@ -273,11 +214,19 @@ unsafe extern "C" fn unreg(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: the tracing core passes a set up enable trigger and a live
-    // file.
-    unsafe { remove_matching(held, file, target(data).target.file()) };
+    // SAFETY: `unreg()` is called from the command's `parse()`, which holds
+    // `event_mutex` for the call, with the trigger `parse()` set up and
+    // the file written, both live for the call.
+    let (held, data, file) = unsafe {
+        (
+            EventMutexHeld::assume(),
+            TriggerData::from_raw(data),
+            EventFile::from_raw(file),
+        )
+    };
+    if let Some(target) = target(data) {
+        remove_matching(held, file, target.target.file());
+    }
 }
 
 /// `unreg_all()`: removes every enable trigger of `file` (the trigger
@@ -288,18 +237,15 @@ unsafe extern "C" fn unreg(
 /// Called by the tracing core only, for the live `file`, with
 /// `event_mutex` held.
 unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: `file` is live; the triggers on its list are live, and
-    // `unregister_one()` takes each enable trigger off it.
-    unsafe {
-        remove_each(
-            held,
-            file,
-            |d| is_enable(d),
-            |d| unregister_one(held, file, d),
-        );
-    }
+    // SAFETY: the tracing core calls `unreg_all()` as it opens a trigger
+    // file with O_TRUNC, holding `event_mutex` for the call, for the
+    // file's event file, live while the lock is held.
+    let (held, file) = unsafe { (EventMutexHeld::assume(), EventFile::from_raw(file)) };
+    // SAFETY: each trigger `remove_each()` hands out is an enable trigger
+    // on `file`'s list, not used after it is removed.
+    remove_each(held, file, is_enable, |d| unsafe {
+        unregister_one(held, file, d)
+    });
 }
 
 /// `trigger()`: continues or pauses the target's rhist triggers. Runs on
@@ -317,18 +263,14 @@ unsafe extern "C" fn on_event(
 ) {
     // SAFETY: the tracing core calls this only for attached enable
     // triggers, freed only after the probes that can see them finished.
-    let target = unsafe { target(data) };
+    let Some(target) = target(unsafe { TriggerData::from_raw(data) }) else {
+        return;
+    };
     let paused = !target.enable;
-    // SAFETY: the target file is referenced by the trigger; this is an
-    // RCU-sched reader of its list, as every probe is, and rhist triggers
-    // are freed only after such readers finish.
-    for test in unsafe { tracefs::triggers_rcu(target.target.file()) } {
-        // SAFETY: as above; `paused` is a plain flag the tracing core
-        // reads on each event, written here as hist's does.
-        unsafe {
-            if is_ours(test) {
-                ptr::write_volatile(ptr::addr_of_mut!((*test).paused), paused);
-            }
+    // SAFETY: this is a probe, an RCU-sched reader, until it returns.
+    for test in unsafe { target.target.file().triggers_rcu() } {
+        if is_ours(test) {
+            test.set_paused(paused);
         }
     }
 }
@@ -345,20 +287,9 @@ unsafe extern "C" fn count(
     _rec: *mut c_void,
     _rbe: *mut bindings::ring_buffer_event,
 ) -> bool {
-    // SAFETY: `data` is an attached trigger. The count is read and
-    // written racily across CPUs, as C's `event_trigger_count()` does; a
-    // lost decrement lets the trigger fire once more, as it does there.
-    unsafe {
-        let count = ptr::addr_of_mut!((*data).count);
-        let left = ptr::read_volatile(count);
-        if left == 0 {
-            return false;
-        }
-        if left != !0 {
-            ptr::write_volatile(count, left - 1);
-        }
-    }
-    true
+    // SAFETY: the tracing core calls this only for attached triggers,
+    // freed only after the probes that can see them finished.
+    unsafe { TriggerData::from_raw(data) }.take_count()
 }
 
 /// `print()`: `enable_rhist:<system>:<event>:unlimited|count=N[ if
@@ -373,16 +304,21 @@ unsafe extern "C" fn print(
     m: *mut bindings::seq_file,
     data: *mut bindings::event_trigger_data,
 ) -> c_int {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let _held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: `m` is being shown.
-    let mut out = unsafe { SeqWriter::new(m) };
-    // SAFETY: `data` is an attached enable trigger; the lock (`_held`)
-    // keeps it, its filter string and the target event as they are.
-    let (target, count, filter) =
-        unsafe { (target(data), (*data).count, c_bytes((*data).filter_str)) };
-    // SAFETY: as above; the target is pinned.
-    let (system, event) = unsafe { tracefs::event_names(target.target.file()) };
+    // SAFETY: the tracing core shows a trigger file's triggers holding
+    // `event_mutex` (its seq_file's `start()` takes it); the trigger is
+    // on the list being shown, kept by the lock; `m` is the seq_file being
+    // shown for this call.
+    let (held, data, mut out) = unsafe {
+        (
+            EventMutexHeld::assume(),
+            TriggerData::from_raw(data),
+            SeqWriter::new(m),
+        )
+    };
+    let Some(target) = target(data) else {
+        return 0;
+    };
+    let (system, event) = target.target.file().names();
     let name = if target.enable {
         crate::names::NAMES.enable
     } else {
@@ -391,12 +327,13 @@ unsafe extern "C" fn print(
     for part in [name.to_bytes(), b":", system, b":", event] {
         out.bytes(part);
     }
+    let count = data.count();
     if count == !0 {
         out.bytes(b":unlimited");
     } else {
         let _ = core::fmt::Write::write_fmt(&mut out, format_args!(":count={}", count as i64));
     }
-    if let Some(filter) = filter {
+    if let Some(filter) = data.filter(held) {
         out.bytes(b" if ");
         out.bytes(filter);
     }
@@ -413,10 +350,11 @@ unsafe extern "C" fn print(
 /// module's enable or disable commands that it has unlinked, with
 /// `event_mutex` held.
 unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: our contract.
-    unsafe { put(held, data) };
+    // SAFETY: the tracing core calls `free()` from
+    // `clear_event_triggers()`, with `event_mutex` held for the call, for
+    // a trigger that is live, unlinked, and not used by it after this
+    // call: what `put()` needs of a last reference.
+    unsafe { put(EventMutexHeld::assume(), TriggerData::from_raw(data)) };
 }
 
 /// Drops a reference on `data`; with the last one it takes the target
@@ -424,32 +362,30 @@ unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
 ///
 /// # Safety
 ///
-/// `data` must be a live trigger of one of this module's enable or
-/// disable commands, off its list if this is its last reference.
-unsafe fn put(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is live; its count changes only with the lock held
-    // (`held`).
-    let refs = unsafe { &mut (*data).ref_ };
-    if *refs <= 0 {
-        pr_warn!("unbalanced enable trigger reference\n");
-        return;
-    }
-    *refs -= 1;
-    if *refs > 0 {
-        return;
+/// `data` must be a trigger of one of this module's enable or disable
+/// commands; if this is its last reference, off its list and not used
+/// after this.
+unsafe fn put(held: EventMutexHeld<'_>, data: &TriggerData) {
+    match data.put_ref(held) {
+        Refs::Unbalanced => {
+            pr_warn!("unbalanced enable trigger reference\n");
+            return;
+        }
+        Refs::Left => return,
+        Refs::Last => {}
     }
     REGISTRY.remove(held, data);
-    // SAFETY: `data` is live; its private data is null or the `Target`
-    // that `attach()` leaked into it.
-    let owned = unsafe { (*data).private_data.cast::<Target>() };
-    if !owned.is_null() {
-        // SAFETY: the target is pinned and live; this undoes the soft
-        // mode `attach()` set.
-        unsafe { tracefs::soft_mode_put(held, (*owned).target.file()) };
+    // An enable trigger's private data is null or the `Target` that
+    // `attach()` leaked into it.
+    let owned = data.private_data().cast::<Target>();
+    if let Some(target) = target(data) {
+        // Undoes the soft mode `attach()` set.
+        target.target.file().soft_mode_put(held);
     }
-    // SAFETY: the last reference is gone and `data` is on no list; this
-    // clears its filter, waits for running probes and frees it.
-    unsafe { bindings::trigger_data_free(data) };
+    // SAFETY: the last reference is gone, `data` is on no list and not
+    // used after this (the caller's promise); this clears its filter,
+    // waits for running probes and frees it.
+    unsafe { data.free() };
     if !owned.is_null() {
         // SAFETY: no probe can reach the trigger any more (waited for
         // above), and `owned` came from `KBox::into_raw()`; this unpins
@@ -488,10 +424,8 @@ impl Command for Enable {
     const REGISTRY: &'static Registry = &REGISTRY;
 
     /// Handles `[!](enable|disable)_rhist:<param> [if <filter>]`.
-    unsafe fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int {
-        // SAFETY: `write.file` is live and `write.cmd_ops` one of our
-        // commands (our contract).
-        match unsafe { create_or_remove(held, write) } {
+    fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int {
+        match create_or_remove(held, write) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }
@@ -499,33 +433,32 @@ impl Command for Enable {
 
     /// Attaches `data` to `file`, unless a trigger of either command
     /// there acts on the same event (`EEXIST`).
-    unsafe fn register(
-        held: EventMutexHeld<'_>,
-        data: *mut bindings::event_trigger_data,
-        file: *mut bindings::trace_event_file,
-    ) -> c_int {
-        // SAFETY: `data` is an enable trigger set up by `attach()`, with its
-        // `Target`; `file` is live.
-        let taken = unsafe {
-            let target_file = target(data).target.file();
-            tracefs::triggers(held, file)
-                .any(|d| is_enable(d) && target(d).target.file() == target_file)
-        };
-        if taken {
-            return code::EEXIST.to_errno();
+    unsafe fn register(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) -> c_int {
+        // `data` is an enable trigger set up by `attach()`, with its
+        // `Target` (the caller's promise).
+        if let Some(target) = target(data) {
+            let target_file = target.target.file();
+            if file.triggers(held).any(|d| acts_on(d, target_file)) {
+                return code::EEXIST.to_errno();
+            }
         }
-        // SAFETY: `data` is a live enable trigger set up for the live `file`,
-        // on no list; `create_or_remove()` reserved its slot in `REGISTRY`
-        // and holds a reference until it returns; `put()` drops one.
+        // SAFETY: `data` is an enable trigger set up for `file`, on no
+        // list; `create_or_remove()` reserved its slot in `REGISTRY` and
+        // holds a reference until it returns; `put()` drops one.
         unsafe { list_and_enable(held, file, data, ListEnd::Head, &REGISTRY, put) }
     }
 
-    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[*mut bindings::event_trigger_data]) {
-        for &data in triggers {
-            // SAFETY: each trigger is live, on the list of the file it
-            // pins (our contract). `put()` finds it gone from the registry
-            // already.
-            unsafe { unregister_one(held, target(data).on.file(), data) };
+    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]) {
+        for data in triggers {
+            // SAFETY: each trigger is live until its last reference is
+            // dropped, which the list holds (the caller's promise).
+            let data = unsafe { data.as_ref() };
+            if let Some(target) = target(data) {
+                // SAFETY: `data` is on the list of the file it pins (the
+                // caller's promise), and not used after this. `put()`
+                // finds it gone from the registry already.
+                unsafe { unregister_one(held, target.on.file(), data) };
+            }
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::hist::event::{EventContext, EventField, FieldStorage};
 use crate::hist::histogram::TaskContext;
 use crate::hist::output::Resolver;
 use crate::shim;
+use crate::tracing::EventFile;
 
 /// A kernel string that lives as long as the event it belongs to.
 ///
@@ -38,32 +39,30 @@ unsafe fn event_str<'a>(p: *const c_char) -> &'a str {
 ///
 /// # Safety
 ///
-/// `file` must be a live event file whose event stays pinned for `'a`:
-/// the names and types borrow its strings.
-pub(crate) unsafe fn fields<'a>(
-    file: *mut bindings::trace_event_file,
-) -> Result<KVec<EventField<'a>>> {
+/// `file`'s event must stay registered for `'a` (an [`EventPin`] on it
+/// kept at least as long): the names and types borrow its strings.
+///
+/// [`EventPin`]: crate::tracing::EventPin
+pub(crate) unsafe fn fields<'a>(file: &EventFile) -> Result<KVec<EventField<'a>>> {
     let mut out = KVec::new();
-    // SAFETY: a live event file points at its live event call.
-    let head = unsafe { shim::rhist_trace_get_fields((*file).event_call) };
+    // SAFETY: the event is registered while `file` is borrowed (invariant
+    // of `EventFile`), so its call is live.
+    let head = unsafe { shim::rhist_trace_get_fields(file.call()) };
     // SAFETY: `head` is the event's initialised field list, which does not
-    // change while the event exists.
+    // change while the event is registered.
     let mut node = unsafe { (*head).next };
     while node != head {
-        // SAFETY: each node is the `link` of an `ftrace_event_field`.
-        let field = unsafe {
-            &*node
-                .cast::<u8>()
-                .sub(core::mem::offset_of!(bindings::ftrace_event_field, link))
-                .cast::<bindings::ftrace_event_field>()
-        };
+        // SAFETY: each node on the list is the `link` of an
+        // `ftrace_event_field`, which lives as long as the event.
+        let field = unsafe { &*kernel::container_of!(node, bindings::ftrace_event_field, link) };
+        // SAFETY: the field's strings are NUL-terminated and live as long
+        // as the event, which stays registered for `'a` (the caller's
+        // promise).
+        let (name, type_name) = unsafe { (event_str(field.name), event_str(field.type_)) };
         out.push(
             EventField {
-                // SAFETY: the field's strings live as long as the event,
-                // which is pinned for `'a`.
-                name: unsafe { event_str(field.name) },
-                // SAFETY: as above.
-                type_name: unsafe { event_str(field.type_) },
+                name,
+                type_name,
                 offset: field.offset as u32,
                 size: field.size as u32,
                 signed: field.is_signed() != 0,

@@ -114,7 +114,8 @@ impl Registration {
             if ret == 0 {
                 continue;
             }
-            // SAFETY: as above; `name` is a static C string.
+            // SAFETY: `file` is static and initialised; its `name` is a
+            // static C string.
             let name = unsafe { core::ffi::CStr::from_ptr((*file.entry.get()).name.cast()) };
             pr_err!(
                 "cannot add the per-event file '{}' (error {ret})\n",

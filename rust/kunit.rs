@@ -121,7 +121,7 @@ fn run_case(case: &'static str, body: fn(&mut Checks) -> Result) {
     if let Err(e) = body(&mut checks) {
         checks.fail(line!(), format_args!("error {e:?}"));
     }
-    // SAFETY: as above.
+    // SAFETY: `ktime_get()` has no requirement.
     let ns = unsafe { bindings::ktime_get() } - start;
     checks.note(format_args!("{} ms", ns / 1_000_000));
     let failed = checks.failed;
@@ -1059,7 +1059,8 @@ struct SuiteEntry(*const Suite);
 // SAFETY: KUnit alone writes to these (its status fields), from the single
 // task that runs the suite.
 unsafe impl Sync for Cases {}
-// SAFETY: as above.
+// SAFETY: KUnit alone writes to the suite (its status fields), from the
+// single task that runs it.
 unsafe impl Sync for Suite {}
 // SAFETY: a pointer to a static, never written.
 unsafe impl Sync for SuiteEntry {}

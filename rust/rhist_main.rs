@@ -25,7 +25,6 @@ mod command;
 mod enable;
 mod event;
 mod files;
-mod instance;
 #[cfg(CONFIG_KUNIT)]
 mod kunit;
 mod names;
@@ -34,6 +33,7 @@ mod shim;
 mod snapshot;
 mod synth;
 mod tracefs;
+mod tracing;
 mod trigger_cmd;
 
 module! {

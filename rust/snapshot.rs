@@ -16,9 +16,9 @@ use kernel::prelude::*;
 
 use crate::hist::hist_data::Tracking;
 use crate::hist::histogram::{Snapshot, KEY_SIZE_MAX};
-use crate::instance::InstanceRef;
 use crate::shim;
 use crate::tracefs::{self, EventMutexHeld};
+use crate::tracing::InstanceRef;
 
 const KEY_WORDS: usize = KEY_SIZE_MAX / 8;
 
@@ -71,7 +71,9 @@ pub(crate) struct SnapshotCond {
 // SAFETY: `instance` keeps the trace array live (invariant); shared use
 // reads atomics or calls `tracing_snapshot_cond()`, which any CPU may.
 unsafe impl Send for SnapshotCond {}
-// SAFETY: as above.
+// SAFETY: shared use reads or writes atomics, or calls
+// `tracing_snapshot_cond()` on the trace array `instance` keeps live
+// (invariant), which any CPU may, concurrently.
 unsafe impl Sync for SnapshotCond {}
 
 impl SnapshotCond {
@@ -198,7 +200,10 @@ unsafe extern "C" fn cond_update(_tr: *mut bindings::trace_array, cond_data: *mu
     if cond_data.is_null() {
         return false;
     }
-    // SAFETY: a live `Context` (our contract), borrowed for this call.
+    // SAFETY: data that is not null is the `Context` a `SnapshotCond` of
+    // ours passed to `tracing_snapshot_cond()` (this function's
+    // contract), which lives until that call, in which this one runs,
+    // returns.
     let ctx = unsafe { &*cond_data.cast::<Context<'_>>() };
     let d = ctx.details;
     if !d.how.passes(d.val.load(Ordering::Relaxed), ctx.val) {

@@ -15,6 +15,7 @@ use crate::hist::grammar::{ActionKind, TriggerSpec};
 use crate::hist::hist_data::{SynthField, SynthLookup};
 use crate::shim;
 use crate::tracefs::{self, EventMutexHeld};
+use crate::tracing::EventFile;
 
 /// A synthetic event an action emits, held through its reference count
 /// (C's `synth_event->ref`, which `synth_event_release()` checks): while
@@ -31,7 +32,9 @@ pub(crate) struct SynthPin(*mut bindings::synth_event);
 // SAFETY: the event is live while pinned, and shared use only reads it or
 // calls its probes, which any CPU may.
 unsafe impl Send for SynthPin {}
-// SAFETY: as above.
+// SAFETY: shared use only reads the pinned event or calls its probes
+// (`trace_synth()`), which any CPU may, concurrently; its count is
+// changed only with `event_mutex` held.
 unsafe impl Sync for SynthPin {}
 
 impl SynthPin {
@@ -46,8 +49,9 @@ impl SynthPin {
         if event.is_null() {
             return Ok(None);
         }
-        // SAFETY: `event` is live, and its count changes only with the
-        // lock held (`_held`).
+        // SAFETY: `event` is on the dynamic event list, from which it is
+        // removed only with the lock held, as it is (`_held`); its count
+        // changes only with the lock held too.
         unsafe { (*event).ref_ += 1 };
         // INVARIANT: the count was taken just above, with the lock held.
         Ok(Some(SynthPin(event)))
@@ -56,16 +60,8 @@ impl SynthPin {
     /// The synthetic event behind `file`, held, if it is one: C's
     /// `find_synth_event_call()`, for the `se->ref` hist takes for each
     /// trigger on a synthetic event.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be live, and its event pinned.
-    pub(crate) unsafe fn of_event(
-        held: EventMutexHeld<'_>,
-        file: *mut bindings::trace_event_file,
-    ) -> Result<Option<Self>> {
-        // SAFETY: `file` is live and its event pinned: its names live on.
-        let (system, name) = unsafe { tracefs::event_names(file) };
+    pub(crate) fn of_event(held: EventMutexHeld<'_>, file: &EventFile) -> Result<Option<Self>> {
+        let (system, name) = file.names();
         if system != b"synthetic" {
             return Ok(None);
         }
@@ -75,8 +71,7 @@ impl SynthPin {
         let Some(pin) = Self::find(held, name)? else {
             return Ok(None);
         };
-        // SAFETY: `file` is live.
-        let call = unsafe { (*file).event_call };
+        let call = file.call();
         // Another kind of event in a group of that name is none.
         Ok((ptr::addr_of!(pin.event().call).cast_mut() == call).then_some(pin))
     }

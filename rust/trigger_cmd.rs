@@ -8,17 +8,17 @@
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
-use core::ptr;
+use core::ptr::{self, NonNull};
 use kernel::ffi::{c_char, c_int};
 
 use kernel::alloc::{flags::GFP_KERNEL, AllocError};
 use kernel::bindings;
-use kernel::error::{code, Error};
+use kernel::error::Error;
 use kernel::prelude::*;
 use kernel::str::CStr;
 
-use crate::shim;
-use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, ListEnd};
+use crate::tracefs::{EventMutexGuard, EventMutexHeld};
+use crate::tracing::{EventFile, ListEnd, TriggerData};
 
 /// A trigger command of this module, linked into the tracing core's list
 /// of commands while [`Registered`].
@@ -66,13 +66,8 @@ impl TriggerCommand {
     }
 
     /// Whether `data` is a trigger of this command.
-    ///
-    /// # Safety
-    ///
-    /// `data` must be a live trigger.
-    pub(crate) unsafe fn owns(&self, data: *mut bindings::event_trigger_data) -> bool {
-        // SAFETY: `data` is live.
-        unsafe { (*data).cmd_ops == self.as_ptr() }
+    pub(crate) fn owns(&self, data: &TriggerData) -> bool {
+        data.cmd_ops() == self.as_ptr()
     }
 
     /// Links the command into the tracing core's list, until the result
@@ -113,25 +108,18 @@ pub(crate) trait Command {
     /// The triggers the command attached.
     const REGISTRY: &'static Registry;
 
-    /// Carries out `write`. Returns 0 or a negative errno.
-    ///
-    /// # Safety
-    ///
-    /// `write.file` must be live and `write.cmd_ops` this command.
-    unsafe fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int;
+    /// Carries out `write`, a write of this command. Returns 0 or a
+    /// negative errno.
+    fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int;
 
     /// Attaches `data` to `file`, or says why not (a negative errno).
     ///
     /// # Safety
     ///
     /// `data` must be a trigger of this command, set up by its `parse()`
-    /// for the live `file`, on no list, with a slot reserved in
+    /// for `file`, on no list, with a slot reserved in
     /// [`Command::REGISTRY`]; the caller must hold a reference of its own.
-    unsafe fn register(
-        held: EventMutexHeld<'_>,
-        data: *mut bindings::event_trigger_data,
-        file: *mut bindings::trace_event_file,
-    ) -> c_int;
+    unsafe fn register(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) -> c_int;
 
     /// Takes `triggers` off their files' lists and drops the lists'
     /// references.
@@ -139,10 +127,10 @@ pub(crate) trait Command {
     /// # Safety
     ///
     /// The command must be unregistered, and `triggers` every trigger
-    /// taken out of [`Command::REGISTRY`]: each live, on the list of its
-    /// file, holding the list's reference. The task must hold no lock but
+    /// taken out of [`Command::REGISTRY`]: each on the list of its file,
+    /// holding the list's reference. The task must hold no lock but
     /// `event_mutex`.
-    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[*mut bindings::event_trigger_data]);
+    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]);
 }
 
 /// A write of `[!]<command>:<text>` to an event's trigger file.
@@ -151,7 +139,7 @@ pub(crate) struct TriggerWrite<'a> {
     /// The command written.
     pub(crate) cmd_ops: *mut bindings::event_command,
     /// The event file whose trigger file was written.
-    pub(crate) file: *mut bindings::trace_event_file,
+    pub(crate) file: &'a EventFile,
     /// What followed `<command>:`; `None` when nothing did.
     pub(crate) text: Option<&'a [u8]>,
     /// Whether the write started with `!`.
@@ -172,18 +160,27 @@ pub(crate) unsafe extern "C" fn parse<C: Command>(
     _cmd: *mut c_char,
     param_and_filter: *mut c_char,
 ) -> c_int {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: the tracing core passes valid strings or null.
-    let (glob, text) = unsafe { (c_bytes(glob).unwrap_or(b""), c_bytes(param_and_filter)) };
+    // SAFETY: the tracing core calls `parse()` from
+    // `trigger_process_regex()`, which holds `event_mutex` throughout; its
+    // `file` is the event file whose trigger file is written, found under
+    // the lock and not marked freed, so on its instance's list and live
+    // for the call; the command's arguments are NUL-terminated strings,
+    // or null, that live for the call.
+    let (held, file, glob, text) = unsafe {
+        (
+            EventMutexHeld::assume(),
+            EventFile::from_raw(file),
+            c_bytes(glob).unwrap_or(b""),
+            c_bytes(param_and_filter),
+        )
+    };
     let write = TriggerWrite {
         cmd_ops,
         file,
         text,
         remove: glob.first() == Some(&b'!'),
     };
-    // SAFETY: `file` is live and `cmd_ops` is `C` (our contract).
-    unsafe { C::parse(held, write) }
+    C::parse(held, write)
 }
 
 /// `reg()` of every command: [`Command::register`]. The tracing core
@@ -198,10 +195,18 @@ pub(crate) unsafe extern "C" fn reg<C: Command>(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) -> c_int {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: our contract.
-    unsafe { C::register(held, data, file) }
+    // SAFETY: the tracing core calls a command's `reg()` only from that
+    // command's `parse()`, under its `event_mutex`; and this module's
+    // `parse()`s call it only for a trigger they set up for the file they
+    // were given, both live for the call, as `Command::register()` needs
+    // (this function's contract).
+    unsafe {
+        C::register(
+            EventMutexHeld::assume(),
+            TriggerData::from_raw(data),
+            EventFile::from_raw(file),
+        )
+    }
 }
 
 /// The triggers command `C` attached: removed when dropped, which must
@@ -231,17 +236,6 @@ impl<C: Command> Drop for Attached<C> {
     }
 }
 
-/// Takes a reference on `data`.
-///
-/// # Safety
-///
-/// `data` must be a live trigger of one of this module's commands.
-pub(crate) unsafe fn get_ref(_held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is live; its count changes only with the lock held
-    // (`_held`).
-    unsafe { (*data).ref_ += 1 };
-}
-
 /// `init()` of every command: takes a reference on `data`.
 ///
 /// # Safety
@@ -250,10 +244,11 @@ pub(crate) unsafe fn get_ref(_held: EventMutexHeld<'_>, data: *mut bindings::eve
 /// for a live trigger of one of this module's commands, with
 /// `event_mutex` held.
 pub(crate) unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data) -> c_int {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: `data` is a live trigger of ours (our contract).
-    unsafe { get_ref(held, data) };
+    // SAFETY: the tracing core calls `init()` as it registers a trigger,
+    // with `event_mutex` held for the call, and the trigger live for it
+    // (this function's contract).
+    let (held, data) = unsafe { (EventMutexHeld::assume(), TriggerData::from_raw(data)) };
+    data.get_ref(held);
     0
 }
 
@@ -265,58 +260,57 @@ pub(crate) unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data
 ///
 /// # Safety
 ///
-/// `data` must be a live trigger of the command `registry` and `put`
-/// belong to, set up for the live `file`, on no list, with a slot
-/// reserved in `registry`. The caller must hold a reference of its own,
-/// and `put` must drop one reference, as the command's `free()` does.
+/// `data` must be a trigger of the command `registry` and `put` belong
+/// to, set up for `file`, on no list, with a slot reserved in `registry`.
+/// The caller must hold a reference of its own, and `put` must drop one
+/// reference, as the command's `free()` does, freeing the trigger with
+/// the last.
 pub(crate) unsafe fn list_and_enable(
     held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
-    data: *mut bindings::event_trigger_data,
+    file: &EventFile,
+    data: &TriggerData,
     end: ListEnd,
     registry: &Registry,
-    put: unsafe fn(EventMutexHeld<'_>, *mut bindings::event_trigger_data),
+    put: unsafe fn(EventMutexHeld<'_>, &TriggerData),
 ) -> c_int {
-    // SAFETY: `data` is live; the list's reference is dropped when the
-    // trigger is taken off the list.
-    unsafe { get_ref(held, data) };
-    // SAFETY: `file` is live; `data` is set up for it, on no list.
-    unsafe { tracefs::add_trigger(held, file, data, end) };
-    // SAFETY: `file` is live.
-    unsafe { tracefs::update_cond_flag(held, file) };
-    // SAFETY: as above.
-    let ret = unsafe { tracefs::trigger_mode_get(held, file) };
+    // The list's reference, dropped when the trigger is taken off it.
+    data.get_ref(held);
+    // SAFETY: `data` is set up for `file`, on no list (the caller's
+    // promise), and stays live while listed: the list holds a reference.
+    unsafe { file.add_trigger(held, data, end) };
+    file.update_cond_flag(held);
+    let ret = file.trigger_mode_get(held);
     if ret < 0 {
-        // SAFETY: `data` was put on the list of the live `file` above.
-        unsafe { tracefs::del_trigger(held, data) };
-        // SAFETY: `file` is live.
-        unsafe { tracefs::update_cond_flag(held, file) };
+        // SAFETY: `data` was put on `file`'s list above.
+        unsafe { data.unlink(held) };
+        file.update_cond_flag(held);
         // SAFETY: drops the list's reference taken above; the caller
-        // holds its own, so `data` stays live.
+        // holds its own, so `put` does not free `data`.
         unsafe { put(held, data) };
         return ret;
     }
     // Cannot fail: the caller reserved the slot.
-    let _ = registry.push(held, data);
+    // SAFETY: `data` is on `file`'s list now, with the list's reference,
+    // until its command's removal, whose last `put` takes it out of
+    // `registry` before freeing it.
+    let _ = unsafe { registry.push(held, data) };
     0
 }
 
 /// `unreg_all()`'s loop: removes with `remove` each trigger of `file`
-/// that `ours` picks, until none is left.
-///
-/// # Safety
-///
-/// `file` must be live; `remove` must take the trigger it is given off
-/// `file`'s list.
-pub(crate) unsafe fn remove_each(
-    held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
-    ours: impl Fn(*mut bindings::event_trigger_data) -> bool,
-    mut remove: impl FnMut(*mut bindings::event_trigger_data),
+/// that `ours` picks, until none is left. The next is looked up afresh
+/// once `remove` has returned: it may free other triggers. `remove` must
+/// take the trigger it is given off `file`'s list, or this never ends.
+pub(crate) fn remove_each<'a>(
+    held: EventMutexHeld<'a>,
+    file: &'a EventFile,
+    ours: impl Fn(&TriggerData) -> bool,
+    mut remove: impl FnMut(&'a TriggerData),
 ) {
-    // SAFETY: `file` is live; the next trigger is looked up afresh once
-    // the previous one is gone.
-    while let Some(data) = unsafe { tracefs::triggers(held, file) }.find(|&d| ours(d)) {
+    loop {
+        let Some(data) = file.triggers(held).find(|d| ours(d)) else {
+            return;
+        };
         remove(data);
     }
 }
@@ -327,8 +321,9 @@ pub(crate) unsafe fn remove_each(
 /// # Invariants
 ///
 /// The vector is accessed only with `event_mutex` held, and no reference
-/// to it outlives the method call that made it.
-pub(crate) struct Registry(UnsafeCell<KVec<*mut bindings::event_trigger_data>>);
+/// to it outlives the method call that made it. Each trigger in it is
+/// live until it is taken out.
+pub(crate) struct Registry(UnsafeCell<KVec<NonNull<TriggerData>>>);
 
 // SAFETY: every access is serialised by the lock each method is shown
 // to be held (invariant).
@@ -341,61 +336,68 @@ impl Registry {
         Registry(UnsafeCell::new(KVec::new()))
     }
 
+    /// Runs `f` on the vector.
+    fn with<R>(
+        &self,
+        _held: EventMutexHeld<'_>,
+        f: impl FnOnce(&mut KVec<NonNull<TriggerData>>) -> R,
+    ) -> R {
+        // SAFETY: the lock is held (`_held`), and no other reference to the
+        // vector lives (invariant): `f` cannot reach the registry's
+        // methods without another `EventMutexHeld`, which this task does
+        // not hand it, and the reference ends when `f` returns.
+        f(unsafe { &mut *self.0.get() })
+    }
+
     /// Makes room for `additional` more triggers.
     pub(crate) fn reserve(
         &self,
-        _held: EventMutexHeld<'_>,
+        held: EventMutexHeld<'_>,
         additional: usize,
     ) -> Result<(), AllocError> {
-        // SAFETY: the lock is held (`_held`) and no other reference to the
-        // vector lives (invariant): this one ends with the call.
-        unsafe { &mut *self.0.get() }.reserve(additional, GFP_KERNEL)
+        self.with(held, |list| list.reserve(additional, GFP_KERNEL))
     }
 
     /// Adds `data`.
-    pub(crate) fn push(
+    ///
+    /// # Safety
+    ///
+    /// `data` must stay live until it is taken out of the registry again
+    /// ([`remove`](Self::remove) or [`take_all`](Self::take_all)).
+    pub(crate) unsafe fn push(
         &self,
-        _held: EventMutexHeld<'_>,
-        data: *mut bindings::event_trigger_data,
+        held: EventMutexHeld<'_>,
+        data: &TriggerData,
     ) -> Result<(), AllocError> {
-        // SAFETY: as in `reserve()`.
-        unsafe { &mut *self.0.get() }.push(data, GFP_KERNEL)
+        // INVARIANT: `data` is live until taken out (the caller's promise).
+        self.with(held, |list| list.push(NonNull::from(data), GFP_KERNEL))
     }
 
     /// Every trigger, taken out of the registry: the last step of a
     /// command, once it is unregistered.
-    pub(crate) fn take_all(
-        &self,
-        _held: EventMutexHeld<'_>,
-    ) -> KVec<*mut bindings::event_trigger_data> {
-        // SAFETY: as in `reserve()`.
-        core::mem::take(unsafe { &mut *self.0.get() })
+    pub(crate) fn take_all(&self, held: EventMutexHeld<'_>) -> KVec<NonNull<TriggerData>> {
+        self.with(held, core::mem::take)
     }
 
     /// Removes `data`, if it is there.
-    pub(crate) fn remove(
-        &self,
-        _held: EventMutexHeld<'_>,
-        data: *mut bindings::event_trigger_data,
-    ) {
-        // SAFETY: as in `reserve()`.
-        let list = unsafe { &mut *self.0.get() };
-        if let Some(at) = list.iter().position(|&d| d == data) {
-            let last = list.len() - 1;
-            list.as_mut_slice().swap(at, last);
-            // SAFETY: shrinking by one drops nothing (raw pointers).
-            unsafe { list.set_len(last) };
-        }
+    pub(crate) fn remove(&self, held: EventMutexHeld<'_>, data: &TriggerData) {
+        self.with(held, |list| {
+            if let Some(at) = list.iter().position(|&d| ptr::eq(d.as_ptr(), data)) {
+                let last = list.len() - 1;
+                list.as_mut_slice().swap(at, last);
+                // SAFETY: shrinking by one drops nothing (`NonNull`s).
+                unsafe { list.set_len(last) };
+            }
+        });
     }
 
     /// The trigger at `at`, if there is one.
-    fn get(
-        &self,
-        _held: EventMutexHeld<'_>,
-        at: usize,
-    ) -> Option<*mut bindings::event_trigger_data> {
-        // SAFETY: as in `reserve()`.
-        unsafe { &*self.0.get() }.get(at).copied()
+    fn get<'a>(&'a self, held: EventMutexHeld<'a>, at: usize) -> Option<&'a TriggerData> {
+        let data = self.with(held, |list| list.get(at).copied())?;
+        // SAFETY: a trigger in the registry is live until taken out
+        // (invariant), which only a task holding the lock does: for `'a`,
+        // unless this task does it.
+        Some(unsafe { &*data.as_ptr() })
     }
 
     /// The triggers, in the registry's order. The registry is read
@@ -403,51 +405,8 @@ impl Registry {
     pub(crate) fn iter<'a>(
         &'a self,
         held: EventMutexHeld<'a>,
-    ) -> impl Iterator<Item = *mut bindings::event_trigger_data> + 'a {
+    ) -> impl Iterator<Item = &'a TriggerData> + 'a {
         (0..).map_while(move |at| self.get(held, at))
-    }
-}
-
-/// A pinned and referenced event file; releases both when dropped.
-///
-/// # Invariants
-///
-/// The file is live, and its event cannot be removed, for as long as the
-/// value.
-pub(crate) struct EventPin(*mut bindings::trace_event_file);
-
-impl EventPin {
-    /// Pins the event behind `file` and takes a reference on `file`.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be a live event file.
-    pub(crate) unsafe fn new(file: *mut bindings::trace_event_file) -> Result<Self> {
-        // SAFETY: `file` is live; its call is live.
-        if !unsafe { shim::rhist_pin_event((*file).event_call) } {
-            return Err(code::ENODEV);
-        }
-        // SAFETY: `file` is live; released in `drop`.
-        unsafe { bindings::event_file_get(file) };
-        // INVARIANT: the event is pinned and the file referenced, both
-        // until `drop`.
-        Ok(EventPin(file))
-    }
-
-    /// The file, live for as long as the pin.
-    pub(crate) fn file(&self) -> *mut bindings::trace_event_file {
-        self.0
-    }
-}
-
-impl Drop for EventPin {
-    fn drop(&mut self) {
-        // SAFETY: `new()` pinned the event, which is released once, here;
-        // the file, referenced until the next call, is live and points at
-        // its event.
-        unsafe { shim::rhist_unpin_event((*self.0).event_call) };
-        // SAFETY: drops the reference `new()` took on the file.
-        unsafe { bindings::event_file_put(self.0) };
     }
 }
 
@@ -457,6 +416,7 @@ impl Drop for EventPin {
 ///
 /// `p` must be null or a NUL-terminated string valid for `'a`.
 pub(crate) unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
-    // SAFETY: the caller's contract.
+    // SAFETY: `p` is not null, so it is a NUL-terminated string valid for
+    // `'a` (the caller's promise).
     (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
 }

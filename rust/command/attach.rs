@@ -3,12 +3,11 @@
 //! Attaching an rhist trigger to its event file, and detaching it: its
 //! filter, the trace clock, the file's trigger list and the registry.
 
-use core::ptr;
 use kernel::ffi::c_void;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
-use kernel::error::{code, Error};
+use kernel::error::Error;
 use kernel::prelude::*;
 
 use super::lifetime::put;
@@ -16,8 +15,9 @@ use super::state::{BuildError, Trigger};
 use super::{state, Rhist, REGISTRY};
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::grammar::TriggerSpec;
-use crate::tracefs::{self, EventMutexHeld};
-use crate::trigger_cmd::{get_ref, Command};
+use crate::tracefs::EventMutexHeld;
+use crate::tracing::{EventFile, NewTrigger, TriggerData};
+use crate::trigger_cmd::Command;
 
 /// What attaching a trigger needs of its text, in buffers of its own.
 pub(super) struct AttachSetup {
@@ -49,18 +49,15 @@ impl AttachSetup {
     }
 }
 
-/// Filters and attaches a new trigger. When its histogram reads
-/// timestamps, sets the instance's trace clock and has events written
-/// straight to the ring buffer while the trigger lives, as hist does; a
-/// clock the instance does not know fails with hist's `SET_CLOCK_FAIL`.
-///
-/// # Safety
-///
-/// Called from `parse()` with its arguments.
-pub(super) unsafe fn attach(
+/// Filters and attaches a new trigger of `cmd_ops` (this command). When
+/// its histogram reads timestamps, sets the instance's trace clock and
+/// has events written straight to the ring buffer while the trigger
+/// lives, as hist does; a clock the instance does not know fails with
+/// hist's `SET_CLOCK_FAIL`.
+pub(super) fn attach(
     held: EventMutexHeld<'_>,
     cmd_ops: *mut bindings::event_command,
-    file: *mut bindings::trace_event_file,
+    file: &EventFile,
     trigger: KBox<Trigger>,
     mut setup: AttachSetup,
 ) -> Result<(), BuildError> {
@@ -68,60 +65,48 @@ pub(super) unsafe fn attach(
     // Room in the registry first: after attaching, nothing may fail.
     REGISTRY.reserve(held, 1)?;
 
-    // SAFETY: `cmd_ops` is our command; no count parameter.
-    let data = unsafe {
-        bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
-    };
-    if data.is_null() {
-        return Err(code::ENOMEM.into());
-    }
-    // SAFETY: `data` is ours until attached; it owns the trigger from here.
-    unsafe {
-        (*data).private_data = KBox::into_raw(trigger).cast::<c_void>();
-        (*data).paused = setup.paused;
-    }
+    let mut data = NewTrigger::new(cmd_ops)?;
+    // It owns the trigger from here: `release()` takes it back.
+    data.set_private_data(KBox::into_raw(trigger).cast::<c_void>());
+    data.set_paused(setup.paused);
     // Hold a reference while setting up, so a failure frees exactly once.
-    // SAFETY: `data` is a valid trigger of ours.
-    unsafe { get_ref(held, data) };
+    let data = data.counted(held);
 
-    // SAFETY: the filter is a NUL-terminated copy of our own, which
-    // `set_trigger_filter()` may cut up; `data` and `file` are live.
-    let ret = unsafe {
-        if setup.filter.is_empty() {
-            0
-        } else {
-            bindings::set_trigger_filter(setup.filter.as_mut_ptr().cast(), data, file)
-        }
+    let ret = if setup.filter.is_empty() {
+        0
+    } else {
+        data.set_filter(held, file, &mut setup.filter)
     };
     let mut result = if ret < 0 {
         Err(BuildError::Kernel(Error::from_errno(ret)))
     } else {
         Ok(())
     };
+    let tr = file.trace_array();
     if result.is_ok() && uses_timestamps {
-        // SAFETY: `file` is live; the clock name is NUL-terminated.
-        let ret = unsafe { bindings::tracing_set_clock((*file).tr, setup.clock.as_ptr().cast()) };
+        let ret = tr.set_clock(&setup.clock);
         if ret < 0 {
             let err = HistError::with_errno(HistErrorKind::SetClockFail, setup.clock_pos, -ret);
             result = Err(BuildError::Hist(err));
         } else {
-            // SAFETY: `file` is live; `detach()` (or the failure below)
-            // drops this reference.
-            unsafe { bindings::tracing_set_filter_buffering((*file).tr, true) };
+            // `detach()` (or the failure below) drops this reference.
+            tr.set_filter_buffering(true);
         }
     }
     if result.is_ok() {
-        // SAFETY: `data` is set up for the live `file`.
+        // SAFETY: `data` is an rhist trigger set up for `file`, on no list,
+        // with this function's reference and a slot reserved above.
         let ret = unsafe { Rhist::register(held, data, file) };
         if ret < 0 {
             if uses_timestamps {
-                // SAFETY: taken above.
-                unsafe { bindings::tracing_set_filter_buffering((*file).tr, false) };
+                // Taken above.
+                tr.set_filter_buffering(false);
             }
             result = Err(BuildError::Kernel(Error::from_errno(ret)));
         }
     }
-    // SAFETY: drops the setup reference; on failure this frees everything.
+    // SAFETY: drops the setup reference, after which `data` is not used;
+    // on failure this frees everything.
     unsafe { put(held, data) };
     result
 }
@@ -131,22 +116,21 @@ pub(super) unsafe fn attach(
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger on its file's list.
-pub(super) unsafe fn detach(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_data) {
-    // SAFETY: `data` is a live rhist trigger (the caller's contract).
-    let trigger = unsafe { state(held, data) };
-    // The trigger references its file, so the file is live throughout.
-    let file = trigger.file;
-    // SAFETY: `data` is on the list of its live file.
-    unsafe { tracefs::del_trigger(held, data) };
-    // SAFETY: `file` is live; this drops the soft enable `reg()` took.
-    unsafe { tracefs::trigger_mode_put(held, file) };
-    // SAFETY: `file` is live.
-    unsafe { tracefs::update_cond_flag(held, file) };
+/// `data` must be an rhist trigger on its file's list.
+pub(super) unsafe fn detach(held: EventMutexHeld<'_>, data: &TriggerData) {
+    let Some(trigger) = state(held, data) else {
+        return;
+    };
+    // The trigger pins its file, so the file is live throughout.
+    let file = trigger.file();
+    // SAFETY: `data` is on its file's list (the caller's promise).
+    unsafe { data.unlink(held) };
+    // Drops the soft enable `reg()` took.
+    file.trigger_mode_put(held);
+    file.update_cond_flag(held);
     if trigger.data().uses_timestamps() {
-        // SAFETY: `file` is live, so is its trace array; this drops the
-        // reference `attach()` took for this trigger.
-        unsafe { bindings::tracing_set_filter_buffering((*file).tr, false) };
+        // Drops the reference `attach()` took for this trigger.
+        file.trace_array().set_filter_buffering(false);
     }
 }
 
@@ -154,15 +138,12 @@ pub(super) unsafe fn detach(held: EventMutexHeld<'_>, data: *mut bindings::event
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger on its file.
-pub(super) unsafe fn unregister_one(
-    held: EventMutexHeld<'_>,
-    data: *mut bindings::event_trigger_data,
-) {
-    // SAFETY: `data` is a live rhist trigger on its file (the caller's
-    // contract, which is `detach()`'s).
+/// `data` must be an rhist trigger on its file, not used after this.
+pub(super) unsafe fn unregister_one(held: EventMutexHeld<'_>, data: &TriggerData) {
+    // SAFETY: `data` is an rhist trigger on its file (the caller's
+    // promise, which is `detach()`'s).
     unsafe { detach(held, data) };
-    // SAFETY: `data` is detached and still holds the reference its
-    // file's list held.
+    // SAFETY: `data` is detached, still holds the reference its file's
+    // list held, and is not used after this (the caller's promise).
     unsafe { put(held, data) };
 }

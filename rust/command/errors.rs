@@ -7,13 +7,13 @@ use core::ptr;
 use kernel::ffi::c_int;
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::bindings;
 use kernel::error::code;
 use kernel::prelude::*;
 
 use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
-use crate::tracefs::{self, ErrText, EventMutexHeld};
+use crate::tracefs::{ErrText, EventMutexHeld};
+use crate::tracing::EventFile;
 
 /// error_log messages of the trigger command, NUL-terminated, indexed as
 /// C's `err_text[]`.
@@ -37,74 +37,49 @@ static RHIST_ERRORS: [ErrText; 2] = [
 
 /// Logs that the memory of the histogram `rhist:<text>` asks for could
 /// not be had, the caret at the command's start, and returns `-ENOMEM`.
-///
-/// # Safety
-///
-/// `file` must be a live event file.
-pub(super) unsafe fn no_map_memory(
-    held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
-    text: &[u8],
-) -> c_int {
-    // SAFETY: `file` is live.
-    unsafe { log_with(held, file, text, &RHIST_ERRORS, [(1, 0)].into_iter()) };
+pub(super) fn no_map_memory(held: EventMutexHeld<'_>, file: &EventFile, text: &[u8]) -> c_int {
+    log_with(held, file, text, &RHIST_ERRORS, [(1, 0)].into_iter());
     code::ENOMEM.to_errno()
 }
 
 /// Logs `err` for the command `rhist:<text>` to tracing/error_log, if C
 /// would log one, and returns its negative errno.
-///
-/// # Safety
-///
-/// `file` must be a live event file.
-pub(super) unsafe fn reject(
+pub(super) fn reject(
     held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
+    file: &EventFile,
     text: &[u8],
     err: &HistError,
 ) -> c_int {
     if let Some(kind) = err.kind() {
         let entries = Iterator::chain(err.logged_before(), [(kind, err.pos())]);
-        // SAFETY: `file` is live.
-        unsafe { log_entries(held, file, text, entries) };
+        log_entries(held, file, text, entries);
     }
     -err.errno()
 }
 
 /// Logs `entries` (kind and caret) for the command `rhist:<text>` on
 /// `file`'s event to tracing/error_log, as hist's `hist_err()` does.
-///
-/// # Safety
-///
-/// `file` must be a live event file.
-pub(super) unsafe fn log_entries(
+pub(super) fn log_entries(
     held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
+    file: &EventFile,
     text: &[u8],
     entries: impl Iterator<Item = (HistErrorKind, usize)>,
 ) {
     let entries = entries.map(|(kind, pos)| (usize::from(kind.c_index()), pos));
-    // SAFETY: `file` is live.
-    unsafe { log_with(held, file, text, &ERRORS, entries) };
+    log_with(held, file, text, &ERRORS, entries);
 }
 
 /// Logs `entries` (index into `errs` and caret) for the command
 /// `rhist:<text>` on `file`'s event to tracing/error_log.
-///
-/// # Safety
-///
-/// `file` must be a live event file.
-unsafe fn log_with(
+fn log_with(
     _held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
+    file: &EventFile,
     text: &[u8],
     errs: &[ErrText],
     entries: impl Iterator<Item = (usize, usize)>,
 ) {
     let prefix = crate::names::NAMES.prefix.as_bytes();
-    // SAFETY: `file` is live, and its event registered while the lock is
-    // held (`_held`): throughout this call, which uses the names.
-    let (system, event) = unsafe { tracefs::event_names(file) };
+    let (system, event) = file.names();
     let mut loc = KVec::new();
     let mut cmd = KVec::new();
     let built = (|| -> Result<(), kernel::alloc::AllocError> {
@@ -118,8 +93,7 @@ unsafe fn log_with(
     })();
     if built.is_ok() {
         for (kind, pos) in entries {
-            // SAFETY: `file` is live; both strings are NUL-terminated.
-            unsafe { tracefs::log_error(file, &loc, &cmd, errs, kind, pos) };
+            file.log_error(&loc, &cmd, errs, kind, pos);
         }
     }
 }

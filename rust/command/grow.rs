@@ -131,7 +131,8 @@ impl Growing {
     ///
     /// `data` must outlive the result.
     pub(super) unsafe fn new(held: EventMutexHeld<'_>, data: &HistData<'_>) -> Result<KBox<Self>> {
-        // SAFETY: our contract.
+        // SAFETY: `data` outlives the result (the caller's promise), which
+        // owns the generation.
         let first = unsafe { Generation::new(data, data.map_bits()) }?;
         let growing = KBox::new(
             Growing {
@@ -188,7 +189,8 @@ impl Growing {
     /// The current generation, without folding: for what only reads its
     /// size.
     fn current_unfolded<'a>(&'a self, _held: EventMutexHeld<'a>) -> &'a Generation {
-        // SAFETY: as in `current()`.
+        // SAFETY: never null (invariant); a generation is freed only with
+        // the lock held, which `_held` says this task holds for `'a`.
         unsafe { &*self.current.load(Ordering::Acquire) }
     }
 
@@ -376,11 +378,7 @@ impl Drop for Growing {
 extern "C" fn rhist_grow_run() {
     let guard = EventMutexGuard::lock();
     let held = guard.held();
-    for data in REGISTRY.iter(held) {
-        // SAFETY: registered triggers are live, and none is freed while
-        // the lock is held.
-        // SAFETY: as above.
-        let trigger = unsafe { state(held, data) };
+    for trigger in REGISTRY.iter(held).filter_map(|d| state(held, d)) {
         if trigger.growing().is_some_and(|g| g.grow(held)) {
             trigger.contents_changed(held);
         }

@@ -13,6 +13,7 @@ use super::state::Trigger;
 use super::REGISTRY;
 use crate::shim;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
+use crate::tracing::{Refs, TriggerData};
 
 /// `free()`: the tracing core drops its reference on `data` as it
 /// removes an instance (`clear_event_triggers()`), the only place it
@@ -21,17 +22,22 @@ use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 /// histogram's removal): the trigger's state is dropped later, by
 /// [`Deferred::release()`].
 ///
-/// [`InstanceRef`]: crate::instance::InstanceRef
+/// [`InstanceRef`]: crate::tracing::InstanceRef
 ///
 /// # Safety
 ///
 /// Called by the tracing core only, for a live rhist trigger it has
 /// unlinked, with `event_mutex` held.
 pub(super) unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
-    // SAFETY: the lock is held for the whole call (our contract).
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: `data` is a live rhist trigger.
-    if let Some(state) = unsafe { release(held, data) } {
+    // SAFETY: the tracing core calls `free()` from
+    // `clear_event_triggers()`, with `event_mutex` held for the call, for
+    // an rhist trigger it has unlinked, live for the call and not used by
+    // it after.
+    let (held, state) = unsafe {
+        let held = EventMutexHeld::assume();
+        (held, release(held, TriggerData::from_raw(data)))
+    };
+    if let Some(state) = state {
         DEFERRED.push(held, state);
     }
 }
@@ -40,10 +46,13 @@ pub(super) unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger, and `trace_types_lock` not held.
-pub(super) unsafe fn put(held: EventMutexHeld<'_>, data: *mut bindings::event_trigger_data) {
-    // SAFETY: the caller's contract; dropping the state needs nothing
-    // more than the lock held (`held`) without `trace_types_lock`.
+/// `data` must be an rhist trigger, `trace_types_lock` not held; if this
+/// is its last reference, `data` must be off its list and not used after
+/// this.
+pub(super) unsafe fn put(held: EventMutexHeld<'_>, data: &TriggerData) {
+    // SAFETY: the caller's promise is `release()`'s; dropping the state
+    // needs nothing more than the lock held (`held`) without
+    // `trace_types_lock` (the caller's promise).
     drop(unsafe { release(held, data) });
 }
 
@@ -52,29 +61,25 @@ pub(super) unsafe fn put(held: EventMutexHeld<'_>, data: *mut bindings::event_tr
 ///
 /// # Safety
 ///
-/// `data` must be a live rhist trigger.
-unsafe fn release(
-    held: EventMutexHeld<'_>,
-    data: *mut bindings::event_trigger_data,
-) -> Option<KBox<Trigger>> {
-    // SAFETY: `data` is live; its count changes only with the lock held
-    // (`held`).
-    let refs = unsafe { &mut (*data).ref_ };
-    if *refs <= 0 {
-        pr_warn!("unbalanced trigger reference\n");
-        return None;
-    }
-    *refs -= 1;
-    if *refs > 0 {
-        return None;
+/// `data` must be an rhist trigger; if this is its last reference, off
+/// its list and not used after this.
+unsafe fn release(held: EventMutexHeld<'_>, data: &TriggerData) -> Option<KBox<Trigger>> {
+    match data.put_ref(held) {
+        Refs::Unbalanced => {
+            pr_warn!("unbalanced trigger reference\n");
+            return None;
+        }
+        Refs::Left => return None,
+        Refs::Last => {}
     }
     REGISTRY.remove(held, data);
-    // SAFETY: `data` is live; an rhist trigger's private data is null or
-    // the `Trigger` that `attach()` leaked into it.
-    let state = unsafe { (*data).private_data.cast::<Trigger>() };
-    // SAFETY: the last reference is gone and `data` is on no list; this
-    // clears its filter, waits for running probes and frees it.
-    unsafe { bindings::trigger_data_free(data) };
+    // An rhist trigger's private data is null or the `Trigger` that
+    // `attach()` leaked into it.
+    let state = data.private_data().cast::<Trigger>();
+    // SAFETY: the last reference is gone, `data` is on no list and not
+    // used after this (the caller's promise); this clears its filter,
+    // waits for running probes and frees it.
+    unsafe { data.free() };
     // SAFETY: no probe can reach the trigger any more (waited for
     // above), and a non-null `state` came from `KBox::into_raw()`.
     (!state.is_null()).then(|| unsafe { KBox::from_raw(state) })
@@ -117,8 +122,9 @@ impl Deferred {
     ///
     /// `trace_types_lock` must not be held.
     pub(super) unsafe fn release(&self, _held: EventMutexHeld<'_>) {
-        // SAFETY: as in `push()`; the reference ends before the states
-        // are dropped.
+        // SAFETY: the lock is held (`_held`) and no other reference to the
+        // list lives (invariant): this one ends before the states are
+        // dropped.
         let mut next = unsafe { (*self.0.get()).take() };
         // A loop, not the boxes' recursive drops: the list may be long.
         while let Some(mut trigger) = next {

@@ -17,6 +17,7 @@ use super::state_rcu;
 use crate::event::{this_cpu, ProbeContext};
 use crate::poll;
 use crate::shim;
+use crate::tracing::TriggerData;
 
 /// The bytes the event path may read of a record at `rec` for which
 /// `ring_buffer_event_length()` says `reported`.
@@ -63,8 +64,9 @@ pub(super) unsafe extern "C" fn on_event(
     }
     // SAFETY: the tracing core calls this only for attached rhist
     // triggers, which `free()` frees only after the probes that can see
-    // them have finished.
-    let trigger = unsafe { state_rcu(data) };
+    // them have finished: `data` is live, and an rhist trigger, for the
+    // call.
+    let trigger = unsafe { state_rcu(TriggerData::from_raw(data)) };
     // A record holds at least the fixed part of its event, which holds
     // every field (`record_span` is only set for the trigger's own event).
     let Some(len) = trigger.record_span() else {
@@ -163,14 +165,13 @@ fn probe_context(
     ProbeContext {
         buffer,
         rbe,
-        // SAFETY: the file is referenced for as long as the trigger lives
-        // (`Trigger::file()`, its `EventPin`), and `trigger` is borrowed
-        // for this call. The trace array outlives the trigger as well: an
-        // instance is freed only after the tracing core's
+        // The trigger, borrowed for this call, pins its file
+        // (`Trigger::file()`). The trace array outlives the trigger as
+        // well: an instance is freed only after the tracing core's
         // `clear_event_triggers()` removed and freed its triggers
         // (`free()`, then `trigger_data_free()`, which waits for running
         // probes first).
-        tr: unsafe { (*trigger.file()).tr },
+        tr: trigger.file().trace_array().as_ptr(),
     }
 }
 

@@ -8,53 +8,40 @@
 use core::ptr;
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::bindings;
 use kernel::error::code;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use super::state::{BuildError, Hist, Trigger, VecWriter};
-use super::{command, is_ours, run_command, state, REGISTRY};
+use super::{command, run_command, state, REGISTRY};
 use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::hist_data::{BuildOptions, HistData};
 use crate::hist::var_ref::{Found, VarLookup};
 use crate::synth::Synths;
-use crate::tracefs::{self, EventMutexHeld};
-use crate::trigger_cmd::{c_bytes, EventPin};
+use crate::tracefs::EventMutexHeld;
+use crate::tracing::{EventFile, EventPin, TraceArray};
 
 /// Runs `f` with what building a trigger on `file` looks at beyond its
 /// text: the variables of the event's other triggers (C's `find_var()`),
 /// of the instance's registered triggers (`parse_var_ref()`), the
 /// instance's events (`event_file()`) and the synthetic events.
-///
-/// # Safety
-///
-/// `file` must be live.
-pub(super) unsafe fn with_options<R>(
+pub(super) fn with_options<R>(
     held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
+    file: &EventFile,
     remove: bool,
     synths: Option<&Synths>,
     f: impl FnOnce(BuildOptions<'_>) -> R,
 ) -> R {
     let defined_elsewhere = |name: &str| {
-        // SAFETY: `file` is live: its trigger list and our triggers on it
-        // stay as they are while the lock is held (`held`).
-        unsafe { tracefs::triggers(held, file) }
-            // SAFETY: as above.
-            .filter(|&d| unsafe { is_ours(d) })
-            .any(|d| {
-                // SAFETY: `d` is a live rhist trigger.
-                let other = unsafe { state(held, d) }.data();
-                (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
-            })
+        file.triggers(held).filter_map(|d| state(held, d)).any(|t| {
+            let other = t.data();
+            (0..other.n_vars()).any(|i| other.var_name(i) == Some(name))
+        })
     };
-    // SAFETY: `file` is live.
-    let vars = unsafe { InstanceVars::new(held, file) };
-    // SAFETY: `file` is live, so is its trace array.
-    let event_exists =
-        |system: &str, event: &str| unsafe { tracefs::has_event(held, (*file).tr, system, event) };
+    let vars = InstanceVars::new(held, file);
+    let tr = file.trace_array();
+    let event_exists = |system: &str, event: &str| tr.has_event(held, system, event);
     f(BuildOptions {
         remove,
         defined_elsewhere: Some(&defined_elsewhere),
@@ -71,9 +58,9 @@ pub(super) unsafe fn with_options<R>(
 /// made on another event for a field variable of a trigger's action, and
 /// removed with its text when that trigger goes.
 pub(super) struct FieldVarHist {
-    file: *mut bindings::trace_event_file,
     cmd: KVec<u8>,
-    _pin: EventPin,
+    /// The hidden histogram's event file.
+    pin: EventPin,
 }
 
 impl Drop for FieldVarHist {
@@ -82,15 +69,15 @@ impl Drop for FieldVarHist {
         // with `event_mutex` held for the whole drop (`put()`,
         // `Deferred::release()`, or a command being carried out).
         let held = unsafe { EventMutexHeld::assume() };
-        // SAFETY: the file is live: its event is pinned by `_pin`, so it
-        // cannot be removed, and so is its instance, the owner's: a
-        // command being carried out there holds the lock, or the owner's
-        // histogram holds it (an `InstanceRef`, dropped after this: the
-        // owner references the hidden histogram's variable).
-        // `trace_types_lock` is not held: the owner is dropped only so.
+        // The file is live: the pin keeps it and its event, and its
+        // instance, the owner's, is kept too: a command being carried out
+        // there holds the lock, or the owner's histogram holds it (an
+        // `InstanceRef`, dropped after this: the owner references the
+        // hidden histogram's variable). `trace_types_lock` is not held:
+        // the owner is dropped only so.
         // hist warns when this fails (the histogram's variable has
         // another user); rhist leaves the trigger, as hist does.
-        let _ = unsafe { run_command(held, command(), self.file, &self.cmd, true) };
+        let _ = run_command(held, command(), self.pin.file(), &self.cmd, true);
     }
 }
 
@@ -98,34 +85,25 @@ impl Drop for FieldVarHist {
 /// `file`, for the field `field` of `system`.`event`: see
 /// `hist::hist_data::FieldVarHist`. A trigger it makes is pushed on
 /// `made`.
-///
-/// # Safety
-///
-/// `file` must be live.
-pub(super) unsafe fn field_var_hist(
+pub(super) fn field_var_hist(
     held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
+    file: &EventFile,
     made: &core::cell::RefCell<KVec<FieldVarHist>>,
     target: &HistData<'_>,
     (system, event, field): (&str, &str, &str),
     log: &dyn Fn(HistErrorKind, usize),
 ) -> Result<bool, HistError> {
     let pos = target.spec().errpos(field);
-    // SAFETY: `file` is live, so is its instance.
-    let other = unsafe { tracefs::find_event_file(held, (*file).tr, system, event) };
-    if other.is_null() {
+    let Some(other) = file.trace_array().find_event_file(held, system, event) else {
         return Err(HistError::new(HistErrorKind::EventFileNotFound, pos));
-    }
+    };
     // find_compatible_hist(): the first rhist trigger there whose keys
     // match.
-    // SAFETY: `other` is live (`find_event_file()`): its trigger list and
-    // our triggers on it stay as they are meanwhile.
-    let compatible = unsafe { tracefs::triggers(held, other) }
-        // SAFETY: as above.
-        .filter(|&d| unsafe { is_ours(d) })
-        // SAFETY: `d` is a live rhist trigger.
-        .find(|&d| target.keys_compatible(unsafe { state(held, d) }.data()));
-    let Some(found) = compatible else {
+    let compatible = other.triggers(held).find_map(|d| {
+        let t = state(held, d)?;
+        target.keys_compatible(t.data()).then_some((d, t))
+    });
+    let Some((found, found_state)) = compatible else {
         return Err(HistError::new(HistErrorKind::HistNotFound, pos));
     };
     // One there already has the variable (find_synthetic_field_var()).
@@ -136,8 +114,7 @@ pub(super) unsafe fn field_var_hist(
     if w.1 {
         return Err(oom);
     }
-    // SAFETY: `file` is live.
-    let vars = unsafe { InstanceVars::new(held, file) };
+    let vars = InstanceVars::new(held, file);
     let name = core::str::from_utf8(&name).unwrap_or("");
     if let Found::One(_) = vars.find_var(Some((system, event)), name) {
         return Ok(false);
@@ -145,12 +122,8 @@ pub(super) unsafe fn field_var_hist(
     // Its keys, the variable, and its filter.
     let mut cmd = KVec::new();
     let mut w = VecWriter(&mut cmd, false);
-    // SAFETY: `found` is a live rhist trigger.
-    let _ = unsafe { state(held, found) }
-        .data()
-        .write_field_var_hist_cmd(&mut w, field);
-    // SAFETY: as above; the lock held keeps its filter string.
-    if let Some(filter) = unsafe { c_bytes((*found).filter_str) } {
+    let _ = found_state.data().write_field_var_hist_cmd(&mut w, field);
+    if let Some(filter) = found.filter(held) {
         w.1 |= w.0.extend_from_slice(b" if ", GFP_KERNEL).is_err();
         w.1 |= w.0.extend_from_slice(filter, GFP_KERNEL).is_err();
     }
@@ -161,10 +134,8 @@ pub(super) unsafe fn field_var_hist(
     if cmd.len() >= hist::hist_data::MAX_FILTER_STR_VAL as usize {
         return Err(HistError::silent(-code::E2BIG.to_errno()));
     }
-    // SAFETY: `other` is live.
-    let pin = unsafe { EventPin::new(other) }.map_err(|e| HistError::silent(-e.to_errno()))?;
-    // SAFETY: `other` is live, and `command()` is this command.
-    if let Err(e) = unsafe { run_command(held, command(), other, &cmd, false) } {
+    let pin = EventPin::new(other).map_err(|e| HistError::silent(-e.to_errno()))?;
+    if let Err(e) = run_command(held, command(), other, &cmd, false) {
         let errno = match e {
             BuildError::Hist(h) => {
                 // hist logs the hidden command's errors as its own
@@ -186,11 +157,7 @@ pub(super) unsafe fn field_var_hist(
             errno,
         ));
     }
-    let hidden = FieldVarHist {
-        file: other,
-        cmd,
-        _pin: pin,
-    };
+    let hidden = FieldVarHist { cmd, pin };
     // On failure `hidden` goes: the trigger is removed again.
     made.borrow_mut()
         .push(hidden, GFP_KERNEL)
@@ -229,20 +196,15 @@ pub(super) fn hist_identity(data: &HistData<'_>) -> u64 {
 /// events stay as they are while the lock is held, for `'a`, so every
 /// borrow handed out, which lives no longer than `&self`, stays valid.
 struct InstanceVars<'a> {
-    tr: *mut bindings::trace_array,
+    tr: &'a TraceArray,
     held: EventMutexHeld<'a>,
 }
 
 impl<'a> InstanceVars<'a> {
     /// The variables of the instance of `file`.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be live.
-    unsafe fn new(held: EventMutexHeld<'a>, file: *mut bindings::trace_event_file) -> Self {
+    fn new(held: EventMutexHeld<'a>, file: &'a EventFile) -> Self {
         InstanceVars {
-            // SAFETY: `file` is live.
-            tr: unsafe { (*file).tr },
+            tr: file.trace_array(),
             held,
         }
     }
@@ -259,21 +221,17 @@ impl<'a> InstanceVars<'a> {
         let (tr, held) = (self.tr, self.held);
         REGISTRY
             .iter(held)
-            // SAFETY: registered triggers are live, and stay so while
-            // borrowed: the lock held for `'a` (`held`) keeps other tasks
-            // from removing them, and a build removes none it looked up.
-            .map(move |d| unsafe { state(held, d) })
-            // SAFETY: a trigger keeps a reference on its file.
-            .filter(move |t| unsafe { (*t.file).tr } == tr)
+            // Registered triggers stay while borrowed: the lock held for
+            // `'a` (`held`) keeps other tasks from removing them, and a
+            // build removes none it looked up.
+            .filter_map(move |d| state(held, d))
+            .filter(move |t| ptr::eq(t.file().trace_array(), tr))
             .filter(move |t| {
                 let data = t.data();
                 (0..data.n_vars()).any(|i| data.var_name(i) == Some(name))
             })
             .map(|t| {
-                // SAFETY: the trigger pins its event, whose names live
-                // while it is registered; it stays registered for `'a`,
-                // which the borrows do not outlive.
-                let (system, event) = unsafe { tracefs::event_names(t.file) };
+                let (system, event) = t.file().names();
                 let text = |b| core::str::from_utf8(b).unwrap_or("");
                 (t, text(system), text(event))
             })
@@ -289,7 +247,7 @@ impl VarLookup for InstanceVars<'_> {
                 let first = found.next();
                 if let Some((t, ..)) = first {
                     // Triggers on two events define it: C's VAR_NOT_UNIQUE.
-                    if found.any(|(other, ..)| other.file != t.file) {
+                    if found.any(|(other, ..)| !ptr::eq(other.file(), t.file())) {
                         return Found::NotUnique;
                     }
                 }
@@ -317,9 +275,7 @@ pub(super) fn referenced_hists(
     for &id in data.ref_hists() {
         let hist = REGISTRY
             .iter(held)
-            // SAFETY: registered triggers are live, and none is freed
-            // while looked at.
-            .map(|d| unsafe { state(held, d) })
+            .filter_map(|d| state(held, d))
             .find(|t| hist_identity(t.data()) == id)
             .map(|t| t.hist.clone())
             // Found by the build under the same lock: always there.

@@ -9,7 +9,6 @@ use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -28,11 +27,10 @@ use crate::hist::histogram::{self, map_params_sized, Histogram, Snapshot, KEY_SI
 use crate::hist::map::TracingMap;
 use crate::hist::sketch::SketchPool;
 use crate::hist::var_ref::VAR_REFS_MAX;
-use crate::instance::InstanceRef;
 use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};
-use crate::tracefs::{self, EventMutexHeld};
-use crate::trigger_cmd::EventPin;
+use crate::tracefs::{EventMutexGuard, EventMutexHeld};
+use crate::tracing::{EventFile, EventPin, InstanceRef};
 
 /// A trigger's text resolved against its event: the hist data, what it
 /// borrows, and the canonical trigger info. It is all a removal needs; a
@@ -110,15 +108,14 @@ unsafe impl Send for Hist {}
 unsafe impl Sync for Hist {}
 
 /// The state of one rhist trigger, owned by its `event_trigger_data`
-/// through `private_data`. The event behind `file` is pinned and `file`
-/// referenced for as long as the trigger lives.
+/// through `private_data`. The event behind its file is pinned and the
+/// file referenced for as long as the trigger lives.
 pub(crate) struct Trigger {
     pub(super) hist: Arc<Hist>,
     /// The histograms whose variables this one references, by slot
     /// (`HistData::ref_hists()`): each outlives this trigger, whose
     /// probe reads their maps.
     refs: KVec<Arc<Hist>>,
-    pub(super) file: *mut bindings::trace_event_file,
     /// How many bytes of this event's records the histogram reads, when
     /// it reads only the fixed part (see `HistData::record_span()`);
     /// `None`: the event path asks the ring buffer for each record's
@@ -129,7 +126,8 @@ pub(crate) struct Trigger {
     /// Its records may be emitted by an action, inside another trigger:
     /// they take the general path, which counts how deeply it nests.
     synthetic: Option<SynthPin>,
-    _pin: EventPin,
+    /// The event file the trigger is attached to.
+    pin: EventPin,
     /// The next trigger dropped later (see [`Deferred`]).
     ///
     /// [`Deferred`]: super::lifetime::Deferred
@@ -192,7 +190,7 @@ impl Drop for Detached {
     /// dropped with the lock held.
     fn drop(&mut self) {
         if self.hist.is_some() {
-            let _guard = tracefs::EventMutexGuard::lock();
+            let _guard = EventMutexGuard::lock();
             drop(self.hist.take());
         }
     }
@@ -240,21 +238,15 @@ fn sketch_error(e: hist::sketch::SketchError) -> BuildError {
 
 impl Trigger {
     /// A trigger on `file` that updates `hist`.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be a live event file.
-    pub(super) unsafe fn new(
+    pub(super) fn new(
         held: EventMutexHeld<'_>,
-        file: *mut bindings::trace_event_file,
+        file: &EventFile,
         hist: Arc<Hist>,
         record_span: Option<usize>,
     ) -> Result<KBox<Self>, BuildError> {
-        // SAFETY: `file` is live.
-        let pin = unsafe { EventPin::new(file) }?;
+        let pin = EventPin::new(file)?;
         let refs = referenced_hists(held, hist.histogram().data())?;
-        // SAFETY: `file` is live and its event pinned by `pin`.
-        let synthetic = unsafe { SynthPin::of_event(held, file) }?;
+        let synthetic = SynthPin::of_event(held, file)?;
         let record_span = if synthetic.is_some() {
             None
         } else {
@@ -264,10 +256,9 @@ impl Trigger {
             Trigger {
                 hist,
                 refs,
-                file,
                 record_span,
                 synthetic,
-                _pin: pin,
+                pin,
                 deferred_next: None,
             },
             GFP_KERNEL,
@@ -343,10 +334,11 @@ impl Trigger {
         }
     }
 
-    /// The event file the trigger is attached to, referenced for as long
-    /// as the trigger lives.
-    pub(crate) fn file(&self) -> *mut bindings::trace_event_file {
-        self.file
+    /// The event file the trigger is attached to, pinned for as long as
+    /// the trigger lives.
+    #[inline(always)]
+    pub(crate) fn file(&self) -> &EventFile {
+        self.pin.file()
     }
 
     /// How many bytes of each record the histogram reads, if only the
@@ -381,12 +373,12 @@ impl Trigger {
     /// Whether another trigger references a variable of this one's
     /// histogram: then it cannot be removed (C's `check_var_refs()`).
     pub(super) fn referenced(&self, held: EventMutexHeld<'_>) -> bool {
-        REGISTRY.iter(held).any(|d| {
-            // SAFETY: registered triggers are live, and none is freed
-            // while looked at.
-            let other = unsafe { state(held, d) };
-            !ptr::eq(other, self) && other.refs.iter().any(|h| Arc::ptr_eq(h, &self.hist))
-        })
+        REGISTRY
+            .iter(held)
+            .filter_map(|d| state(held, d))
+            .any(|other| {
+                !ptr::eq(other, self) && other.refs.iter().any(|h| Arc::ptr_eq(h, &self.hist))
+            })
     }
 
     /// The histogram whose identity (`HistData::ref_hists()`) is `id`,
@@ -428,20 +420,15 @@ impl Trigger {
 impl Resolved {
     /// Parses `rhist:<text>` and resolves it against the event behind
     /// `file`, as `create_hist_data()` does; `remove` for `!rhist:...`.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be a live event file.
     // Not inlined: its frame would add to `parse()`'s, on a small stack.
     #[inline(never)]
-    pub(super) unsafe fn new(
+    pub(super) fn new(
         held: EventMutexHeld<'_>,
-        file: *mut bindings::trace_event_file,
+        file: &EventFile,
         text: &[u8],
         remove: bool,
     ) -> Result<Self, BuildError> {
-        // SAFETY: `file` is live.
-        let origin = unsafe { EventPin::new(file) }?;
+        let origin = EventPin::new(file)?;
 
         let mut owned_text = KVec::new();
         owned_text.extend_from_slice(text, GFP_KERNEL)?;
@@ -458,11 +445,13 @@ impl Resolved {
             (e, _) => e,
         };
 
-        // SAFETY: `file` is live and its event pinned by `origin`, which
-        // the result keeps and drops last (invariants of `Self`).
+        // SAFETY: the event is pinned by `origin`, which the result keeps
+        // and drops last (invariants of `Self`).
         let fields = unsafe { event::fields(file) }?;
-        // SAFETY: as above.
-        let (system, name) = unsafe { tracefs::event_names(file) };
+        let (system, name) = file.names();
+        // SAFETY: the names are the event's, which `origin` keeps
+        // registered: as above.
+        let (system, name) = unsafe { (forever(system), forever(name)) };
         let desc = EventDesc {
             system: core::str::from_utf8(system).unwrap_or(""),
             name: core::str::from_utf8(name).unwrap_or(""),
@@ -477,12 +466,9 @@ impl Resolved {
         HistData::empty_in(&mut slot, &spec);
         // SAFETY: `empty_in()` wrote a whole value into the slot.
         let mut data = unsafe { slot.assume_init() };
-        // SAFETY: `file` is live.
-        unsafe {
-            with_options(held, file, remove, None, |options| {
-                HistData::build_into_with(&mut data, &spec, &desc, options)
-            })
-        }
+        with_options(held, file, remove, None, |options| {
+            HistData::build_into_with(&mut data, &spec, &desc, options)
+        })
         .map_err(|e| as_grow(e.into()))?;
         if let (Err(_), Some(g)) = (data.grow_scope(), grow_error) {
             return Err(BuildError::Hist(g));
@@ -504,21 +490,20 @@ impl Resolved {
         &self.data
     }
 
-    /// `create_actions()`, with the synthetic events `synths` found.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be the live event file this was resolved against.
-    pub(super) unsafe fn create_actions(
+    /// `create_actions()`, with the synthetic events `synths` found, for
+    /// `file`, the event file this was resolved against.
+    pub(super) fn create_actions(
         &mut self,
         held: EventMutexHeld<'_>,
-        file: *mut bindings::trace_event_file,
+        file: &EventFile,
         synths: &Synths,
         snapshot: Option<&SnapshotCond>,
     ) -> Result<(), BuildError> {
         let data = &mut self.data;
-        // SAFETY: the event is pinned by `_origin`: its names live on.
-        let (system, name) = unsafe { tracefs::event_names(file) };
+        let (system, name) = file.names();
+        // SAFETY: the names are the event's, which `_origin` keeps
+        // registered for as long as `data` lives (invariants of `Self`).
+        let (system, name) = unsafe { (forever(system), forever(name)) };
         let desc = EventDesc {
             system: core::str::from_utf8(system).unwrap_or(""),
             name: core::str::from_utf8(name).unwrap_or(""),
@@ -532,25 +517,20 @@ impl Resolved {
             None => Err(-code::ENODEV.to_errno()),
         };
         let text = &self._text;
-        // SAFETY: `file` is live (our contract).
-        let log = |kind, pos| unsafe { log_entries(held, file, text, [(kind, pos)].into_iter()) };
+        let log = |kind, pos| log_entries(held, file, text, [(kind, pos)].into_iter());
         let made = core::cell::RefCell::new(KVec::new());
         let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
-            // SAFETY: `file` is live (our contract).
-            unsafe { field_var_hist(held, file, &made, target, (system, event, field), &log) }
+            field_var_hist(held, file, &made, target, (system, event, field), &log)
         };
-        // SAFETY: `file` is live (our contract).
-        let created = unsafe {
-            with_options(held, file, false, Some(synths), |options| {
-                let options = BuildOptions {
-                    enable_snapshot: Some(&enable),
-                    field_var_hist: Some(&hidden),
-                    log: Some(&log),
-                    ..options
-                };
-                data.create_actions(&desc, options)
-            })
-        };
+        let created = with_options(held, file, false, Some(synths), |options| {
+            let options = BuildOptions {
+                enable_snapshot: Some(&enable),
+                field_var_hist: Some(&hidden),
+                log: Some(&log),
+                ..options
+            };
+            data.create_actions(&desc, options)
+        });
         // On failure they go again here, as in hist.
         self._field_var_hists = made.into_inner();
         created?;

@@ -21,7 +21,8 @@ use crate::hist::histogram::KEY_SIZE_MAX;
 use crate::hist::json;
 use crate::hist::map::SUMS_MAX;
 use crate::hist::output::ValStat;
-use crate::tracefs::{self, EventMutexHeld, SeqWriter};
+use crate::tracefs::{EventMutexHeld, SeqWriter};
+use crate::tracing::{EventFile, TriggerData};
 
 /// What an open `rhist_json` file keeps: where a read of it is, used by
 /// its seq_operations, which the seq_file calls under its own lock, one
@@ -113,7 +114,8 @@ struct JsonCursor {
     /// among the event's rhist triggers, and its address, both checked
     /// again by each `start()` (the lock was dropped in between).
     trig_no: usize,
-    data: *mut bindings::event_trigger_data,
+    /// (Only compared: it may have been freed since.)
+    data: *const TriggerData,
     /// Its contents' version when the head was shown: a `clear`, a grow
     /// or another histogram made at the same address changes it.
     version: u64,
@@ -132,7 +134,7 @@ impl JsonCursor {
             pos: 0,
             step: Step::DocStart,
             trig_no: 0,
-            data: ptr::null_mut(),
+            data: ptr::null(),
             version: 0,
             order: KVVec::new(),
             n: 0,
@@ -146,44 +148,26 @@ impl JsonCursor {
         *self = Self::new();
     }
 
-    /// The rhist trigger number `no` of `file`.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be live.
-    unsafe fn nth_trigger(
-        held: EventMutexHeld<'_>,
-        file: *mut bindings::trace_event_file,
+    /// The rhist trigger number `no` of `file`, with its state.
+    fn nth_trigger<'a>(
+        held: EventMutexHeld<'a>,
+        file: &'a EventFile,
         no: usize,
-    ) -> Option<*mut bindings::event_trigger_data> {
-        // SAFETY: `file` is live; nothing is unlinked meanwhile.
-        let mut ours = unsafe { tracefs::triggers(held, file) }
-            // SAFETY: a trigger on the list is live.
-            .filter(|&data| unsafe { command::is_ours(data) });
-        ours.nth(no)
+    ) -> Option<(&'a TriggerData, &'a command::Trigger)> {
+        file.triggers(held)
+            .filter_map(|data| Some((data, command::state(held, data)?)))
+            .nth(no)
     }
 
     /// Moves to the head of histogram `no`, sorting its entries, or to
     /// the document's end when there is none.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be live.
-    unsafe fn enter(
-        &mut self,
-        held: EventMutexHeld<'_>,
-        file: *mut bindings::trace_event_file,
-        no: usize,
-    ) -> Result {
+    fn enter(&mut self, held: EventMutexHeld<'_>, file: &EventFile, no: usize) -> Result {
         self.order = KVVec::new();
-        self.data = ptr::null_mut();
-        // SAFETY: the caller's contract.
-        let Some(data) = (unsafe { Self::nth_trigger(held, file, no) }) else {
+        self.data = ptr::null();
+        let Some((data, trigger)) = Self::nth_trigger(held, file, no) else {
             self.step = Step::DocEnd;
             return Ok(());
         };
-        // SAFETY: `data` is a live rhist trigger (`nth_trigger()`).
-        let trigger = unsafe { command::state(held, data) };
         let hist = trigger.hist(held);
         self.order
             .extend_with(hist.map().max_elts(), 0, GFP_KERNEL)?;
@@ -194,15 +178,10 @@ impl JsonCursor {
         Ok(())
     }
 
-    /// Moves to the next record.
-    ///
-    /// # Safety
-    ///
-    /// `file` must be live, and [`holds`](Self::holds) true.
-    unsafe fn advance(&mut self, held: EventMutexHeld<'_>, file: *mut bindings::trace_event_file) {
+    /// Moves to the next record; [`holds`](Self::holds) must be true.
+    fn advance(&mut self, held: EventMutexHeld<'_>, file: &EventFile) {
         let moved = match self.step {
-            // SAFETY: the caller's contract.
-            Step::DocStart => unsafe { self.enter(held, file, 0) },
+            Step::DocStart => self.enter(held, file, 0),
             Step::Head | Step::Entry => {
                 self.at = if self.step == Step::Head {
                     0
@@ -216,8 +195,7 @@ impl JsonCursor {
                 };
                 Ok(())
             }
-            // SAFETY: the caller's contract.
-            Step::Tail => unsafe { self.enter(held, file, self.trig_no + 1) },
+            Step::Tail => self.enter(held, file, self.trig_no + 1),
             Step::DocEnd | Step::Done | Step::Failed(_) => {
                 self.step = Step::Done;
                 Ok(())
@@ -234,24 +212,16 @@ impl JsonCursor {
     /// contents (neither cleared nor grown, nor another trigger made at
     /// the same address: [`command::Trigger::version`]) and a map of the
     /// same size (so that every sorted index is one of its elements).
-    ///
-    /// # Safety
-    ///
-    /// `file` must be live.
-    unsafe fn holds(
-        &self,
-        held: EventMutexHeld<'_>,
-        file: *mut bindings::trace_event_file,
-    ) -> bool {
+    fn holds(&self, held: EventMutexHeld<'_>, file: &EventFile) -> bool {
         if !matches!(self.step, Step::Head | Step::Entry | Step::Tail) {
             return true;
         }
-        // SAFETY: the caller's contract.
-        if unsafe { Self::nth_trigger(held, file, self.trig_no) } != Some(self.data) {
+        let Some((data, trigger)) = Self::nth_trigger(held, file, self.trig_no) else {
+            return false;
+        };
+        if !ptr::eq(data, self.data) {
             return false;
         }
-        // SAFETY: `data` is a live rhist trigger (just found).
-        let trigger = unsafe { command::state(held, self.data) };
         // The same histogram, neither cleared nor grown since its head:
         // the document describes one state of it, or the read fails.
         // (`hist()` first: with `:grow`, a fold it does is a new version.)
@@ -264,7 +234,7 @@ impl JsonCursor {
     /// # Safety
     ///
     /// [`holds`](Self::holds) must be true, under the same hold of the
-    /// lock.
+    /// lock: `data` is then an rhist trigger on the file's list.
     unsafe fn show(&self, held: EventMutexHeld<'_>, out: &mut SeqWriter) -> Result {
         // The writes do not fail: the seq_file records an overflow.
         let trigger = match self.step {
@@ -278,15 +248,23 @@ impl JsonCursor {
             }
             Step::Done => return Ok(()),
             Step::Failed(e) => return Err(e),
-            // SAFETY: `data` is a live rhist trigger (`holds()`).
-            Step::Head | Step::Entry | Step::Tail => unsafe { command::state(held, self.data) },
+            Step::Head | Step::Entry | Step::Tail => {
+                // SAFETY: `data` is on the file's list (`holds()`, under this
+                // hold of the lock: the caller's promise), so live while the
+                // lock is held.
+                let data = unsafe { &*self.data };
+                match command::state(held, data) {
+                    Some(trigger) => (data, trigger),
+                    None => return Err(code::EAGAIN),
+                }
+            }
         };
+        let (data, trigger) = trigger;
         let hist = trigger.hist(held);
         let entries = self.order.get(..self.n).unwrap_or(&[]);
         match self.step {
             Step::Head => {
-                // SAFETY: as above.
-                let info = unsafe { command::info_parts(held, self.data) };
+                let info = command::info_parts(held, data, trigger);
                 let _ = hist.write_json_head(out, self.trig_no, &info, &self.stats);
             }
             Step::Entry => {
@@ -321,14 +299,15 @@ impl JsonCursor {
 unsafe fn json_cursor<'a>(
     held: EventMutexHeld<'a>,
     m: *mut bindings::seq_file,
-) -> (&'a mut JsonCursor, *mut bindings::trace_event_file) {
+) -> (&'a mut JsonCursor, Option<&'a EventFile>) {
     // SAFETY: `open_json()` stored a `JsonFile` as the seq_file's
     // private; the seq_file's lock makes this the cursor's only user.
     let state = unsafe { &*(*m).private.cast::<JsonFile>() };
-    // SAFETY: as above.
+    // SAFETY: the seq_file's lock, held for the call (this function's
+    // contract), makes this the cursor's only user.
     let cursor = unsafe { &mut *state.extra.get() };
     // SAFETY: `state.filp` is the file being read, of an event directory.
-    (cursor, unsafe { tracefs::event_file(held, state.filp) })
+    (cursor, unsafe { EventFile::of_open_file(held, state.filp) })
 }
 
 /// `start()` of the JSON file: takes `event_mutex` (until `stop()`) and
@@ -349,9 +328,9 @@ unsafe extern "C" fn json_start(
     let held = unsafe { EventMutexHeld::assume() };
     // SAFETY: the seq_file's contract (see `json_cursor()`).
     let (cursor, file) = unsafe { json_cursor(held, m) };
-    if file.is_null() {
+    let Some(file) = file else {
         return code::ENODEV.to_ptr();
-    }
+    };
     // SAFETY: `pos` is the seq_file's.
     let pos = unsafe { *pos };
     if pos == 0 || pos < cursor.pos {
@@ -359,14 +338,13 @@ unsafe extern "C" fn json_start(
     }
     // A read that goes on holds its histogram, or fails: the document
     // cannot go on with another one's entries.
-    // SAFETY: `file` is live (`event_file()`).
-    if !unsafe { cursor.holds(held, file) } {
+    if !cursor.holds(held, file) {
         cursor.step = Step::Failed(code::EAGAIN);
     }
     // A seek: the records before `pos` again.
     while cursor.pos < pos && cursor.step != Step::Done {
-        // SAFETY: `file` is live; `holds()` after each move.
-        unsafe { cursor.advance(held, file) };
+        // `holds()` after each move.
+        cursor.advance(held, file);
     }
     match cursor.step {
         Step::Done => ptr::null_mut(),
@@ -391,13 +369,14 @@ unsafe extern "C" fn json_next(
     let held = unsafe { EventMutexHeld::assume() };
     // SAFETY: the seq_file's contract (see `json_cursor()`).
     let (cursor, file) = unsafe { json_cursor(held, m) };
-    if file.is_null() {
-        cursor.step = Step::Failed(code::ENODEV);
-        cursor.pos += 1;
-    } else {
-        // SAFETY: `file` is live; the record was found by `json_start()`
-        // or moved to under the same hold.
-        unsafe { cursor.advance(held, file) };
+    match file {
+        // The record was found by `json_start()` or moved to under the
+        // same hold: `holds()`.
+        Some(file) => cursor.advance(held, file),
+        None => {
+            cursor.step = Step::Failed(code::ENODEV);
+            cursor.pos += 1;
+        }
     }
     // SAFETY: `pos` is the seq_file's.
     unsafe { *pos = cursor.pos };

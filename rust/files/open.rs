@@ -16,7 +16,8 @@ use kernel::prelude::*;
 use super::text::Text;
 use crate::command;
 use crate::poll::Poller;
-use crate::tracefs::{self, EventMutexGuard, EventMutexHeld};
+use crate::tracefs::{EventMutexGuard, EventMutexHeld};
+use crate::tracing::EventFile;
 
 /// What an open file keeps, the seq_file's private data (C's
 /// `hist_file_data`), with what one kind of file adds (`extra`). The
@@ -44,24 +45,10 @@ pub(super) struct OpenFile<T> {
 
 /// The hits of every rhist trigger of `file`, summed: C's
 /// `get_hist_hit_count()`.
-///
-/// # Safety
-///
-/// `file` must be live.
-pub(super) unsafe fn event_hits(
-    held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
-) -> u64 {
-    let mut hits = 0u64;
-    // SAFETY: `file` is live; nothing is unlinked meanwhile.
-    for data in unsafe { tracefs::triggers(held, file) } {
-        // SAFETY: `data` is on the list, so live.
-        if unsafe { command::is_ours(data) } {
-            // SAFETY: as above; `data` is an rhist trigger.
-            hits = hits.wrapping_add(unsafe { command::state(held, data) }.hist(held).hits());
-        }
-    }
-    hits
+pub(super) fn event_hits(held: EventMutexHeld<'_>, file: &EventFile) -> u64 {
+    file.triggers(held)
+        .filter_map(|data| command::state(held, data))
+        .fold(0u64, |hits, t| hits.wrapping_add(t.hist(held).hits()))
 }
 
 /// How a file's seq_file shows it.
@@ -95,12 +82,9 @@ pub(super) unsafe fn open<T>(
             let guard = EventMutexGuard::lock();
             // SAFETY: `filp` is being opened on a file of an event
             // directory.
-            let file = unsafe { tracefs::event_file(guard.held(), filp) };
-            if file.is_null() {
-                return Err(code::ENODEV);
-            }
-            // SAFETY: `file` is live (`event_file()`).
-            unsafe { event_hits(guard.held(), file) }
+            let file =
+                unsafe { EventFile::of_open_file(guard.held(), filp) }.ok_or(code::ENODEV)?;
+            event_hits(guard.held(), file)
         };
         let state = KBox::new(
             OpenFile {

@@ -18,7 +18,8 @@ use super::open::{event_hits, open, OpenFile, Seq};
 use crate::command::{self, Detached};
 use crate::event::KernelSymbols;
 use crate::hist::histogram::{Histogram, Snapshot, KEY_SIZE_MAX};
-use crate::tracefs::{self, EventMutexGuard, EventMutexHeld, SeqWriter};
+use crate::tracefs::{EventMutexGuard, EventMutexHeld, SeqWriter};
+use crate::tracing::EventFile;
 
 // The poll bits of include/uapi/linux/eventpoll.h (casts, to bindgen).
 const EPOLLIN: bindings::__poll_t = 0x1;
@@ -44,15 +45,14 @@ pub(super) unsafe extern "C" fn poll_hist(
             .private
             .cast::<OpenFile<()>>()
     };
-    // SAFETY: as above; an `rhist` file is in an event directory.
-    let file = unsafe { tracefs::event_file(guard.held(), filp) };
-    if file.is_null() {
+    // SAFETY: `filp` is open, and an `rhist` file is in an event
+    // directory.
+    let Some(file) = (unsafe { EventFile::of_open_file(guard.held(), filp) }) else {
         return EPOLLERR;
-    }
+    };
     // SAFETY: `filp` and `wait` come from the VFS for this call.
     unsafe { state.poller.wait(filp, wait) };
-    // SAFETY: `file` is live (`event_file()`).
-    let hits = unsafe { event_hits(guard.held(), file) };
+    let hits = event_hits(guard.held(), file);
     let mut mask = 0;
     if state.last_read.get() != hits {
         mask |= EPOLLIN | EPOLLRDNORM;
@@ -258,16 +258,12 @@ unsafe fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> 
         let mut later = KVec::new();
         let guard = EventMutexGuard::lock();
         let held = guard.held();
-        // SAFETY: the caller's contract.
-        let file = unsafe { tracefs::event_file(held, state.filp) };
-        if file.is_null() {
-            return Err(code::ENODEV);
-        }
+        // SAFETY: `state.filp` is an open file of an event directory (this
+        // function's contract).
+        let file = unsafe { EventFile::of_open_file(held, state.filp) }.ok_or(code::ENODEV)?;
         let may_detach = attempt < DETACHED_TRIES;
-        // SAFETY: `file` is live (`event_file()`).
-        let mut text = unsafe { write_triggers(held, file, each, may_detach, &mut later) }?;
-        // SAFETY: as above.
-        let hits = unsafe { event_hits(held, file) };
+        let mut text = write_triggers(held, file, each, may_detach, &mut later)?;
+        let hits = event_hits(held, file);
         drop(guard);
         for (at, detached) in later.iter() {
             let mut body = Chunk::new();
@@ -301,37 +297,27 @@ unsafe fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> 
 /// The triggers' part of [`write_text`] with the lock held, into a new
 /// text: `later` gets each detached histogram and the index of the piece
 /// kept for its body.
-///
-/// # Safety
-///
-/// `file` must be live.
-unsafe fn write_triggers(
+fn write_triggers(
     held: EventMutexHeld<'_>,
-    file: *mut bindings::trace_event_file,
+    file: &EventFile,
     each: &mut Each<'_>,
     may_detach: bool,
     later: &mut KVec<(usize, Detached)>,
 ) -> Result<Text> {
     let mut text = Text::new();
     let mut n = 0;
-    // SAFETY: `file` is live (our contract); nothing is unlinked
-    // meanwhile.
-    for data in unsafe { tracefs::triggers(held, file) } {
-        // SAFETY: `data` is on the list, so live.
-        if !unsafe { command::is_ours(data) } {
+    for data in file.triggers(held) {
+        let Some(trigger) = command::state(held, data) else {
             continue;
-        }
+        };
         if n > 0 {
             text.bytes(b"\n\n");
         }
         text.bytes(b"# event histogram\n#\n# trigger info: ");
-        // SAFETY: `data` is a live rhist trigger.
-        for part in unsafe { command::info_parts(held, data) } {
+        for part in command::info_parts(held, data, trigger) {
             text.bytes(part);
         }
         text.bytes(b"\n#\n\n");
-        // SAFETY: as above; the borrow ends with this iteration.
-        let trigger = unsafe { command::state(held, data) };
         // Room first: a `Detached` dropped here, with the lock held, would
         // take it again; pushed within the capacity, none is.
         later.reserve(1, GFP_KERNEL)?;

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An event of one trace instance (`struct trace_event_file`), its
+//! trigger list, and [`EventPin`], which keeps one.
+
+use core::ptr::{self, NonNull};
+use kernel::ffi::{c_char, c_int};
+
+use kernel::bindings;
+use kernel::error::{code, Result};
+use kernel::str::CStr;
+use kernel::types::Opaque;
+
+use super::{TraceArray, TriggerData};
+use crate::shim;
+use crate::tracefs::{ErrText, EventMutexHeld};
+
+/// An event file: one event of one trace instance, with the triggers
+/// attached to it there.
+///
+/// # Invariants
+///
+/// For as long as a `&EventFile` is used, the `trace_event_file` it wraps
+/// is live: allocated, its event (`event_call`, with its class and names)
+/// registered, and its trace array (`tr`) not freed. The tracing core
+/// guarantees that to a callback for the file it passes, and, while
+/// `event_mutex` is held, to every file on an instance's list of events
+/// (an event or an instance is removed only with the lock held); an
+/// [`EventPin`] guarantees it to its owner.
+#[repr(transparent)]
+pub(crate) struct EventFile(Opaque<bindings::trace_event_file>);
+
+// SAFETY: an event file is not tied to a CPU or task: the tracing core
+// uses it from any CPU, changing its lists and counts under its locks or
+// with atomics, as the methods below do.
+unsafe impl Send for EventFile {}
+// SAFETY: as above; shared access only reads fields fixed while the file
+// is live, or goes through the tracing core's functions and lists, under
+// `event_mutex` (the methods that take an `EventMutexHeld`) or as an
+// RCU-sched reader.
+unsafe impl Sync for EventFile {}
+
+impl EventFile {
+    /// The event file `ptr` points at.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point at a `trace_event_file` that is live, as the type
+    /// invariant says, for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_file) -> &'a Self {
+        // INVARIANT: the caller's promise for `'a` is the invariant.
+        // SAFETY: `EventFile` is `repr(transparent)` over the C struct
+        // (through `Opaque`), which is live for `'a` (the caller's
+        // promise).
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// C's `event_file_file()`: the event file behind `filp`, an open
+    /// file of an event directory, or `None` once the event is being
+    /// removed. A file it returns is live for `'a`: an event is removed
+    /// only with the lock held.
+    ///
+    /// # Safety
+    ///
+    /// `filp` must be open, or being opened, on a file of an event
+    /// directory.
+    pub(crate) unsafe fn of_open_file<'a>(
+        _held: EventMutexHeld<'a>,
+        filp: *mut bindings::file,
+    ) -> Option<&'a Self> {
+        // SAFETY: `filp` is such a file (the caller's promise), and the
+        // lock the callee needs is held (`_held`).
+        let file = unsafe { shim::rhist_event_file_file(filp) };
+        // SAFETY: a file the callee returns is on its instance's list of
+        // events, not marked freed: live while the lock is held, for `'a`.
+        (!file.is_null()).then(|| unsafe { Self::from_raw(file) })
+    }
+
+    /// The C struct, for the tracing core's functions.
+    pub(crate) fn as_ptr(&self) -> *mut bindings::trace_event_file {
+        self.0.get()
+    }
+
+    /// The event's `trace_event_call`, registered while the file is
+    /// borrowed.
+    pub(crate) fn call(&self) -> *mut bindings::trace_event_call {
+        // SAFETY: the file is live (invariant); `event_call` is set when
+        // the file is made and never changed.
+        unsafe { (*self.as_ptr()).event_call }
+    }
+
+    /// The instance the file belongs to.
+    pub(crate) fn trace_array(&self) -> &TraceArray {
+        // SAFETY: the file is live, so its trace array is not freed for as
+        // long as `self` is borrowed (invariant); `tr` is set when the
+        // file is made and never changed.
+        unsafe { TraceArray::from_raw((*self.as_ptr()).tr) }
+    }
+
+    /// The system and the event's name: the parts of `system:event`.
+    /// Empty where the event has none.
+    pub(crate) fn names(&self) -> (&[u8], &[u8]) {
+        let call = self.call();
+        // SAFETY: the event is registered while `self` is borrowed
+        // (invariant), so its call and class are live.
+        let (system, name) =
+            unsafe { ((*(*call).class).system, shim::rhist_trace_event_name(call)) };
+        let text = |p: *const c_char| -> &[u8] {
+            if p.is_null() {
+                return b"";
+            }
+            // SAFETY: an event's names are NUL-terminated strings that
+            // live as long as it is registered: as long as `self` is
+            // borrowed (invariant).
+            unsafe { CStr::from_char_ptr(p) }.as_bytes()
+        };
+        (text(system), text(name))
+    }
+
+    /// Whether the event has a class: C's `__find_event_file()` skips
+    /// those without.
+    pub(super) fn has_class(&self) -> bool {
+        // SAFETY: the event is registered while `self` is borrowed
+        // (invariant), so its call is live.
+        unsafe { !(*self.call()).class.is_null() }
+    }
+
+    /// Whether the event can be enabled: it has a `reg()` and is not
+    /// marked `TRACE_EVENT_FL_IGNORE_ENABLE` (C's `find_event_file()`).
+    pub(crate) fn can_enable(&self) -> bool {
+        let call = self.call();
+        // SAFETY: the event is registered while `self` is borrowed
+        // (invariant), so its call and class are live.
+        unsafe {
+            (*(*call).class).reg.is_some()
+                && (*call).flags & bindings::TRACE_EVENT_FL_IGNORE_ENABLE as c_int == 0
+        }
+    }
+
+    /// The head of the file's trigger list.
+    fn triggers_head(&self) -> *mut bindings::list_head {
+        // SAFETY: the file is live (invariant); only the address is taken.
+        unsafe { ptr::addr_of_mut!((*self.as_ptr()).triggers) }
+    }
+
+    /// The triggers attached to the file, in list order. Each is live
+    /// while it is on the list, which only a task holding the lock
+    /// changes: for `'a`, unless this task frees it.
+    ///
+    /// The next entry is read before an entry is handed out, so the
+    /// caller may take the entry it is looking at off the list. A caller
+    /// that frees triggers (the commands' `unsafe` `put()`s) does not
+    /// advance the iterator after: it looks the next one up afresh (see
+    /// `trigger_cmd::remove_each()`).
+    pub(crate) fn triggers<'a>(
+        &'a self,
+        _held: EventMutexHeld<'a>,
+    ) -> impl Iterator<Item = &'a TriggerData> + 'a {
+        let head = self.triggers_head();
+        // SAFETY: `head` is the file's initialised list head, which the
+        // lock held for `'a` (`_held`) keeps as it is but for this task.
+        let mut node = unsafe { (*head).next };
+        core::iter::from_fn(move || {
+            if node == head {
+                return None;
+            }
+            // SAFETY: every node on `file->triggers` is the `list` member of
+            // an `event_trigger_data`; one on the list is live, and stays
+            // so for `'a` but for what this task does to it (`_held`).
+            let data = unsafe {
+                TriggerData::from_raw(
+                    kernel::container_of!(node, bindings::event_trigger_data, list).cast_mut(),
+                )
+            };
+            // SAFETY: `node` is not `head`, so it is the `list` of that
+            // entry, still linked (the caller has not yet seen it) under
+            // the lock held for `'a`: its `next` is an initialised pointer.
+            node = unsafe { (*node).next };
+            Some(data)
+        })
+    }
+
+    /// The triggers attached to the file, for an RCU-sched reader: C's
+    /// `list_for_each_entry_rcu()`.
+    ///
+    /// # Safety
+    ///
+    /// The caller must be an RCU-sched reader (a probe) for as long as the
+    /// iterator and the triggers it yields are used.
+    pub(crate) unsafe fn triggers_rcu(&self) -> impl Iterator<Item = &TriggerData> {
+        let head = self.triggers_head();
+        // SAFETY: `head` is an initialised list head; writers publish nodes
+        // with `list_add_rcu()`, so a node read here is initialised.
+        let mut node = unsafe { ptr::read_volatile(ptr::addr_of!((*head).next)) };
+        core::iter::from_fn(move || {
+            if node == head {
+                return None;
+            }
+            // SAFETY: every node on `file->triggers` is the `list` member of
+            // an `event_trigger_data`, freed only after the RCU-sched
+            // readers that may have seen it finish (`trigger_data_free()`),
+            // and this is one until the iterator is dropped (the caller's
+            // promise).
+            let data = unsafe {
+                TriggerData::from_raw(
+                    kernel::container_of!(node, bindings::event_trigger_data, list).cast_mut(),
+                )
+            };
+            // SAFETY: as just argued, `node` is not freed before this
+            // reader ends; its `next` is read once, as `rcu_dereference()`
+            // does.
+            node = unsafe { ptr::read_volatile(ptr::addr_of!((*node).next)) };
+            Some(data)
+        })
+    }
+
+    /// Adds `data` to the file's trigger list at `end`, where the probe
+    /// path sees it: `list_add_rcu()` or `list_add_tail_rcu()`.
+    ///
+    /// # Safety
+    ///
+    /// `data` must be set up for this file (its command, private data and
+    /// filter), on no list, and stay live until it is taken off again.
+    pub(crate) unsafe fn add_trigger(
+        &self,
+        _held: EventMutexHeld<'_>,
+        data: &TriggerData,
+        end: ListEnd,
+    ) {
+        let (entry, head) = (data.list_entry(), self.triggers_head());
+        // SAFETY: `entry` is on no list and `head` the file's list, whose
+        // lock is held (`_held`); the probe path reads it as an RCU-sched
+        // reader, which the `_rcu` variants publish to. `data` stays live
+        // while listed (the caller's promise).
+        unsafe {
+            match end {
+                ListEnd::Head => shim::rhist_list_add_rcu(entry, head),
+                ListEnd::Tail => shim::rhist_list_add_tail_rcu(entry, head),
+            }
+        };
+    }
+
+    /// Takes one more trigger-mode reference on the file for a trigger
+    /// being attached: C's `trace_event_trigger_enable_disable(file, 1)`,
+    /// undone when it fails. Returns 0 or a negative errno.
+    ///
+    /// When the event's probe cannot be registered (out of memory), the
+    /// tracing core returns the error with its counts (`tm_ref`, `sm_ref`)
+    /// taken and the event in soft mode for good, whatever the caller
+    /// does. No probe was registered, so dropping them again with the
+    /// matching disable call restores the event exactly.
+    pub(crate) fn trigger_mode_get(&self, _held: EventMutexHeld<'_>) -> c_int {
+        // SAFETY: the file is live (invariant), and the lock the callee
+        // needs is held (`_held`).
+        let ret = unsafe { bindings::trace_event_trigger_enable_disable(self.as_ptr(), 1) };
+        if ret < 0 {
+            // SAFETY: as for the call above; this drops the references the
+            // failed call took.
+            unsafe { bindings::trace_event_trigger_enable_disable(self.as_ptr(), 0) };
+        }
+        ret
+    }
+
+    /// Drops a reference [`trigger_mode_get`](Self::trigger_mode_get)
+    /// took: C's `trace_event_trigger_enable_disable(file, 0)`.
+    pub(crate) fn trigger_mode_put(&self, _held: EventMutexHeld<'_>) {
+        // SAFETY: the file is live (invariant), and the lock the callee
+        // needs is held (`_held`).
+        unsafe { bindings::trace_event_trigger_enable_disable(self.as_ptr(), 0) };
+    }
+
+    /// Holds the file in soft mode once more: C's
+    /// `trace_event_enable_disable(file, 1, 1)`, undone when it fails (see
+    /// [`trigger_mode_get`](Self::trigger_mode_get)).
+    pub(crate) fn soft_mode_get(&self, _held: EventMutexHeld<'_>) -> c_int {
+        // SAFETY: the file is live (invariant), and the lock the callee
+        // needs is held (`_held`).
+        let ret = unsafe { bindings::trace_event_enable_disable(self.as_ptr(), 1, 1) };
+        if ret < 0 {
+            // SAFETY: as for the call above; this drops the reference the
+            // failed call took.
+            unsafe { bindings::trace_event_enable_disable(self.as_ptr(), 0, 1) };
+        }
+        ret
+    }
+
+    /// Drops a reference [`soft_mode_get`](Self::soft_mode_get) took: C's
+    /// `trace_event_enable_disable(file, 0, 1)`.
+    pub(crate) fn soft_mode_put(&self, _held: EventMutexHeld<'_>) {
+        // SAFETY: the file is live (invariant), and the lock the callee
+        // needs is held (`_held`).
+        unsafe { bindings::trace_event_enable_disable(self.as_ptr(), 0, 1) };
+    }
+
+    /// C's `update_cond_flag()`: whether the file's triggers need the
+    /// record.
+    pub(crate) fn update_cond_flag(&self, _held: EventMutexHeld<'_>) {
+        // SAFETY: the file is live (invariant), and the lock the callee
+        // needs is held (`_held`).
+        unsafe { bindings::update_cond_flag(self.as_ptr()) };
+    }
+
+    /// Appends an entry to tracing/error_log of the file's instance, as
+    /// the built-in commands do.
+    ///
+    /// `errs` is a table of messages and `kind` the index of this one;
+    /// the log copies the message (patch 0001), so nothing of ours is
+    /// kept. `loc` and `cmd` must end with a NUL; nothing is logged if
+    /// either does not, or if `kind` is out of `errs`.
+    pub(crate) fn log_error(
+        &self,
+        loc: &[u8],
+        cmd: &[u8],
+        errs: &[ErrText],
+        kind: usize,
+        pos: usize,
+    ) {
+        if !loc.ends_with(&[0]) || !cmd.ends_with(&[0]) || kind >= errs.len() {
+            debug_assert!(false, "log_error() without NUL or with a bad kind");
+            return;
+        }
+        // SAFETY: the file's trace array is live (`trace_array()`); `loc`
+        // and `cmd` are NUL-terminated (checked above), and `errs[kind]`
+        // is a NUL-terminated static message (see `ErrText`); the callee
+        // copies all three.
+        unsafe {
+            bindings::tracing_log_err(
+                self.trace_array().as_ptr(),
+                loc.as_ptr().cast(),
+                cmd.as_ptr().cast(),
+                errs.as_ptr().cast_mut().cast(),
+                kind as u8,
+                pos.min(u16::MAX as usize) as u16,
+            )
+        };
+    }
+}
+
+/// Where [`EventFile::add_trigger()`] puts a trigger on its file's list.
+pub(crate) enum ListEnd {
+    /// First, as the tracing core's enable commands add theirs.
+    Head,
+    /// Last, as hist adds its triggers: the files list them in that order.
+    Tail,
+}
+
+/// A pinned and referenced event file: the file's count
+/// (`event_file_get()`) keeps its memory, and the event's pin
+/// (`trace_event_try_get_ref()`) keeps the event registered, so the
+/// event's call and names stay too. Releases both when dropped.
+///
+/// A reference on the file alone is not an [`EventFile`]'s invariant (the
+/// event may go, and with it the names the file points at): that is why
+/// the file's count is not an `ARef<EventFile>`, but taken and dropped
+/// only here, with the pin.
+///
+/// # Invariants
+///
+/// `0` points at an event file on which the value holds one reference,
+/// whose event it has pinned; the file's trace array is not freed while
+/// the owner can reach the pin (the tracing core removes, and frees, the
+/// triggers of an instance, which own the pins, before the instance).
+pub(crate) struct EventPin(NonNull<EventFile>);
+
+// SAFETY: the reference and the pin may be dropped on any CPU, and the
+// file they keep may be used from any CPU (`EventFile` is `Send`).
+unsafe impl Send for EventPin {}
+// SAFETY: shared use only hands out `&EventFile`, which is `Sync`.
+unsafe impl Sync for EventPin {}
+
+impl EventPin {
+    /// Pins the event behind `file` and takes a reference on `file`;
+    /// `ENODEV` if the event is going away.
+    pub(crate) fn new(file: &EventFile) -> Result<Self> {
+        // SAFETY: the event is registered while `file` is borrowed
+        // (invariant of `EventFile`), so its call is live.
+        if !unsafe { shim::rhist_pin_event(file.call()) } {
+            return Err(code::ENODEV);
+        }
+        // SAFETY: the file is live (invariant of `EventFile`); the
+        // reference is dropped in `drop()`.
+        unsafe { bindings::event_file_get(file.as_ptr()) };
+        // INVARIANT: the event is pinned and the file referenced, both
+        // until `drop()`.
+        Ok(EventPin(NonNull::from(file)))
+    }
+
+    /// The file, live for as long as the pin is borrowed.
+    pub(crate) fn file(&self) -> &EventFile {
+        // SAFETY: the pin keeps the file's memory and its event, and its
+        // owner, which can reach it, keeps its trace array (invariant):
+        // the file is live while `self` is borrowed.
+        unsafe { &*self.0.as_ptr() }
+    }
+}
+
+impl Drop for EventPin {
+    fn drop(&mut self) {
+        let file = self.0.as_ptr().cast::<bindings::trace_event_file>();
+        // SAFETY: `new()` pinned the event, which is released once, here;
+        // the file, referenced until the call below, points at that
+        // event's call (invariant).
+        unsafe { shim::rhist_unpin_event((*file).event_call) };
+        // SAFETY: drops the reference `new()` took on the file
+        // (invariant), once.
+        unsafe { bindings::event_file_put(file) };
+    }
+}
