@@ -81,24 +81,27 @@ pub(crate) fn is_ours(data: &TriggerData) -> bool {
     COMMAND.owns(data)
 }
 
-/// The rhist state of `data`, if it is an rhist trigger, borrowed while
-/// the lock is held.
+/// The rhist state of `data`, if it is an rhist trigger with one (one
+/// that `attach()` set up), borrowed while the lock is held.
 pub(crate) fn state<'a>(_held: EventMutexHeld<'a>, data: &'a TriggerData) -> Option<&'a Trigger> {
-    // SAFETY: `data` is an rhist trigger (`is_ours()`).
-    is_ours(data).then(|| unsafe { state_rcu(data) })
+    let state = data.private_data().cast::<Trigger>();
+    // SAFETY: the private data of an rhist trigger is null or a `Trigger`
+    // it owns (`attach()`) until it is freed (`release()`): for as long
+    // as `data` is borrowed (invariant of `TriggerData`).
+    (is_ours(data) && !state.is_null()).then(|| unsafe { &*state })
 }
 
 /// [`state()`] for the probe, which runs without the lock and knows its
-/// trigger to be an rhist trigger.
+/// trigger to be an attached rhist trigger.
 ///
 /// # Safety
 ///
-/// `data` must be an rhist trigger.
+/// `data` must be an rhist trigger that `attach()` set up.
 unsafe fn state_rcu(data: &TriggerData) -> &Trigger {
-    // SAFETY: an rhist trigger (the caller's promise) owns a `Trigger` in
-    // its private data from before it is listed (`attach()`) until it is
-    // freed (`release()`): for as long as `data` is borrowed (invariant
-    // of `TriggerData`).
+    // SAFETY: an rhist trigger that `attach()` set up (the caller's
+    // promise) owns a `Trigger` in its private data until it is freed
+    // (`release()`): for as long as `data` is borrowed (invariant of
+    // `TriggerData`).
     unsafe { &*data.private_data().cast::<Trigger>() }
 }
 
@@ -540,6 +543,11 @@ pub(crate) fn info_parts<'a>(
 #[cfg(CONFIG_KUNIT)]
 pub(crate) mod test_support {
     //! Hooks the KUnit suite uses to probe the registration.
+
+    /// The command, for triggers of it that are never attached.
+    pub(crate) fn command() -> *mut kernel::bindings::event_command {
+        super::command()
+    }
 
     /// Tries to register the command a second time.
     pub(crate) fn register_again() -> kernel::ffi::c_int {

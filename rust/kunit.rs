@@ -23,6 +23,8 @@ use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::map::{Elt, Inserter, MapError, MapParams, SortField, SortKey, TracingMap};
 use crate::shim;
+use crate::tracefs::EventMutexGuard;
+use crate::tracing::{NewTrigger, Refs};
 
 /// Fails the running test unless `$cond` holds.
 macro_rules! check {
@@ -46,6 +48,50 @@ unsafe extern "C" fn extra_file_name_is_taken(_test: *mut bindings::kunit) {
     // SAFETY: `twin` is valid for the call; a refused file is not kept.
     let ret = unsafe { bindings::trace_event_add_extra_file(&twin) };
     check!(ret == -(bindings::EBUSY as i32));
+}
+
+/// What a trigger's handle reads and changes, as C does for its own: a
+/// new trigger fires without end, is counted down when given a count,
+/// keeps its pause across a `clear`, and counts its references.
+unsafe extern "C" fn trigger_data_as_c_does(_test: *mut bindings::kunit) {
+    // Every check after the lock is dropped: a failed assertion ends the
+    // test's task without running destructors.
+    let mut seen = [false; 9];
+    {
+        let guard = EventMutexGuard::lock();
+        let held = guard.held();
+        let Ok(mut data) = NewTrigger::new(test_support::command()) else {
+            drop(guard);
+            check!(false);
+            return;
+        };
+        seen[0] = data.count() == !0 && data.take_count() && data.count() == !0;
+        data.set_count(2);
+        seen[1] = data.take_count() && data.take_count() && !data.take_count();
+        seen[2] = data.count() == 0 && data.filter(held).is_none();
+        // Never attached: no state, though it is of the `rhist` command.
+        seen[3] = crate::command::is_ours(&data) && crate::command::state(held, &data).is_none();
+        seen[4] = !data.paused();
+        data.set_paused(true);
+        data.save_and_pause(held);
+        data.set_paused(false);
+        data.restore_paused(held);
+        seen[5] = data.paused();
+        let data = data.counted(held);
+        data.get_ref(held);
+        seen[6] = matches!(data.put_ref(held), Refs::Left);
+        seen[7] = matches!(data.put_ref(held), Refs::Last);
+        seen[8] = matches!(data.put_ref(held), Refs::Unbalanced);
+        // SAFETY: never listed, with no reference left, and not used after
+        // this.
+        unsafe { data.free() };
+    }
+    for (i, ok) in seen.iter().enumerate() {
+        if !ok {
+            kernel::kunit::err(format_args!("    # trigger_data_as_c_does: check {i}\n"));
+        }
+    }
+    check!(seen.iter().all(|&ok| ok));
 }
 
 unsafe extern "C" fn core_rejects_bad_triggers(_test: *mut bindings::kunit) {
@@ -1050,7 +1096,7 @@ const fn case(
 }
 
 #[repr(transparent)]
-struct Cases(UnsafeCell<[bindings::kunit_case; 9]>);
+struct Cases(UnsafeCell<[bindings::kunit_case; 10]>);
 #[repr(transparent)]
 struct Suite(UnsafeCell<bindings::kunit_suite>);
 #[repr(transparent)]
@@ -1069,6 +1115,7 @@ static CASES: Cases = Cases(UnsafeCell::new([
     case(command_name_is_taken, c"command_name_is_taken"),
     case(extra_file_name_is_taken, c"extra_file_name_is_taken"),
     case(core_rejects_bad_triggers, c"core_rejects_bad_triggers"),
+    case(trigger_data_as_c_does, c"trigger_data_as_c_does"),
     case(this_cpu_is_the_kernels, c"this_cpu_is_the_kernels"),
     case(map_hot_key_on_every_cpu, c"map_hot_key_on_every_cpu"),
     case(map_many_keys_on_every_cpu, c"map_many_keys_on_every_cpu"),

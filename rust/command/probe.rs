@@ -64,8 +64,8 @@ pub(super) unsafe extern "C" fn on_event(
     }
     // SAFETY: the tracing core calls this only for attached rhist
     // triggers, which `free()` frees only after the probes that can see
-    // them have finished: `data` is live, and an rhist trigger, for the
-    // call.
+    // them have finished: `data` is live for the call, and an rhist
+    // trigger that `attach()` set up.
     let trigger = unsafe { state_rcu(TriggerData::from_raw(data)) };
     // A record holds at least the fixed part of its event, which holds
     // every field (`record_span` is only set for the trigger's own event).
