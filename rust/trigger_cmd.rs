@@ -336,16 +336,17 @@ impl Registry {
         Registry(UnsafeCell::new(KVec::new()))
     }
 
-    /// Runs `f` on the vector.
+    /// Runs `f` on the vector. `f` must not use the registry: the
+    /// methods below pass closures that only use the vector.
     fn with<R>(
         &self,
         _held: EventMutexHeld<'_>,
         f: impl FnOnce(&mut KVec<NonNull<TriggerData>>) -> R,
     ) -> R {
-        // SAFETY: the lock is held (`_held`), and no other reference to the
-        // vector lives (invariant): `f` cannot reach the registry's
-        // methods without another `EventMutexHeld`, which this task does
-        // not hand it, and the reference ends when `f` returns.
+        // SAFETY: the lock is held (`_held`), so no other task uses the
+        // vector; no other reference to it lives in this task (invariant),
+        // as `f` does not use the registry, and this one ends when `f`
+        // returns.
         f(unsafe { &mut *self.0.get() })
     }
 
