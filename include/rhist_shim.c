@@ -87,6 +87,14 @@ unsigned int rhist_smp_processor_id(void)
 	return raw_smp_processor_id();
 }
 
+/*
+ * Where a task's name is in its task_struct, as C lays it out: the event
+ * path reads current->comm there (rust/event.rs). The bindings' layout of
+ * task_struct is not C's everywhere (their comm is 16 bytes early in the
+ * test kernel), so Rust takes the offset from here.
+ */
+const size_t rhist_task_comm_at = offsetof(struct task_struct, comm);
+
 void rhist_current_comm(char comm[16])
 {
 	BUILD_BUG_ON(TASK_COMM_LEN != 16);

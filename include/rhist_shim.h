@@ -29,6 +29,7 @@ void rhist_lockdep_assert_event_mutex_held(void);
 void rhist_tracepoint_synchronize_unregister(void);
 struct list_head *rhist_trace_get_fields(struct trace_event_call *call);
 unsigned int rhist_smp_processor_id(void);
+extern const size_t rhist_task_comm_at;
 void rhist_current_comm(char comm[16]);
 int rhist_current_pid(void);
 void rhist_trace_synth(struct synth_event *event, u64 *var_ref_vals,

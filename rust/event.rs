@@ -16,6 +16,7 @@ use kernel::str::CStr;
 use crate::hist::event::{EventContext, EventField, FieldStorage};
 use crate::hist::histogram::TaskContext;
 use crate::hist::output::Resolver;
+use crate::hist::program::Here;
 use crate::shim;
 use crate::tracing::EventFile;
 
@@ -115,6 +116,77 @@ pub(crate) fn this_cpu() -> u32 {
     // SAFETY: `raw_smp_processor_id()` reads a per-CPU variable, and may
     // be called in any context.
     unsafe { shim::rhist_smp_processor_id() }
+}
+
+/// Word `i` (0 or 1) of the current task's name, `current->comm`, as
+/// the bytes are now: on x86-64 three loads (the name's offset in the
+/// task, the task, `current` as `get_current()` reads it, and the
+/// word), no call, no lock. The task may rename itself (or be renamed)
+/// meanwhile; as `%s` of `current->comm` anywhere in the kernel, the
+/// bytes are read without the task's lock, and a word may be of the old
+/// name or the new one.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn current_comm_word(i: usize) -> u64 {
+    const CURRENT_TASK: usize = core::mem::offset_of!(
+        bindings::pcpu_hot,
+        __bindgen_anon_1.__bindgen_anon_1.current_task
+    );
+    // SAFETY: a constant of the C shim, never written.
+    let comm_at = unsafe { shim::rhist_task_comm_at };
+    let at = comm_at.wrapping_add(i.min(1) * 8);
+    let word: u64;
+    // SAFETY: the first instruction reads the pointer
+    // `pcpu_hot.current_task` of this CPU's per-CPU area, as
+    // `this_cpu_read_stable()` does in `get_current()`: in 6.12, x86-64
+    // per-CPU symbols are offsets from 0, and %gs points at the CPU's
+    // area, in any context. `current` is a live task in any context,
+    // whose `comm`, at `comm_at` as C lays it out, is 16 bytes
+    // (`TASK_COMM_LEN`): the second reads its first or second 8 bytes
+    // (x86-64 reads a word at any alignment). The name's writer
+    // (`__set_task_comm()`) may store it meanwhile: the word is then
+    // bytes of either name, a value all the same, read once. Nothing is
+    // written; neither the stack nor the flags are used.
+    unsafe {
+        core::arch::asm!(
+            "movq %gs:{hot}+{off}, {word}",
+            "movq ({word},{at}), {word}",
+            hot = sym bindings::pcpu_hot,
+            off = const CURRENT_TASK,
+            at = in(reg) at,
+            word = out(reg) word,
+            options(att_syntax, nostack, preserves_flags, readonly, pure)
+        );
+    }
+    word
+}
+
+/// Word `i` of the current task's name (see the x86-64 version).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn current_comm_word(i: usize) -> u64 {
+    let mut comm = [0u8; 16];
+    // SAFETY: `comm` has room for the 16 bytes copied.
+    unsafe { shim::rhist_current_comm(comm.as_mut_ptr().cast()) };
+    crate::hist::program::comm_word_of(&comm, i)
+}
+
+/// Where the probe runs, as a compiled program reads it
+/// ([`Here`]): the CPU ([`this_cpu`]) and the current task's name, each
+/// read where a program needs it. Of no size: it takes no register.
+#[derive(Clone, Copy)]
+pub(crate) struct OnThisCpu;
+
+impl Here for OnThisCpu {
+    #[inline(always)]
+    fn cpu(self) -> u32 {
+        this_cpu()
+    }
+
+    #[inline(always)]
+    fn comm_word(self, i: usize) -> u64 {
+        current_comm_word(i)
+    }
 }
 
 /// `nr_cpu_ids`: one more than the highest possible CPU number.

@@ -1067,6 +1067,33 @@ unsafe extern "C" fn this_cpu_is_the_kernels(_test: *mut bindings::kunit) {
     }
 }
 
+/// The event path's read of the current task's name (`common_comm`
+/// keys), two words at the offset C lays `comm` at, is the name the
+/// kernel's `current->comm` holds: on every CPU, in a kthread named for
+/// the test (no task renames it meanwhile).
+unsafe extern "C" fn current_comm_is_the_kernels(_test: *mut bindings::kunit) {
+    use crate::hist::program::Here;
+    let Ok(cpus) = OnlineCpus::get() else {
+        check!(false);
+        return;
+    };
+    let Ok(mut seen) = KVVec::from_elem(([0u8; 16], [0u8; 16]), cpus.0.len(), GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    let ran = run_on_cpus(&cpus.0, &mut seen, &|_, seen: &mut ([u8; 16], [u8; 16])| {
+        let here = crate::event::OnThisCpu;
+        seen.0[..8].copy_from_slice(&here.comm_word(0).to_ne_bytes());
+        seen.0[8..].copy_from_slice(&here.comm_word(1).to_ne_bytes());
+        // SAFETY: `seen.1` has room for the 16 bytes copied.
+        unsafe { shim::rhist_current_comm(seen.1.as_mut_ptr().cast()) };
+    });
+    check!(ran.is_ok());
+    for (ours, kernels) in seen.iter() {
+        check!(ours == kernels && kernels[0] != 0);
+    }
+}
+
 unsafe extern "C" fn map_hot_key_on_every_cpu(_test: *mut bindings::kunit) {
     run_case("map_hot_key_on_every_cpu", hot_key);
 }
@@ -1117,6 +1144,7 @@ static CASES: Cases = Cases(UnsafeCell::new([
     case(core_rejects_bad_triggers, c"core_rejects_bad_triggers"),
     case(trigger_data_as_c_does, c"trigger_data_as_c_does"),
     case(this_cpu_is_the_kernels, c"this_cpu_is_the_kernels"),
+    case(current_comm_is_the_kernels, c"current_comm_is_the_kernels"),
     case(map_hot_key_on_every_cpu, c"map_hot_key_on_every_cpu"),
     case(map_many_keys_on_every_cpu, c"map_many_keys_on_every_cpu"),
     case(map_reader_during_writes, c"map_reader_during_writes"),

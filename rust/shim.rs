@@ -42,6 +42,9 @@ extern "C" {
     ) -> *mut bindings::list_head;
     /// `raw_smp_processor_id()`.
     pub(crate) fn rhist_smp_processor_id() -> kernel::ffi::c_uint;
+    /// `offsetof(struct task_struct, comm)`, as C lays it out (the
+    /// bindings' layout of `task_struct` is not C's).
+    pub(crate) static rhist_task_comm_at: usize;
     /// Copies `current->comm` (16 bytes) to `comm`.
     pub(crate) fn rhist_current_comm(comm: *mut kernel::ffi::c_char);
     /// `current->pid`.

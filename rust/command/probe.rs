@@ -14,7 +14,7 @@ use kernel::page::PAGE_SIZE;
 use super::grow::Growing;
 use super::state::Trigger;
 use super::state_rcu;
-use crate::event::{this_cpu, ProbeContext};
+use crate::event::{OnThisCpu, ProbeContext};
 use crate::poll;
 use crate::shim;
 use crate::tracing::TriggerData;
@@ -87,7 +87,7 @@ pub(super) unsafe extern "C" fn on_event(
     // jump: the code saves no registers.
     if !trigger
         .hist_probe()
-        .update_compiled(rec, this_cpu, poll::wake_pollers)
+        .update_compiled(rec, OnThisCpu, poll::wake_pollers)
         && !rbe.is_null()
     {
         on_event_general(trigger, rec, buffer, rbe);
@@ -120,7 +120,7 @@ unsafe fn on_event_sized(
     if trigger.on_synthetic()
         || !trigger
             .hist_probe()
-            .update_compiled(rec, this_cpu, poll::wake_pollers)
+            .update_compiled(rec, OnThisCpu, poll::wake_pollers)
     {
         on_event_general(trigger, rec, buffer, rbe);
     }
@@ -190,7 +190,7 @@ fn on_event_grow(
     // SAFETY: in the probe, the generation not used after it returns.
     let gen = unsafe { growing.current_rcu() };
     let hist = gen.histogram();
-    if !hist.update_compiled(rec, this_cpu, poll::wake_pollers) {
+    if !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
         let Some(_level) = Nesting::enter() else {
             return;
         };

@@ -109,7 +109,7 @@ use super::grammar::{
     VAL_FIELDS_EXT_MAX,
 };
 use super::output::{FieldNames, KeyDisplay, KeyName, KeyPart, ValDisplay, STACKTRACE_DEPTH};
-use super::program::{order_base_2, KeyLoad, KeyStr, Load, Num, Program, StrFrom};
+use super::program::{order_base_2, KeyLoad, KeyStr, Load, Num, Program, StrFrom, COMM_SLOT};
 use super::record::{address, read_stack, rec_num, rec_u32, rec_u64, strncpy_from};
 use super::sketch::{MapSketches, PoolParams, PAGE_WORDS, SKETCH_WORDS};
 use super::stats::{SlotOp, Statistic};

@@ -13,7 +13,7 @@ use super::grammar::ActionKind;
 use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, First, Inserter, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
-use super::program::{Applied, CompactKey, Program, StrKey};
+use super::program::{comm_word_of, Applied, CompactKey, Here, Program, StrKey};
 use super::sketch::{self, MapSketches, Quantile, SketchPool, PERCENTILES, PERCENTILE_NAMES};
 use super::stats::SlotOp;
 use super::var_ref::VAR_REFS_MAX;
@@ -202,6 +202,9 @@ enum Shape {
     Short4,
     /// One string alone, of more than four words.
     String,
+    /// `common_comm` alone: the task's name
+    /// ([`Program::comm_key`]).
+    Comm,
     /// Any other key with strings.
     Compact,
 }
@@ -217,6 +220,7 @@ impl Shape {
             (false, _, 3) if p.short() => Shape::Short3,
             (false, _, 4) if p.short() => Shape::Short4,
             (false, _, _) if p.one_string() => Shape::String,
+            (false, _, _) if p.comm_only() && cfg!(target_endian = "little") => Shape::Comm,
             (false, _, _) => Shape::Compact,
         }
     }

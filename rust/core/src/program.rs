@@ -5,7 +5,8 @@
 //!
 //! [`super::histogram::Histogram::update`] runs a [`Program`] when the
 //! trigger has one: keys that are numbers of the record (or their
-//! `.log2` or `.buckets`) or strings of the record, sums that are
+//! `.log2` or `.buckets`), strings of the record or `common_comm` (the
+//! task's name, read through [`Here`]), sums that are
 //! hitcount or numbers of the record, and nothing else to do per event
 //! (no variables, references, actions or saved comm). The key is built
 //! as words (C's key slots are whole words), strings copied a word at a
@@ -36,6 +37,64 @@ use super::stats::SlotOp;
 
 mod keys;
 mod values;
+
+/// What a program reads of where the event runs, beside its record:
+/// the CPU, whose copy of the sums the event adds to (see
+/// [`MapParams::per_cpu`](super::map::MapParams::per_cpu)), and the
+/// current task's name, for a `common_comm` key. In the kernel a type
+/// of no size whose reads are a few instructions each, no call, no lock.
+pub trait Here: Copy {
+    /// The CPU the event runs on.
+    fn cpu(self) -> u32;
+    /// Word `i` (0 or 1) of the current task's name: its 16 bytes
+    /// (`current->comm`, `TASK_COMM_LEN`), read as native-endian words.
+    /// The name may change meanwhile; the bytes up to a NUL are taken.
+    fn comm_word(self, i: usize) -> u64;
+}
+
+/// A [`Here`] of given values: the host's, and the general path's.
+#[derive(Clone, Copy, Debug)]
+pub struct At {
+    /// The CPU.
+    pub cpu: u32,
+    /// The current task's name.
+    pub comm: [u8; 16],
+}
+
+impl Here for At {
+    #[inline(always)]
+    fn cpu(self) -> u32 {
+        self.cpu
+    }
+
+    #[inline(always)]
+    fn comm_word(self, i: usize) -> u64 {
+        comm_word_of(&self.comm, i)
+    }
+}
+
+/// Word `i` of a task name's 16 bytes (0 past them).
+#[inline(always)]
+pub fn comm_word_of(comm: &[u8; 16], i: usize) -> u64 {
+    let at = i.wrapping_mul(8);
+    comm.get(at..at.wrapping_add(8))
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_ne_bytes)
+}
+
+/// The 16 bytes of a task name, from [`Here::comm_word`].
+#[inline]
+fn comm_bytes(here: impl Here) -> [u8; 16] {
+    let mut comm = [0u8; 16];
+    for (i, b) in comm.chunks_exact_mut(8).enumerate() {
+        b.copy_from_slice(&here.comm_word(i).to_ne_bytes());
+    }
+    comm
+}
+
+/// The size of a `common_comm` key's slot (C's `TASK_COMM_LEN`): it
+/// keeps 15 bytes, and a NUL.
+pub const COMM_SLOT: usize = 16;
 
 /// A number of the record: C's `hist_field_{s,u}{8,16,32,64}()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -371,6 +430,9 @@ pub enum KeyLoad {
     Word(Load),
     /// A string, `strncpy()`'d into its slot.
     Str(KeyStr),
+    /// `common_comm`: the current task's name ([`Here::comm_word`]),
+    /// `strncpy()`'d into its slot of [`COMM_SLOT`] bytes.
+    Comm,
 }
 
 /// One key: what it loads (a [`KeyLoad`] as the program runs it), and
@@ -433,6 +495,7 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 enum KeyPart {
     Word(Op),
     Str(KeyStr),
+    Comm,
 }
 
 const NO_KEY: KeyOp = KeyOp {
@@ -576,6 +639,7 @@ impl Program {
             let load = match load {
                 KeyLoad::Word(Load::One) => return None,
                 KeyLoad::Word(l) if !l.num()?.readable() => return None,
+                KeyLoad::Comm if size != COMM_SLOT => return None,
                 load => load,
             };
             let is_word = offset == usize::from(p.n_keys) * 8 && size == 8;
@@ -585,6 +649,7 @@ impl Program {
             let part = match load {
                 KeyLoad::Word(l) => KeyPart::Word(Op::new(l)),
                 KeyLoad::Str(s) => KeyPart::Str(s),
+                KeyLoad::Comm => KeyPart::Comm,
             };
             if let KeyPart::Word(op) = part {
                 *p.word_keys.get_mut(usize::from(p.n_keys))? = op;
@@ -675,6 +740,9 @@ impl Program {
                         *w = kw;
                     }
                 }
+                // Built by its own shape alone (`comm_key()`), in a
+                // compact key beside others.
+                KeyPart::Comm => return None,
             }
         }
         Some(words)
@@ -923,6 +991,12 @@ mod tests {
     use super::super::record::strncpy_from;
     use super::*;
 
+    /// Where the tests' events run, for the keys that read none of it.
+    const NOWHERE: At = At {
+        cpu: 0,
+        comm: [0; 16],
+    };
+
     /// A program's number is `rec_num()`'s, for every size, sign and
     /// offset, at the start and the end of the record and past it.
     #[test]
@@ -997,7 +1071,7 @@ mod tests {
         fn check<const N: usize>(p: &Program, rec: &[u8]) -> bool {
             let fast = p.short_key_fast::<N>(rec);
             if let Some(fast) = fast {
-                assert_eq!(fast, p.key::<N>(rec), "{p:?} {rec:?}");
+                assert_eq!(fast, p.key::<N>(rec, NOWHERE), "{p:?} {rec:?}");
             }
             fast.is_some()
         }

@@ -49,9 +49,9 @@ probe = [sec for n, (sec, _) in funcs.items() if n.endswith("5probe8on_event")]
 if not probe or sections.get(probe[0], ("",))[0] != ".text.rhist_event":
     bad.append("on_event() is not in .text.rhist_event")
 shapes = {n: sec for n, (sec, _) in funcs.items()
-          if re.search(r"Histogram\d+run_(number_key\d|short_key\d|string_key|compact_key)", n)}
-if len(shapes) != 9:
-    bad.append(f"{len(shapes)} copies of the program shapes, expected 9 (one each)")
+          if re.search(r"Histogram\d+run_(number_key\d|short_key\d|string_key|compact_key|comm_key)", n)}
+if len(shapes) != 10:
+    bad.append(f"{len(shapes)} copies of the program shapes, expected 10 (one each)")
 for n, sec in shapes.items():
     if sec not in event:
         bad.append(f"{n} is outside the event sections")

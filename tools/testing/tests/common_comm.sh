@@ -102,6 +102,46 @@ for t in 'keys=common_comm.log2' 'keys=a:vals=common_comm' 'keys=a:x=comm+1'; do
 	expect_reject "Invalid argument" "rhist:$t" $T
 	expect_grep "Couldn't find field" error_log
 done
+# 5. The compiled path (issue 51): common_comm alone is a program of its
+# own shape, beside a number a compact key; a variable sends the same
+# keys down the general path. Fired by this shell, dd and tee, and on
+# every CPU by the test module's kthreads (rhist_test/N), each compiled
+# histogram must hold the entries and totals of its general twin, and
+# the names' hitcounts and sums must be hist's execname ones.
+TEXTS='keys=common_comm:vals=b keys=common_comm:vals=b:x=c keys=common_comm,a:vals=b keys=common_comm,a:vals=b:y=c'
+expect_write 'hist:keys=common_pid.execname:vals=b' $T
+for t in $TEXTS; do expect_write "rhist:$t" $T; done
+fire_as sh count=300 keys=5 seed=1
+fire_as dd count=200 keys=7 seed=2
+fire_as tee count=100 keys=3 seed=3
+fire count=500 keys=9 seed=4 cpu=all
+fire_as dd count=50 keys=2 seed=5 cpu=all
+cat $EV/hist > /tmp/hist
+cat $EV/rhist > /tmp/rhist
+# body N: the entries (sorted: ties in hitcount print in any order) and
+# totals of the N-th histogram of the rhist file.
+body() {
+	awk -v n=$1 '/^# event histogram/ { i++ } i == n && /^\{/' /tmp/rhist | sort
+	awk -v n=$1 '/^# event histogram/ { i++ } i == n && /^    [A-Z][a-z]*:/' /tmp/rhist
+}
+for n in 1 3; do
+	body $n > /tmp/compiled
+	body $((n + 1)) > /tmp/general
+	grep -q '^{' /tmp/compiled || { cat /tmp/rhist; fail "histogram $n is empty"; }
+	cmp -s /tmp/compiled /tmp/general ||
+		{ diff /tmp/compiled /tmp/general | head; fail "histogram $n: compiled and general differ"; }
+done
+# hist: { common_pid: NAME [PID] } hitcount: N b: S, summed over the pids.
+awk '/^\{ common_pid:/ { n[$3] += $(NF - 2); s[$3] += $NF }
+	END { for (k in n) print k, n[k], s[k] }' /tmp/hist | sort > /tmp/want
+awk -v n=1 '/^# event histogram/ { i++ } i == n && /^\{/ { print $3, $(NF - 2), $NF }' /tmp/rhist |
+	sort > /tmp/got
+cmp -s /tmp/want /tmp/got || { diff /tmp/want /tmp/got; cat /tmp/hist; fail "common_comm counts and sums against hist's execname"; }
+grep -q '^rhist_test/' /tmp/got || fail "no event from the kthreads"
+expect_write '!hist:keys=common_pid.execname:vals=b' $T
+for t in $TEXTS; do expect_write "!rhist:$t" $T; done
+echo "ok compiled: $(grep -c . /tmp/got) names, as the general path and hist's execname"
+
 leftover=$(grep -v '^#' $T)
 [ -z "$leftover" ] || fail "left attached: $leftover"
 echo PASS

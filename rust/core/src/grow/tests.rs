@@ -9,6 +9,7 @@ use super::*;
 use crate::hist::hist_data::HistData;
 use crate::hist::histogram::map_params_sized;
 use crate::hist::map::TracingMap;
+use crate::hist::program::At;
 use crate::hist::trigger;
 use crate::testing::{comm, map_storage, print_of, record, Task, EVENT, TASK};
 use core::sync::atomic::AtomicU64;
@@ -84,7 +85,11 @@ fn an_interpreted_histogram_has_no_compiled_path() {
     let h = h.interpreted();
     assert!(h.program().is_none());
     let (r, _) = events(1, 10)[0];
-    assert!(!h.update_compiled(&r, || 0, || {}));
+    let here = At {
+        cpu: 0,
+        comm: comm(b"x"),
+    };
+    assert!(!h.update_compiled(&r, here, || {}));
     assert_eq!(h.hits(), 0);
 }
 

@@ -107,13 +107,18 @@ impl<'a> HistData<'a> {
     }
 
     /// How the compiled program builds key `id`: a number as [`load`]
-    /// gives it, or a string.
+    /// gives it, a string, or the task's name (`common_comm`).
     ///
     /// [`load`]: Self::load
     pub(super) fn key_load(&self, id: u8) -> Option<KeyLoad> {
         let f = self.node_ref(id)?;
         if f.flags & FL_STACKTRACE != 0 {
             return None;
+        }
+        // `common_comm`: the task's name, which the general path copies
+        // into a slot of its size (`write_key()`).
+        if f.fetch == Fetch::Comm {
+            return (f.size as usize == COMM_SLOT).then_some(KeyLoad::Comm);
         }
         match key_str(f) {
             Some(s) => Some(KeyLoad::Str(s)),

@@ -25,30 +25,20 @@ impl<'a> Histogram<'a> {
     /// [`update_compiled`](Self::update_compiled) of a key of one number.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    pub(super) fn run_number_key1<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_number_key1<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         match self.program.number_key_fast::<1>(rec) {
-            Some(key) => self.account_words(key, rec, cpu, after),
-            None => self.run_slow(rec, cpu, after),
+            Some(key) => self.account_words(key, rec, here, after),
+            None => self.run_slow(rec, here, after),
         }
     }
 
     /// [`update_compiled`](Self::update_compiled) of a key of two numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event")]
-    pub(super) fn run_number_key2<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_number_key2<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         match self.program.number_key_fast::<2>(rec) {
-            Some(key) => self.account_words(key, rec, cpu, after),
-            None => self.run_slow(rec, cpu, after),
+            Some(key) => self.account_words(key, rec, here, after),
+            None => self.run_slow(rec, here, after),
         }
     }
 
@@ -56,15 +46,10 @@ impl<'a> Histogram<'a> {
     /// numbers.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
-    pub(super) fn run_number_key3<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_number_key3<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         match self.program.number_key_fast::<3>(rec) {
-            Some(key) => self.account_words(key, rec, cpu, after),
-            None => self.run_slow(rec, cpu, after),
+            Some(key) => self.account_words(key, rec, here, after),
+            None => self.run_slow(rec, here, after),
         }
     }
 
@@ -72,97 +57,87 @@ impl<'a> Histogram<'a> {
     /// `char[]` strings of one word.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
-    pub(super) fn run_short_key1<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_short_key1<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         match self.program.short_key_fast::<1>(rec) {
-            Some(key) => self.account_words(key, rec, cpu, after),
-            None => self.run_slow(rec, cpu, after),
+            Some(key) => self.account_words(key, rec, here, after),
+            None => self.run_slow(rec, here, after),
         }
     }
 
     /// [`run_short_key1`](Self::run_short_key1) of two words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
-    pub(super) fn run_short_key2<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_short_key2<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         match self.program.short_key_fast::<2>(rec) {
-            Some(key) => self.account_words(key, rec, cpu, after),
-            None => self.run_slow(rec, cpu, after),
+            Some(key) => self.account_words(key, rec, here, after),
+            None => self.run_slow(rec, here, after),
         }
     }
 
     /// [`run_short_key1`](Self::run_short_key1) of three words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key3")]
-    pub(super) fn run_short_key3<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_short_key3<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         match self.program.short_key_fast::<3>(rec) {
-            Some(key) => self.account_words(key, rec, cpu, after),
-            None => self.run_slow(rec, cpu, after),
+            Some(key) => self.account_words(key, rec, here, after),
+            None => self.run_slow(rec, here, after),
         }
     }
 
     /// [`run_short_key1`](Self::run_short_key1) of four words.
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.key4")]
-    pub(super) fn run_short_key4<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_short_key4<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         match self.program.short_key_fast::<4>(rec) {
-            Some(key) => self.account_words(key, rec, cpu, after),
-            None => self.run_slow(rec, cpu, after),
+            Some(key) => self.account_words(key, rec, here, after),
+            None => self.run_slow(rec, here, after),
         }
+    }
+
+    /// [`update_compiled`](Self::update_compiled) of a key of
+    /// `common_comm` alone: the task's name, two words, read where the
+    /// event runs; no load of it can fail.
+    #[inline(never)]
+    #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.short")]
+    pub(super) fn run_comm_key<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
+        let key = self.program.comm_key(here);
+        self.account_words(key, rec, here, after)
     }
 
     /// Finds or inserts the entry of `key`, built for `rec`, and adds the
     /// sums of `rec` to it, then runs `after`: inline at the entry where
     /// the key's probe starts, out of line from there on.
     #[inline(always)]
-    pub(super) fn account_words<const N: usize, C: Fn() -> u32 + Copy, F: FnOnce()>(
+    pub(super) fn account_words<const N: usize, H: Here, F: FnOnce()>(
         &self,
         key: [u64; N],
         rec: &[u8],
-        cpu: C,
+        here: H,
         after: F,
     ) {
         let h = (&key).hash(N);
         match self.map.event_find_at_home(&key, h) {
-            First::Found(idx) => self.add_sums(rec, cpu, idx, after),
+            First::Found(idx) => self.add_sums(rec, here, idx, after),
             First::Absent => after(),
-            First::Further => self.account_further(key, h, rec, cpu, after),
-            First::Probe => self.account_probe(key, h, rec, cpu, after),
+            First::Further => self.account_further(key, h, rec, here, after),
+            First::Probe => self.account_probe(key, h, rec, here, after),
         }
     }
 
     /// [`account_words`](Self::account_words) past the entry where the
     /// key's probe starts, up to a free entry.
     #[inline(never)]
-    pub(super) fn account_further<const N: usize, C: Fn() -> u32 + Copy, F: FnOnce()>(
+    pub(super) fn account_further<const N: usize, H: Here, F: FnOnce()>(
         &self,
         key: [u64; N],
         h: u32,
         rec: &[u8],
-        cpu: C,
+        here: H,
         after: F,
     ) {
         match self.map.event_find_past_home(&key, h) {
-            First::Found(idx) => self.add_sums(rec, cpu, idx, after),
-            First::Probe => self.account_probe(key, h, rec, cpu, after),
+            First::Found(idx) => self.add_sums(rec, here, idx, after),
+            First::Probe => self.account_probe(key, h, rec, here, after),
             First::Absent | First::Further => after(),
         }
     }
@@ -170,19 +145,19 @@ impl<'a> Histogram<'a> {
     /// [`account_words`](Self::account_words) by the map's probe loop:
     /// an insert, or a wait for an entry being published.
     #[inline(never)]
-    pub(super) fn account_probe<const N: usize, C: Fn() -> u32 + Copy, F: FnOnce()>(
+    pub(super) fn account_probe<const N: usize, H: Here, F: FnOnce()>(
         &self,
         key: [u64; N],
         h: u32,
         rec: &[u8],
-        cpu: C,
+        here: H,
         after: F,
     ) {
         match self
             .map
-            .event_insert_missing(&key, h, Inserter::on_cpu(cpu()))
+            .event_insert_missing(&key, h, Inserter::on_cpu(here.cpu()))
         {
-            Some(idx) => self.add_sums(rec, cpu, idx, after),
+            Some(idx) => self.add_sums(rec, here, idx, after),
             None => after(),
         }
     }
@@ -192,14 +167,8 @@ impl<'a> Histogram<'a> {
     /// values, if any, out of line ([`add_values`](Self::add_values)), so
     /// that a histogram of hitcounts keeps none of what they need.
     #[inline(always)]
-    pub(super) fn add_sums<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        idx: u32,
-        after: F,
-    ) {
-        let sums = self.map.cpu_sums(idx, cpu()).map(|s| s.words());
+    pub(super) fn add_sums<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, idx: u32, after: F) {
+        let sums = self.map.cpu_sums(idx, here.cpu()).map(|s| s.words());
         let Some((hits, values)) = sums.and_then(|s| s.split_first()) else {
             return after();
         };
@@ -281,19 +250,14 @@ impl<'a> Histogram<'a> {
     /// key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.string")]
-    pub(super) fn run_string_key<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_string_key<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         let p = &self.program;
         let mut key = StrKey::EMPTY;
-        let cpu = cpu();
+        let cpu = here.cpu();
         let who = Inserter::on_cpu(cpu);
         match p.string_key(rec, &mut key) {
             true => self.add_sums_of(rec, cpu, self.map.event_insert_key(&key, who)),
-            false => self.run_long_key(rec, cpu),
+            false => self.run_long_key(rec, here),
         }
         after();
     }
@@ -304,19 +268,14 @@ impl<'a> Histogram<'a> {
     /// whole key ([`run_long_key`](Self::run_long_key)).
     #[inline(never)]
     #[cfg_attr(target_os = "none", link_section = ".text.rhist_event.compact")]
-    pub(super) fn run_compact_key<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_compact_key<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         let p = &self.program;
         let mut key = CompactKey::EMPTY;
-        let cpu = cpu();
+        let cpu = here.cpu();
         let who = Inserter::on_cpu(cpu);
-        match p.compact_key(rec, &mut key) {
+        match p.compact_key(rec, here, &mut key) {
             true => self.add_sums_of(rec, cpu, self.map.event_insert_key(&key, who)),
-            false => self.run_long_key(rec, cpu),
+            false => self.run_long_key(rec, here),
         }
         after();
     }
@@ -324,14 +283,15 @@ impl<'a> Histogram<'a> {
     /// [`run_compact_key`](Self::run_compact_key) of a key that a compact
     /// one does not hold: rare, out of the event path's sections.
     #[inline(never)]
-    pub(super) fn run_long_key(&self, rec: &[u8], cpu: u32) {
+    pub(super) fn run_long_key(&self, rec: &[u8], here: impl Here) {
         let p = &self.program;
         let map = &self.map;
+        let cpu = here.cpu();
         let who = Inserter::on_cpu(cpu);
         let elt = match p.key_words() {
-            0..=8 => map.event_insert_words(&p.key::<8>(rec), who),
-            9..=32 => map.event_insert_words(&p.key::<32>(rec), who),
-            _ => map.event_insert_words(&p.key::<KEY_WORDS_MAX>(rec), who),
+            0..=8 => map.event_insert_words(&p.key::<8>(rec, here), who),
+            9..=32 => map.event_insert_words(&p.key::<32>(rec, here), who),
+            _ => map.event_insert_words(&p.key::<KEY_WORDS_MAX>(rec, here), who),
         };
         self.add_sums_of(rec, cpu, elt);
     }

@@ -13,6 +13,14 @@ use core::sync::atomic::AtomicU64;
 use std::string::String;
 use std::vec::Vec;
 
+use super::super::program::At;
+
+/// Where the events run, for the keys that read none of it.
+const NOWHERE: At = At {
+    cpu: 0,
+    comm: [0; 16],
+};
+
 /// A task of pid 42 named `bash`, on CPU 1.
 const CTX: Task = Task { cpu: 1, ..TASK };
 
@@ -218,10 +226,10 @@ fn compact_keys_are_their_bytes() {
                     false => b'a' + (rand() % 3) as u8 + i as u8 % 2,
                 };
             }
-            let full = p.key::<KEY_WORDS_MAX>(&rec);
+            let full = p.key::<KEY_WORDS_MAX>(&rec, NOWHERE);
             let bytes: Vec<u8> = full[..words].iter().flat_map(|w| w.to_ne_bytes()).collect();
             let mut key = CompactKey::EMPTY;
-            let compacted = p.compact_key(&rec, &mut key);
+            let compacted = p.compact_key(&rec, NOWHERE, &mut key);
             if !compacted && p.one_string() {
                 let mut one = StrKey::EMPTY;
                 assert!(!p.string_key(&rec, &mut one), "{text}");
@@ -465,6 +473,69 @@ fn common_comm_keys_and_variables() {
         assert!(words[1..].iter().all(|&w| w == 0));
         assert_eq!(elt.read_var(0), 0);
     });
+}
+
+/// `common_comm` keys take the compiled path, alone (its own shape,
+/// with plain sums and statistics) and beside numbers and strings of
+/// the record (a compact key), and count what the general path counts:
+/// names of every length, one of 16 bytes with no NUL (15 kept), and
+/// names with bytes after their NUL, from 4 CPUs.
+#[test]
+fn common_comm_keys_are_compiled() {
+    let names: [&[u8; 16]; 7] = [
+        b"bash\0\0\0\0\0\0\0\0\0\0\0\0",
+        b"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        b"0123456789abcdef",
+        b"0123456789abcde\0",
+        b"01234567\089abcde",
+        b"ab\0garbage123456",
+        b"kworker/0:1\0\0\0\0\0",
+    ];
+    let mut tail = [0u8; 52];
+    tail[..12].copy_from_slice(b"rec\0\0\0\0\0\0\0\0\0");
+    tail[12..16].copy_from_slice(&(60u32 | 9 << 16).to_ne_bytes());
+    tail[36..45].copy_from_slice(b"dstring!\0");
+    for text in [
+        "keys=common_comm",
+        "keys=common_comm:vals=b",
+        "keys=a,common_comm",
+        "keys=common_comm,c,a:vals=b,a",
+        "keys=s,common_comm",
+        "keys=common_comm,d",
+        "keys=d,common_comm,a:vals=b",
+        "keys=common_comm:vals=b.max,c",
+    ] {
+        let spec = trigger::parse_ext_as(&trigger::RHIST, text).unwrap();
+        let data = HistData::build(&spec, &STR_EVENT).expect(text);
+        let shape = Shape::of(&data.program().unwrap());
+        let alone = matches!(text, "keys=common_comm" | "keys=common_comm:vals=b")
+            || text.starts_with("keys=common_comm:vals=b.max");
+        assert_eq!(shape == Shape::Comm, alone, "{text}");
+        let mut outs = [String::new(), String::new()];
+        for (compiled, out) in [true, false].into_iter().zip(outs.iter_mut()) {
+            let params = map_params(&data, 4);
+            let storage = map_storage(&params);
+            let map = TracingMap::new(params, &storage).unwrap();
+            let mut hist = Histogram::new(&data, map).unwrap();
+            if !compiled {
+                hist = hist.interpreted();
+            }
+            assert_eq!(hist.program().is_some(), compiled, "{text}");
+            for i in 0..70u32 {
+                let rec = str_record(u64::from(i % 5), i % 3, 0, &tail);
+                let comm = *names[i as usize % names.len()];
+                let cpu = i % 4;
+                match compiled {
+                    true => assert!(hist.update_compiled(&rec, At { cpu, comm }, || {})),
+                    false => hist.update_general(&rec, &Task { cpu, comm, ..TASK }),
+                }
+            }
+            let mut order = std::vec![0u32; hist.map().max_elts()];
+            hist.print(out, &output::NoSymbols, &mut order).unwrap();
+        }
+        assert_eq!(outs[0], outs[1], "{text}");
+        assert!(outs[0].contains("Entries: "), "{text}");
+    }
 }
 
 #[test]

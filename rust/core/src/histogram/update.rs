@@ -4,6 +4,21 @@
 
 use super::*;
 
+/// The [`Here`] of a [`TaskContext`]: its CPU, and its task's name,
+/// asked of it only when a key reads it.
+#[derive(Clone, Copy)]
+struct CtxHere<'c>(&'c dyn TaskContext);
+
+impl Here for CtxHere<'_> {
+    fn cpu(self) -> u32 {
+        self.0.cpu()
+    }
+
+    fn comm_word(self, i: usize) -> u64 {
+        comm_word_of(&self.0.comm(), i)
+    }
+}
+
 impl<'a> Histogram<'a> {
     /// Accounts one event record: builds its key, finds or inserts its
     /// entry, adds its values and sets its variables. Lock-free; no
@@ -11,8 +26,7 @@ impl<'a> Histogram<'a> {
     #[cfg(not(MODULE))]
     #[inline]
     pub fn update(&self, rec: &[u8], ctx: &dyn TaskContext) {
-        let cpu = ctx.cpu();
-        if !self.update_compiled(rec, move || cpu, || {}) {
+        if !self.update_compiled(rec, CtxHere(ctx), || {}) {
             self.update_general(rec, ctx);
         }
     }
@@ -58,10 +72,11 @@ impl<'a> Histogram<'a> {
     /// in a section that starts on a page (see `global_asm!` above). The
     /// probe and the shapes of one and two numbers share theirs.
     ///
-    /// `cpu` gives the CPU the caller runs on, whose copy of the sums the
-    /// event adds to (see [`MapParams::per_cpu`]), when they are added: in
-    /// the kernel, a read of a per-CPU variable that takes no register
-    /// before it.
+    /// `here` gives the CPU the caller runs on, whose copy of the sums
+    /// the event adds to (see [`MapParams::per_cpu`]), when they are
+    /// added, and the current task's name for a `common_comm` key: in
+    /// the kernel, reads of per-CPU variables (and the task's name) that
+    /// take no register before them.
     ///
     /// `after` runs once the entry is updated (the kernel wakes the hist
     /// files' pollers), in the shape's code: the probe's call to it can be
@@ -74,14 +89,9 @@ impl<'a> Histogram<'a> {
     /// that is not quick) is a jump to code out of line, which saves what
     /// it uses itself.
     #[inline(always)]
-    pub fn update_compiled(
-        &self,
-        rec: &[u8],
-        cpu: impl Fn() -> u32 + Copy,
-        after: impl FnOnce(),
-    ) -> bool {
+    pub fn update_compiled(&self, rec: &[u8], here: impl Here, after: impl FnOnce()) -> bool {
         if self.shape == Shape::Number1 {
-            self.run_number_key1(rec, cpu, after);
+            self.run_number_key1(rec, here, after);
             return true;
         }
         // The others after that one test: a key of one number is the
@@ -89,15 +99,16 @@ impl<'a> Histogram<'a> {
         // without jump tables).
         core::hint::cold_path();
         match self.shape {
-            Shape::Number1 => self.run_number_key1(rec, cpu, after),
-            Shape::Number2 => self.run_number_key2(rec, cpu, after),
-            Shape::Number3 => self.run_number_key3(rec, cpu, after),
-            Shape::Short1 => self.run_short_key1(rec, cpu, after),
-            Shape::Short2 => self.run_short_key2(rec, cpu, after),
-            Shape::Short3 => self.run_short_key3(rec, cpu, after),
-            Shape::Short4 => self.run_short_key4(rec, cpu, after),
-            Shape::String => self.run_string_key(rec, cpu, after),
-            Shape::Compact => self.run_compact_key(rec, cpu, after),
+            Shape::Number1 => self.run_number_key1(rec, here, after),
+            Shape::Number2 => self.run_number_key2(rec, here, after),
+            Shape::Number3 => self.run_number_key3(rec, here, after),
+            Shape::Short1 => self.run_short_key1(rec, here, after),
+            Shape::Short2 => self.run_short_key2(rec, here, after),
+            Shape::Short3 => self.run_short_key3(rec, here, after),
+            Shape::Short4 => self.run_short_key4(rec, here, after),
+            Shape::String => self.run_string_key(rec, here, after),
+            Shape::Comm => self.run_comm_key(rec, here, after),
+            Shape::Compact => self.run_compact_key(rec, here, after),
             Shape::None => return false,
         }
         true
@@ -108,23 +119,18 @@ impl<'a> Histogram<'a> {
     /// shape says, without the quick loads.
     #[inline(never)]
     #[cold]
-    pub(super) fn run_slow<C: Fn() -> u32 + Copy, F: FnOnce()>(
-        &self,
-        rec: &[u8],
-        cpu: C,
-        after: F,
-    ) {
+    pub(super) fn run_slow<H: Here, F: FnOnce()>(&self, rec: &[u8], here: H, after: F) {
         let p = &self.program;
         let map = &self.map;
-        let who = Inserter::on_cpu(cpu());
+        let who = Inserter::on_cpu(here.cpu());
         let elt = match self.shape {
             Shape::Number1 => map.event_insert_exact(&p.number_key::<1>(rec), who),
             Shape::Number2 => map.event_insert_exact(&p.number_key::<2>(rec), who),
             Shape::Number3 => map.event_insert_exact(&p.number_key::<3>(rec), who),
-            _ => map.event_insert_words(&p.key::<4>(rec), who),
+            _ => map.event_insert_words(&p.key::<4>(rec, here), who),
         };
         match elt {
-            Some(idx) => self.add_sums(rec, cpu, idx, after),
+            Some(idx) => self.add_sums(rec, here, idx, after),
             None => after(),
         }
     }

@@ -5,6 +5,18 @@
 
 use super::*;
 
+/// A word of a string, `v`: its bytes below its first NUL, if it has
+/// one, and then `ended` (on a little-endian machine).
+#[inline(always)]
+fn cut_at_nul(v: u64, ended: &mut bool) -> u64 {
+    // Non-zero when some byte is NUL; its lowest bit marks the first NUL
+    // (little-endian).
+    let nul = v.wrapping_sub(ONES) & !v & HIGHS;
+    *ended = nul != 0;
+    // The bytes below the first NUL, if any.
+    v & ((nul & nul.wrapping_neg()) >> 7).wrapping_sub(1)
+}
+
 impl Program {
     /// The key of `rec` as the `N` words of a key of `N` numbers (see
     /// [`words`](Self::words)); `N` is [`n_keys`](Self::n_keys).
@@ -52,15 +64,7 @@ impl Program {
                     ended &= !first;
                     match ended {
                         true => 0,
-                        false => {
-                            let v = read_word(rec, at)? & mask;
-                            // Non-zero when some byte is NUL; its lowest
-                            // bit marks the first NUL (little-endian).
-                            let nul = v.wrapping_sub(ONES) & !v & HIGHS;
-                            ended = nul != 0;
-                            // The bytes below the first NUL, if any.
-                            v & ((nul & nul.wrapping_neg()) >> 7).wrapping_sub(1)
-                        }
+                        false => cut_at_nul(read_word(rec, at)? & mask, &mut ended),
                     }
                 }
                 KeyWord::Zero => 0,
@@ -69,10 +73,33 @@ impl Program {
         Some(key)
     }
 
+    /// Whether the key is `common_comm` alone, which
+    /// [`comm_key`](Self::comm_key) builds.
+    #[inline(always)]
+    pub fn comm_only(&self) -> bool {
+        self.n_keys == 1 && self.key_words == 2 && self.keys[0].load == KeyPart::Comm
+    }
+
+    /// The key of `common_comm` alone (see [`comm_only`](Self::comm_only)):
+    /// the task's name, [`COMM_SLOT`] bytes, as C's `strncpy()` into the
+    /// slot leaves it: the bytes up to its first NUL, at most 15.
+    #[inline(always)]
+    pub fn comm_key(&self, here: impl Here) -> [u64; 2] {
+        let mut ended = false;
+        let first = cut_at_nul(here.comm_word(0), &mut ended);
+        let second = match ended {
+            true => 0,
+            // The slot's last byte is its NUL (on a little-endian
+            // machine, the top one).
+            false => cut_at_nul(here.comm_word(1) & (u64::MAX >> 8), &mut ended),
+        };
+        [first, second]
+    }
+
     /// The key of `rec` in the first [`key_words`](Self::key_words)
     /// words of `key`, the rest 0: the words of C's key bytes.
     #[inline(always)]
-    pub fn key<const N: usize>(&self, rec: &[u8]) -> [u64; N] {
+    pub fn key<const N: usize>(&self, rec: &[u8], here: impl Here) -> [u64; N] {
         let mut key = [0u64; N];
         for op in self.keys.iter().take(usize::from(self.n_keys)) {
             let start = usize::from(op.word);
@@ -88,6 +115,11 @@ impl Program {
                         let (src, size) = s.locate(rec);
                         // A slot is longer than its longest string.
                         let _ = str_words(slot, rec, src, size);
+                    }
+                }
+                KeyPart::Comm => {
+                    if let Some(slot) = key.get_mut(start..start + COMM_SLOT / 8) {
+                        let _ = str_words(slot, &comm_bytes(here), 0, COMM_SLOT - 1);
                     }
                 }
             }
@@ -133,12 +165,17 @@ impl Program {
     /// `false` if not. Built in place: returned, the key was copied on
     /// every event (`rep movsq`, ten words).
     #[inline(always)]
-    pub fn compact_key(&self, rec: &[u8], key: &mut CompactKey) -> bool {
-        self.tiled && self.fill_compact_key(rec, key).is_some()
+    pub fn compact_key(&self, rec: &[u8], here: impl Here, key: &mut CompactKey) -> bool {
+        self.tiled && self.fill_compact_key(rec, here, key).is_some()
     }
 
     #[inline(always)]
-    pub(super) fn fill_compact_key(&self, rec: &[u8], key: &mut CompactKey) -> Option<()> {
+    pub(super) fn fill_compact_key(
+        &self,
+        rec: &[u8],
+        here: impl Here,
+        key: &mut CompactKey,
+    ) -> Option<()> {
         key.n_slots = self.n_keys;
         let mut at = 0;
         for (op, slot) in self
@@ -159,6 +196,15 @@ impl Program {
                     let fits = room.len().min(slot);
                     // The words up to the string's NUL, or the whole slot.
                     match str_words(room.get_mut(..fits)?, rec, src, size)? {
+                        n if n == fits && fits < slot => return None,
+                        n => n,
+                    }
+                }
+                KeyPart::Comm => {
+                    let slot = COMM_SLOT / 8;
+                    let fits = room.len().min(slot);
+                    let comm = comm_bytes(here);
+                    match str_words(room.get_mut(..fits)?, &comm, 0, COMM_SLOT - 1)? {
                         n if n == fits && fits < slot => return None,
                         n => n,
                     }
