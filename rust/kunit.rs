@@ -1123,7 +1123,7 @@ const fn case(
 }
 
 #[repr(transparent)]
-struct Cases(UnsafeCell<[bindings::kunit_case; 10]>);
+struct Cases(UnsafeCell<[bindings::kunit_case; 11]>);
 #[repr(transparent)]
 struct Suite(UnsafeCell<bindings::kunit_suite>);
 #[repr(transparent)]

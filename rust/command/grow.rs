@@ -52,12 +52,24 @@ use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 /// data of the [`Growing`] that owns the generation, which outlives it.
 /// `older` is null or owns the generation this one replaced (from
 /// [`KBox::into_raw`]), not yet folded, which owns its own older ones.
+///
+/// `repr(C)`, the histogram first: the event path's histogram is at the
+/// generation's address, with nothing added to it.
+#[repr(C)]
 pub(super) struct Generation {
     hist: Histogram<'static>,
     trigger: GrowTrigger,
     bits: u32,
     older: AtomicPtr<Generation>,
     _memory: MapMemory,
+}
+
+/// How near its threshold a generation's event path asks after each
+/// event whether it reached it: more than the events of a trigger that
+/// can be under way at once, one per context (task, softirq, hardirq,
+/// NMI) on each CPU.
+fn near_slack() -> usize {
+    4 * crate::event::nr_cpu_ids()
 }
 
 impl Generation {
@@ -87,7 +99,7 @@ impl Generation {
         Ok(KBox::new(
             Generation {
                 hist,
-                trigger: GrowTrigger::new(bits),
+                trigger: GrowTrigger::new(bits, near_slack()),
                 bits,
                 older: AtomicPtr::new(ptr::null_mut()),
                 _memory: memory,
@@ -97,8 +109,18 @@ impl Generation {
     }
 
     /// The histogram of this generation.
+    #[inline(always)]
     pub(super) fn histogram(&self) -> &Histogram<'_> {
         &self.hist
+    }
+
+    /// Whether the generation is near its threshold: what the event
+    /// path asks before every event, in two loads and a compare, and
+    /// then, only if it is, [`Growing::after_update`] after the event
+    /// (out of line).
+    #[inline(always)]
+    pub(super) fn near(&self) -> bool {
+        self.trigger.near(self.hist.map())
     }
 }
 
@@ -180,10 +202,18 @@ impl Growing {
         held: EventMutexHeld<'a>,
         folded: &mut bool,
     ) -> &'a Generation {
+        self.catch_up(held);
         *folded |= self.fold_older(held);
         // SAFETY: never null (invariant); a generation is freed only with
         // the lock held, which `held` says this task holds for `'a`.
         unsafe { &*self.current.load(Ordering::Acquire) }
+    }
+
+    /// Whether the generations' events take a compiled program: the
+    /// same for every generation (their histograms differ in their
+    /// maps' sizes only).
+    pub(super) fn compiled(&self, held: EventMutexHeld<'_>) -> bool {
+        self.current_unfolded(held).hist.program().is_some()
     }
 
     /// The current generation, without folding: for what only reads its
@@ -194,17 +224,38 @@ impl Growing {
         unsafe { &*self.current.load(Ordering::Acquire) }
     }
 
-    /// After the event path accounted an event in `gen`: once the
-    /// generation reaches its threshold, switches to the spare and asks
-    /// the work for the next one (no allocation, no lock, no wait).
+    /// After the event path accounted an event in `gen`, which it found
+    /// [`near`](Generation::near) its threshold: once the generation
+    /// reaches it, switches to the spare and asks the work for the next
+    /// one (no allocation, no lock, no wait).
     #[inline(always)]
     pub(super) fn after_update(&self, gen: &Generation) {
         if gen.trigger.check(gen.hist.map().len()) {
-            self.switch(gen);
-            self.pending.store(true, Ordering::Relaxed);
-            // SAFETY: callable in any context; it queues irq_work. Its
-            // queueing orders the stores above before the work's swap.
-            unsafe { shim::rhist_grow_request() };
+            self.reached(gen);
+        }
+    }
+
+    /// The switch to the spare of `gen`, which reached its threshold
+    /// (once), from the event path or a reader; the work asked for the
+    /// next spare.
+    fn reached(&self, gen: &Generation) {
+        self.switch(gen);
+        self.pending.store(true, Ordering::Relaxed);
+        // SAFETY: callable in any context; it queues irq_work. Its
+        // queueing orders the stores above before the work's swap.
+        unsafe { shim::rhist_grow_request() };
+    }
+
+    /// What the event path would do, from a reader: an event held up
+    /// between [`Generation::near`] and its insert may have left the
+    /// generation past its threshold unasked (see
+    /// `hist::grow::GrowTrigger`), and the next event, if any, asks. A
+    /// reader asks itself, so that a histogram no event comes to any
+    /// more grows as it would have.
+    fn catch_up(&self, held: EventMutexHeld<'_>) {
+        let gen = self.current_unfolded(held);
+        if gen.trigger.check(gen.hist.map().len()) {
+            self.reached(gen);
         }
     }
 
@@ -313,6 +364,7 @@ impl Growing {
         held: EventMutexHeld<'_>,
         out: &mut dyn core::fmt::Write,
     ) -> core::fmt::Result {
+        self.catch_up(held);
         let max_elts = self.current_unfolded(held).hist.map().max_elts();
         self.stats.write_debug(out, max_elts)?;
         let spare = self.spare.load(Ordering::Acquire);

@@ -11,10 +11,10 @@ use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
 
-use super::grow::Growing;
-use super::state::Trigger;
+use super::state::{ProbePath, Trigger};
 use super::state_rcu;
 use crate::event::{OnThisCpu, ProbeContext};
+use crate::hist::histogram::Histogram;
 use crate::poll;
 use crate::shim;
 use crate::tracing::TriggerData;
@@ -67,17 +67,59 @@ pub(super) unsafe extern "C" fn on_event(
     // them have finished: `data` is live for the call, and an rhist
     // trigger that `attach()` set up.
     let trigger = unsafe { state_rcu(TriggerData::from_raw(data)) };
-    // A record holds at least the fixed part of its event, which holds
-    // every field (`record_span` is only set for the trigger's own event).
-    let Some(len) = trigger.record_span() else {
-        if rbe.is_null() {
-            return;
+    match trigger.path() {
+        // SAFETY: `on_event()`'s arguments, `rec` not null.
+        ProbePath::Fixed(len) => unsafe {
+            account(trigger, trigger.hist_probe(), len, buffer, rec, rbe)
+        },
+        ProbePath::GrowFixed(len, growing) => {
+            // The generation, loaded once, and a compare: near its
+            // threshold, the event goes out of line, to ask after it.
+            // SAFETY: in the probe, the generation not used after it
+            // returns.
+            let gen = unsafe { growing.current_rcu() };
+            if gen.near() {
+                // SAFETY: `on_event()`'s arguments, `rec` not null.
+                return unsafe { on_event_grow(trigger, buffer, rec, rbe) };
+            }
+            // SAFETY: as above. The generation runs the same program as
+            // a plain map (a `:grow` trigger's path is `GrowFixed` only
+            // when its generations have one).
+            unsafe { account(trigger, gen.histogram(), len, buffer, rec, rbe) }
         }
-        // SAFETY: `rec` and `rbe` are not null (checked above) and are the
-        // record and ring buffer event the tracing core is tracing in this
-        // call: what `on_event_sized()` requires.
-        return unsafe { on_event_sized(trigger, buffer, rec, rbe) };
-    };
+        ProbePath::Sized => {
+            if rbe.is_null() {
+                return;
+            }
+            // SAFETY: `rec` and `rbe` are not null (checked above) and are
+            // the record and ring buffer event the tracing core is tracing
+            // in this call: what `on_event_sized()` requires.
+            unsafe { on_event_sized(trigger, buffer, rec, rbe) }
+        }
+    }
+}
+
+/// The end of [`on_event()`] of a trigger that reads the fixed part of
+/// its event, `len` bytes: `hist` updated by its compiled program, or by
+/// the general path. Inlined in each of `on_event()`'s paths, so that
+/// neither makes room for the other's values.
+///
+/// # Safety
+///
+/// `buffer`, `rec` and `rbe` are `on_event()`'s, `rec` not null; `len` is
+/// the trigger's fixed part ([`ProbePath::Fixed`] or
+/// [`ProbePath::GrowFixed`]).
+#[inline(always)]
+unsafe fn account(
+    trigger: &Trigger,
+    hist: &Histogram<'_>,
+    len: usize,
+    buffer: *mut bindings::trace_buffer,
+    rec: *mut c_void,
+    rbe: *mut bindings::ring_buffer_event,
+) {
+    // A record holds at least the fixed part of its event, which holds
+    // every field (a fixed path is only set for the trigger's own event).
     // SAFETY: `rec` is the data of an event of the trigger's own event,
     // whose records hold at least its fixed part: `len` bytes.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
@@ -85,13 +127,58 @@ pub(super) unsafe extern "C" fn on_event(
     // not even the ring buffer event. The compiled program wakes the
     // pollers itself, last. Every call here is the last thing done, a
     // jump: the code saves no registers.
-    if !trigger
-        .hist_probe()
-        .update_compiled(rec, OnThisCpu, poll::wake_pollers)
-        && !rbe.is_null()
-    {
-        on_event_general(trigger, rec, buffer, rbe);
+    if !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) && !rbe.is_null() {
+        on_event_general(hist, trigger, rec, buffer, rbe);
     }
+}
+
+/// [`on_event()`] of a `:grow` trigger whose generation is near its
+/// threshold, or of one that reads past its event's fixed part (`rec`
+/// then `len` bytes long): accounted in the current generation, which
+/// is then asked whether it must grow ([`Growing::after_update`]).
+/// Out of line, so that `on_event()` saves no registers for the call.
+///
+/// # Safety
+///
+/// The arguments are `on_event()`'s, `rec` not null; `rbe` not null for
+/// a trigger that reads past its event's fixed part.
+#[cold]
+#[inline(never)]
+unsafe fn on_event_grow(
+    trigger: &Trigger,
+    buffer: *mut bindings::trace_buffer,
+    rec: *mut c_void,
+    rbe: *mut bindings::ring_buffer_event,
+) {
+    let (len, growing) = match (trigger.path(), trigger.growing()) {
+        (ProbePath::GrowFixed(len, growing), _) => (len, growing),
+        (ProbePath::Sized, Some(growing)) if !rbe.is_null() => {
+            // SAFETY: `rbe` is the event being traced, live during the call.
+            let reported = unsafe { bindings::ring_buffer_event_length(rbe) as usize };
+            (record_len(rec, reported), growing)
+        }
+        _ => return,
+    };
+    // SAFETY: `rec` is the data of an event of the trigger's own event,
+    // whose records hold at least its fixed part, `len` bytes; or of
+    // `rbe`, which holds at least `len` bytes: what `record_len()`
+    // allows.
+    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
+    // SAFETY: in the probe, the generation not used after it returns.
+    let gen = unsafe { growing.current_rcu() };
+    let hist = gen.histogram();
+    if trigger.on_synthetic() || !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
+        if rbe.is_null() {
+            return;
+        }
+        let Some(_level) = Nesting::enter() else {
+            return;
+        };
+        // A `:grow` trigger has no actions or references.
+        hist.update_general(rec, &probe_context(trigger, buffer, rbe));
+        poll::wake_pollers();
+    }
+    growing.after_update(gen);
 }
 
 /// [`on_event()`] of a trigger that reads past its event's fixed part (a
@@ -111,25 +198,27 @@ unsafe fn on_event_sized(
     rec: *mut c_void,
     rbe: *mut bindings::ring_buffer_event,
 ) {
+    if trigger.growing().is_some() {
+        // SAFETY: our contract.
+        return unsafe { on_event_grow(trigger, buffer, rec, rbe) };
+    }
     // SAFETY: `rbe` is the event being traced, live during the call.
     let reported = unsafe { bindings::ring_buffer_event_length(rbe) as usize };
     let len = record_len(rec, reported);
     // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
     // bytes: what `record_len()` allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
-    if trigger.on_synthetic()
-        || !trigger
-            .hist_probe()
-            .update_compiled(rec, OnThisCpu, poll::wake_pollers)
-    {
-        on_event_general(trigger, rec, buffer, rbe);
+    let hist = trigger.hist_probe();
+    if trigger.on_synthetic() || !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
+        on_event_general(hist, trigger, rec, buffer, rbe);
     }
 }
 
-/// [`on_event()`] of a trigger the compiled program does not cover (a
-/// `:grow` trigger's histogram has none: it goes on to its generation's),
-/// or on a synthetic event: out of line, so that the compiled ones' path
-/// sets up no context. Wakes the pollers last.
+/// [`on_event()`] of a trigger the compiled program does not cover, or
+/// on a synthetic event: out of line, so that the compiled ones' path
+/// sets up no context. `hist` is the trigger's histogram
+/// ([`Trigger::hist_probe`]), first, where the program's code takes it
+/// too: the probe moves nothing between the two. Wakes the pollers last.
 ///
 /// An action may emit a synthetic event, whose triggers then run inside
 /// this one: like hist (its per-CPU `hist_pad`), rhist counts on each CPU
@@ -139,18 +228,16 @@ unsafe fn on_event_sized(
 /// A compiled trigger emits nothing, and runs on no synthetic event.
 #[inline(never)]
 fn on_event_general(
+    hist: &Histogram<'_>,
     trigger: &Trigger,
     rec: &[u8],
     buffer: *mut bindings::trace_buffer,
     rbe: *mut bindings::ring_buffer_event,
 ) {
-    if let Some(growing) = trigger.growing() {
-        return on_event_grow(trigger, growing, rec, buffer, rbe);
-    }
     let Some(_level) = Nesting::enter() else {
         return;
     };
-    trigger.update(rec, &probe_context(trigger, buffer, rbe));
+    trigger.update(hist, rec, &probe_context(trigger, buffer, rbe));
     poll::wake_pollers();
 }
 
@@ -173,31 +260,6 @@ fn probe_context(
         // probes first).
         tr: trigger.file().trace_array().as_ptr(),
     }
-}
-
-/// [`on_event()`] of a `:grow` trigger: the current generation loaded
-/// once, updated by its compiled program or the general path (a `:grow`
-/// trigger has no actions or references), then asked whether it must
-/// grow. Wakes the pollers last.
-#[inline(never)]
-fn on_event_grow(
-    trigger: &Trigger,
-    growing: &Growing,
-    rec: &[u8],
-    buffer: *mut bindings::trace_buffer,
-    rbe: *mut bindings::ring_buffer_event,
-) {
-    // SAFETY: in the probe, the generation not used after it returns.
-    let gen = unsafe { growing.current_rcu() };
-    let hist = gen.histogram();
-    if !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
-        let Some(_level) = Nesting::enter() else {
-            return;
-        };
-        hist.update_general(rec, &probe_context(trigger, buffer, rbe));
-        poll::wake_pollers();
-    }
-    growing.after_update(gen);
 }
 
 /// One level of the event path's nesting on this CPU, left when dropped.

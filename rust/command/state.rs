@@ -5,7 +5,7 @@
 //! more triggers share ([`Hist`]), and the trigger on one event file
 //! ([`Trigger`]).
 
-use core::ptr;
+use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -116,11 +116,9 @@ pub(crate) struct Trigger {
     /// (`HistData::ref_hists()`): each outlives this trigger, whose
     /// probe reads their maps.
     refs: KVec<Arc<Hist>>,
-    /// How many bytes of this event's records the histogram reads, when
-    /// it reads only the fixed part (see `HistData::record_span()`);
-    /// `None`: the event path asks the ring buffer for each record's
-    /// length. Always `None` on a synthetic event.
-    record_span: Option<usize>,
+    /// How the probe reaches the histogram with this event's records:
+    /// [`path()`](Self::path)'s, its generations as a pointer.
+    path: StoredPath,
     /// On a synthetic event: the event, held as hist holds it for each
     /// of its triggers (C's `se->ref`), so that it cannot be deleted.
     /// Its records may be emitted by an action, inside another trigger:
@@ -132,6 +130,38 @@ pub(crate) struct Trigger {
     ///
     /// [`Deferred`]: super::lifetime::Deferred
     pub(super) deferred_next: Option<KBox<Trigger>>,
+}
+
+/// How the probe ([`super::probe`]) takes a trigger's events: tested
+/// first, so that a plain map's and a `:grow` map's compiled paths
+/// part after one test.
+#[derive(Clone, Copy)]
+pub(super) enum ProbePath<'t> {
+    /// The histogram reads only the fixed part of the records, this many
+    /// bytes (see `HistData::record_span()`).
+    Fixed(usize),
+    /// The same, of a `:grow` histogram whose generations have a compiled
+    /// program: the current generation's, of these generations.
+    GrowFixed(usize, &'t Growing),
+    /// The event path asks the ring buffer for each record's length:
+    /// always on a synthetic event, and for a `:grow` histogram without a
+    /// compiled program.
+    Sized,
+}
+
+/// [`ProbePath`] as a trigger keeps it: a `:grow` histogram's generations
+/// by address.
+///
+/// # Invariants
+///
+/// The address in `GrowFixed` is that of the generations of the
+/// trigger's own `hist`, boxed in it: they stay there, alive, for as long
+/// as `hist`, which the trigger keeps.
+#[derive(Clone, Copy)]
+enum StoredPath {
+    Fixed(usize),
+    GrowFixed(usize, NonNull<Growing>),
+    Sized,
 }
 
 /// A histogram without `:grow`, kept by its reference count, to be read
@@ -247,16 +277,21 @@ impl Trigger {
         let pin = EventPin::new(file)?;
         let refs = referenced_hists(held, hist.histogram().data())?;
         let synthetic = SynthPin::of_event(held, file)?;
-        let record_span = if synthetic.is_some() {
-            None
-        } else {
-            record_span
+        let path = match (record_span, hist.growing()) {
+            (Some(_), _) if synthetic.is_some() => StoredPath::Sized,
+            (Some(len), Some(growing)) if growing.compiled(held) => {
+                // INVARIANT: the generations of `hist`, boxed in it, which
+                // the result keeps.
+                StoredPath::GrowFixed(len, NonNull::from(growing))
+            }
+            (Some(len), None) => StoredPath::Fixed(len),
+            (_, _) => StoredPath::Sized,
         };
         Ok(KBox::new(
             Trigger {
                 hist,
                 refs,
-                record_span,
+                path,
                 synthetic,
                 pin,
                 deferred_next: None,
@@ -283,15 +318,17 @@ impl Trigger {
         }
     }
 
-    /// The histogram the probe updates; a `:grow` trigger's has no
-    /// compiled path (`Histogram::interpreted()`), so its probe goes on
-    /// to the general part, which takes [`growing`](Self::growing)'s.
+    /// The histogram the probe updates, without `:grow`. A `:grow`
+    /// trigger's has no compiled path (`Histogram::interpreted()`) and no
+    /// event updates it: its probe takes the current generation's, from
+    /// [`growing`](Self::growing).
     #[inline(always)]
     pub(super) fn hist_probe(&self) -> &Histogram<'_> {
         self.hist.histogram()
     }
 
     /// A `:grow` trigger's generations.
+    #[inline(always)]
     pub(super) fn growing(&self) -> Option<&Growing> {
         self.hist.growing()
     }
@@ -341,10 +378,19 @@ impl Trigger {
         self.pin.file()
     }
 
-    /// How many bytes of each record the histogram reads, if only the
-    /// event's fixed part (see the field).
-    pub(crate) fn record_span(&self) -> Option<usize> {
-        self.record_span
+    /// How the probe takes the trigger's events.
+    #[inline(always)]
+    pub(super) fn path(&self) -> ProbePath<'_> {
+        match self.path {
+            StoredPath::Fixed(len) => ProbePath::Fixed(len),
+            // SAFETY: the generations of `self.hist`, which `self` keeps
+            // (invariant of `StoredPath`): alive, and not moved, for as
+            // long as `self` is borrowed.
+            StoredPath::GrowFixed(len, growing) => {
+                ProbePath::GrowFixed(len, unsafe { growing.as_ref() })
+            }
+            StoredPath::Sized => ProbePath::Sized,
+        }
     }
 
     /// Whether the trigger is on a synthetic event, whose records an
@@ -355,10 +401,10 @@ impl Trigger {
 
     /// Accounts one event record by the general path (that of a trigger
     /// with no compiled program), resolving the references to other
-    /// histograms' variables first if there are any.
+    /// histograms' variables first if there are any. `hist` is
+    /// [`hist_probe`](Self::hist_probe)'s, which the probe has in hand.
     #[inline]
-    pub(crate) fn update(&self, rec: &[u8], ctx: &ProbeContext) {
-        let hist = self.hist_probe();
+    pub(crate) fn update(&self, hist: &Histogram<'_>, rec: &[u8], ctx: &ProbeContext) {
         if self.refs.is_empty() && hist.data().n_actions() == 0 {
             return hist.update_general(rec, ctx);
         }
@@ -659,6 +705,7 @@ impl Hist {
     }
 
     /// A `:grow` histogram's generations.
+    #[inline(always)]
     pub(super) fn growing(&self) -> Option<&Growing> {
         self.grow.as_deref()
     }

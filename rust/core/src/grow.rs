@@ -10,7 +10,9 @@
 //! event, and the next generation, the spare, made ahead of need. This
 //! module is what does not need those pointers:
 //!
-//! 1. The event path, after accounting an event in generation `g`, asks
+//! 1. The event path, after accounting an event in generation `g` that
+//!    found `g` near its threshold ([`GrowTrigger::near`], before the
+//!    event: the only question the others ask), asks
 //!    [`GrowTrigger::check`] with `g`'s entry count whether `g` has
 //!    reached its threshold (half the map): true once per generation.
 //!    It then takes the spare, if there is one (one swap: one taker),
@@ -41,7 +43,7 @@ use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use super::histogram::Histogram;
-use super::map::{MapError, BITS_MAX};
+use super::map::{MapError, TracingMap, BITS_MAX};
 use super::stats::SlotOp;
 
 /// The largest map a histogram grows to, in bits: `TRACING_MAP_BITS_MAX`,
@@ -72,27 +74,53 @@ pub fn spare_bits(bits: u32) -> Option<u32> {
 
 /// When a generation's map asks to grow: once its entry count reaches a
 /// threshold, and once only, until [`retry`](Self::retry).
+///
+/// The event path asks [`check`](Self::check) after it accounted an
+/// event, with the count then; to spare the events far from the
+/// threshold that, it asks [`near`](Self::near) first, before the
+/// event: whether the map is within `slack` entries of the threshold,
+/// `slack` being more than the events that can be under way at once (then
+/// an event that takes the entry that reaches the threshold found the
+/// map near it, unless it was held up between the two for longer than
+/// `slack` other inserts took: then the next event, or reader, asks).
 #[derive(Debug)]
 pub struct GrowTrigger {
     /// The entry count that asks; `usize::MAX`: never.
     at: AtomicUsize,
+    /// The first `at` less `slack` (`usize::MAX` with it): at most any
+    /// later `at` less `slack` (`retry()` raises `at`, `reset()` puts it
+    /// back), and never changed, so that the event path compares with it
+    /// in memory.
+    near: usize,
     max_elts: usize,
     requested: AtomicBool,
 }
 
 impl GrowTrigger {
     /// The trigger of a map of `bits` (`1 << bits` entries): at half of
-    /// them, or never at the cap.
-    pub fn new(bits: u32) -> Self {
+    /// them, or never at the cap; [`near`](Self::near) it within
+    /// `slack` entries.
+    pub fn new(bits: u32, slack: usize) -> Self {
         let max_elts = 1usize << bits.min(GROW_BITS_MAX);
-        let at = match next_bits(bits) {
-            Some(_) => max_elts / 2,
-            None => usize::MAX,
-        };
+        let at = Self::first(max_elts);
         GrowTrigger {
             at: AtomicUsize::new(at),
+            near: match at {
+                usize::MAX => usize::MAX,
+                at => at.saturating_sub(slack),
+            },
             max_elts,
             requested: AtomicBool::new(false),
+        }
+    }
+
+    /// The threshold of a new map of `max_elts` entries: half of them,
+    /// or never at the cap.
+    fn first(max_elts: usize) -> usize {
+        if max_elts >= 1 << GROW_BITS_MAX {
+            usize::MAX
+        } else {
+            max_elts / 2
         }
     }
 
@@ -105,6 +133,17 @@ impl GrowTrigger {
         len >= self.at.load(Ordering::Relaxed)
             && !self.requested.load(Ordering::Relaxed)
             && !self.requested.swap(true, Ordering::Relaxed)
+    }
+
+    /// Whether `map`, this trigger's, is within `slack` entries of the
+    /// first threshold, or past it: what the event path asks before
+    /// every event, in two loads and a compare; an event that finds it
+    /// so asks [`check`](Self::check) after its update (see the type).
+    /// Once true, it stays true until the map is emptied.
+    #[inline(always)]
+    pub fn near(&self, map: &TracingMap<'_>) -> bool {
+        // At most the map's size, or `usize::MAX`.
+        map.len_reaches(self.near)
     }
 
     /// Whether the threshold was reached and the grow is still to come.
@@ -130,12 +169,7 @@ impl GrowTrigger {
     /// After the map was emptied (`clear`): asks as a new map's trigger
     /// does, at half the map (never at the cap).
     pub fn reset(&self) {
-        let at = if self.max_elts >= 1 << GROW_BITS_MAX {
-            usize::MAX
-        } else {
-            self.max_elts / 2
-        };
-        self.at.store(at, Ordering::Relaxed);
+        self.at.store(Self::first(self.max_elts), Ordering::Relaxed);
         self.requested.store(false, Ordering::Relaxed);
     }
 

@@ -925,6 +925,17 @@ impl<'a> TracingMap<'a> {
         n.min(self.g.max_elts as u64) as usize
     }
 
+    /// Whether [`len`](Self::len) is at least `n`, for an `n` up to
+    /// [`max_elts`](Self::max_elts) (`usize::MAX`: never): one load and
+    /// a compare, what the event path of a `:grow` map asks
+    /// ([`GrowTrigger::near`](super::grow::GrowTrigger::near)).
+    #[inline(always)]
+    pub fn len_reaches(&self, n: usize) -> bool {
+        // Failed inserts count past the map's size: not past an `n` up
+        // to it, and never to `u64::MAX`.
+        self.header[NEXT_ELT].load(Ordering::Relaxed) >= n as u64
+    }
+
     /// Whether no element has been handed out.
     #[cfg(not(MODULE))]
     pub fn is_empty(&self) -> bool {

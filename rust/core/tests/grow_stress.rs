@@ -2,8 +2,8 @@
 
 //! `:grow` under threads, as the kernel shell runs it: updaters account
 //! events through a generation index loaded once per event, and the one
-//! whose event takes the current map to its threshold switches to the
-//! spare itself (one swap: one taker), leaving the old generation on the
+//! whose event takes the current map to its threshold (having found it
+//! near it first) switches to the spare itself (one swap: one taker), leaving the old generation on the
 //! new one's chain of older ones. Another thread, the grow work, makes
 //! the next spare (switching to it itself if the threshold came when
 //! there was none), waits for every updater that may still be in a
@@ -101,6 +101,9 @@ fn update(
             used_freed.store(true, Ordering::Relaxed);
         }
         let map = &maps[g];
+        // As the shell's event path: whether the map is near its
+        // threshold before the event, and only then the check after.
+        let near = triggers[g].near(map);
         let e = map.event_insert(&key.to_ne_bytes(), Inserter::on_cpu(t as u32), |e| {
             e.private_words()[0].store(key ^ 0x5a, Ordering::Relaxed)
         });
@@ -109,7 +112,7 @@ fn update(
             e.update_sum_on(t as u32, 1, v);
             e.update_max_on(t as u32, 2, v);
         }
-        if triggers[g].check(map.len()) {
+        if near && triggers[g].check(map.len()) {
             switch(g, spare, older, current);
             requested.store(true, Ordering::Release);
         }
@@ -157,7 +160,12 @@ fn run(seed: u64, pause_grower: bool) -> usize {
         .zip(&stores)
         .map(|(&b, s)| TracingMap::new(params(b), s).unwrap())
         .collect();
-    let triggers: Vec<GrowTrigger> = sizes.iter().map(|&b| GrowTrigger::new(b)).collect();
+    // Near the threshold within one event per updater: what can be under
+    // way at once.
+    let triggers: Vec<GrowTrigger> = sizes
+        .iter()
+        .map(|&b| GrowTrigger::new(b, UPDATERS))
+        .collect();
     let freed: Vec<AtomicBool> = sizes.iter().map(|_| AtomicBool::new(false)).collect();
     let current = AtomicUsize::new(0);
     // The spare made with the trigger.

@@ -33,7 +33,7 @@ fn sizes_grow_by_four_up_to_the_cap() {
 
 #[test]
 fn a_generation_asks_once_then_again_after_a_failure() {
-    let t = GrowTrigger::new(7);
+    let t = GrowTrigger::new(7, 0);
     assert_eq!(t.threshold(), Some(64));
     assert!(!t.check(63));
     assert!(t.check(64));
@@ -50,13 +50,13 @@ fn a_generation_asks_once_then_again_after_a_failure() {
     assert_eq!(asked, [96, 112, 120, 124, 126, 127, 128]);
     assert!(!t.check(128));
     // At the cap, never.
-    assert_eq!(GrowTrigger::new(17).threshold(), None);
-    assert!(!GrowTrigger::new(17).check(usize::MAX - 1));
+    assert_eq!(GrowTrigger::new(17, 0).threshold(), None);
+    assert!(!GrowTrigger::new(17, 0).check(usize::MAX - 1));
 }
 
 #[test]
 fn a_cleared_map_asks_again_as_a_new_one() {
-    let t = GrowTrigger::new(9);
+    let t = GrowTrigger::new(9, 0);
     assert!(t.check(256));
     t.retry();
     t.retry();
@@ -64,7 +64,7 @@ fn a_cleared_map_asks_again_as_a_new_one() {
     t.reset();
     assert_eq!(t.threshold(), Some(256));
     assert!(!t.check(255) && t.check(256) && !t.check(300));
-    let cap = GrowTrigger::new(17);
+    let cap = GrowTrigger::new(17, 0);
     cap.reset();
     assert_eq!(cap.threshold(), None);
 }
@@ -91,6 +91,55 @@ fn an_interpreted_histogram_has_no_compiled_path() {
     };
     assert!(!h.update_compiled(&r, here, || {}));
     assert_eq!(h.hits(), 0);
+}
+
+/// What the event path asks before every event of a `:grow` map,
+/// [`GrowTrigger::near`] (no clamp to the map's size), is whether the
+/// entry count is within the slack of the first threshold, as the map
+/// fills and past its room (the inserts that fail count on), after
+/// failures (whose thresholds are higher), after a reset and at the
+/// cap; and [`GrowTrigger::check`] is true once per threshold, past it.
+#[test]
+fn near_is_within_the_slack_of_the_threshold() {
+    let spec = trigger::parse_ext_as(&trigger::RHIST, "keys=a:size=128:grow").unwrap();
+    let data = HistData::build(&spec, &EVENT).unwrap();
+    for (bits, slack) in [(7, 0), (7, 8), (7, 100), (17, 8)] {
+        let s = storage(&data, bits);
+        let h = Histogram::new(
+            &data,
+            TracingMap::new(map_params_sized(&data, bits, 3), &s).unwrap(),
+        )
+        .unwrap();
+        let t = GrowTrigger::new(bits, slack);
+        let (mut fails, mut asked) = (0, 0);
+        for a in 0..300u64 {
+            if matches!(a, 150 | 200 | 260) {
+                t.retry();
+            }
+            let at = t.threshold().unwrap_or(usize::MAX);
+            let len = h.map().len();
+            // The first threshold's, after failures too.
+            let near = match bits {
+                7 => 64usize.saturating_sub(slack),
+                _ => usize::MAX,
+            };
+            assert!(at == usize::MAX || near <= at.saturating_sub(slack));
+            assert_eq!(
+                t.near(h.map()),
+                len >= near,
+                "bits {bits} len {len} at {at}"
+            );
+            h.update(&record(a, 1, 2), &Task { cpu: 0, ..TASK });
+            fails += usize::from(h.map().len() == len);
+            asked += usize::from(t.check(h.map().len()));
+        }
+        // The small map filled, then failed inserts: still `len` on;
+        // it asked at 64, 96, 112 and 120.
+        assert_eq!(fails > 0, bits == 7);
+        assert_eq!(asked, if bits == 7 { 4 } else { 0 }, "bits {bits}");
+        t.reset();
+        assert_eq!(t.near(h.map()), bits == 7);
+    }
 }
 
 #[test]
@@ -172,7 +221,7 @@ fn a_grown_histogram_prints_as_one_large_map() {
         let stats = GrowStats::default();
         let mut g = 0;
         let mut cur = hist_of(0);
-        let mut trig = GrowTrigger::new(7);
+        let mut trig = GrowTrigger::new(7, 0);
         let mut failed_once = false;
         // The old generation and how many events went to the new one
         // since its publication.
@@ -196,7 +245,7 @@ fn a_grown_histogram_prints_as_one_large_map() {
                 assert!(pending.is_none(), "{text}: asked before the fold");
                 g += 1;
                 let old = core::mem::replace(&mut cur, hist_of(g));
-                trig = GrowTrigger::new(stores[g].0);
+                trig = GrowTrigger::new(stores[g].0, 0);
                 stats.grew();
                 pending = Some((old, 0));
             }
