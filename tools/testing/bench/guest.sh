@@ -60,14 +60,18 @@ vars_ts|keys=a:ts0=common_timestamp.usecs|keys=64
 # Each is triggers_1's text with its value b given a statistic, so that
 # report.py sets the statistic's added cost (over keys_a) beside a plain
 # sum's (triggers_1 over keys_a). ext_grow_steady: a :grow map that
-# never fills (the generation's pointer, the general part's entry);
-# ext_grow_switch: one grown from 128 to 8192 entries as the events come
-# (keys=4096: three grows per round, a fourth when all are drawn).
+# never fills (the generation's pointer and its threshold, then keys_a's
+# program); ext_grow_switch: one grown from 128 to 8192 entries as the
+# events come (keys=4096: three grows per round, a fourth when all are
+# drawn). ext_comm: a key of the task's name (common_comm, 16 bytes, one
+# task), which report.py sets beside keys_s's 16-byte string of the
+# record.
 EXT_SCENARIOS=${EXT_SCENARIOS-"
 ext_max_b|keys=a:vals=b.max|keys=64
 ext_quantiles_b|keys=a:vals=b.quantiles|keys=64
 ext_grow_steady|keys=a:grow|keys=64
 ext_grow_switch|keys=a:size=128:grow|keys=4096
+ext_comm|keys=common_comm|keys=64
 "}
 
 # Runs "echo PREFIX<trigger> >> trigger" for each trigger of TEXT.

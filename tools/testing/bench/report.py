@@ -12,7 +12,9 @@ BPF_MAP_TYPE_HASH; bpf-percpu: a BPF_MAP_TYPE_PERCPU_HASH), and rhist's
 ratio to each. A bpf program does not go through the trigger framework:
 its figures, and rhist's beside them, count the whole cost over none.
 The ext_* scenarios (rhist's extensions, no hist mode) get a table of
-their own: the value's cost over keys_a against a plain sum's.
+their own: the value's cost over keys_a against a plain sum's; and
+ext_grow_steady and ext_comm a line each beside the plain scenario they
+should cost no more than (keys_a, a 16-byte string key keys_s).
 
 The real workloads (guest.sh's syscalls, switch and wakeup), in the
 wall clock and in instructions (--icount): per workload and mode, the
@@ -89,8 +91,28 @@ def extensions(results, unit):
         print(f"{scen:<18} {r_add(scen):12.1f} {cost:11.1f} {ratio:7.2f}")
         out.append({"scenario": scen, "unit": unit, "rhist_added": r_add(scen),
                     "value_cost": cost, "sum_cost": sum_cost, "ratio_to_sum": ratio})
+    # The extensions that have a plain scenario to cost as much as, each
+    # beside it: rhist's added costs over the floor, and their ratio.
+    pairs = [(scen, ref, what) for scen, (ref, what) in EXT_REFERENCES.items()
+             if scen in results and ref in results]
+    for scen, ref, what in pairs:
+        ratio = r_add(scen) / r_add(ref) if r_add(ref) > 0 else float("nan")
+        print(f"{scen}: {r_add(scen):.1f} over the floor against {ref}'s {r_add(ref):.1f} "
+              f"({what}): {ratio:.3f}")
+        for row in out:
+            if row["scenario"] == scen:
+                row.update({"reference": ref, "reference_added": r_add(ref),
+                            "ratio_to_reference": ratio})
     print()
     return out
+
+
+# The extensions that should cost what a plain scenario costs: the
+# scenario to set each beside, and what it is.
+EXT_REFERENCES = {
+    "ext_grow_steady": ("keys_a", "the same key, a plain map; at most 1.10"),
+    "ext_comm": ("keys_s", "a 16-byte string key of the record; at most 1.00"),
+}
 
 
 def fmt(x, width, prec=1):
