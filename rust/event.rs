@@ -168,7 +168,10 @@ fn current_comm_word(i: usize) -> u64 {
     let mut comm = [0u8; 16];
     // SAFETY: `comm` has room for the 16 bytes copied.
     unsafe { shim::rhist_current_comm(comm.as_mut_ptr().cast()) };
-    crate::hist::program::comm_word_of(&comm, i)
+    let at = i.min(1) * 8;
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&comm[at..at + 8]);
+    u64::from_ne_bytes(word)
 }
 
 /// Where the probe runs, as a compiled program reads it

@@ -213,7 +213,7 @@ impl Growing {
     /// same for every generation (their histograms differ in their
     /// maps' sizes only).
     pub(super) fn compiled(&self, held: EventMutexHeld<'_>) -> bool {
-        self.current_unfolded(held).hist.program().is_some()
+        self.current_unfolded(held).hist.compiled()
     }
 
     /// The current generation, without folding: for what only reads its

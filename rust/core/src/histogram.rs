@@ -13,7 +13,7 @@ use super::grammar::ActionKind;
 use super::hist_data::{self, ActionSink, HistData, Tracking};
 use super::map::{self, First, Inserter, MapError, MapKey, MapParams, TracingMap};
 use super::output::{self, Resolver, ValStat};
-use super::program::{comm_word_of, Applied, CompactKey, Here, Program, StrKey};
+use super::program::{Applied, CompactKey, Here, Program, StrKey};
 use super::sketch::{self, MapSketches, Quantile, SketchPool, PERCENTILES, PERCENTILE_NAMES};
 use super::stats::SlotOp;
 use super::var_ref::VAR_REFS_MAX;
@@ -352,6 +352,11 @@ impl<'a> Histogram<'a> {
     /// The sketches of the `.quantiles` values, if it has any.
     pub fn sketches(&self) -> Option<&MapSketches<'a>> {
         (self.sketches.n_values() > 0).then_some(&self.sketches)
+    }
+
+    /// Whether events take a compiled program.
+    pub fn compiled(&self) -> bool {
+        self.shape != Shape::None
     }
 
     /// The compiled program, if events take it.

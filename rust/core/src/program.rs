@@ -52,7 +52,8 @@ pub trait Here: Copy {
     fn comm_word(self, i: usize) -> u64;
 }
 
-/// A [`Here`] of given values: the host's, and the general path's.
+/// A [`Here`] of given values, for the host's tests and benches.
+#[cfg(not(MODULE))]
 #[derive(Clone, Copy, Debug)]
 pub struct At {
     /// The CPU.
@@ -61,6 +62,7 @@ pub struct At {
     pub comm: [u8; 16],
 }
 
+#[cfg(not(MODULE))]
 impl Here for At {
     #[inline(always)]
     fn cpu(self) -> u32 {
@@ -74,6 +76,7 @@ impl Here for At {
 }
 
 /// Word `i` of a task name's 16 bytes (0 past them).
+#[cfg(not(MODULE))]
 #[inline(always)]
 pub fn comm_word_of(comm: &[u8; 16], i: usize) -> u64 {
     let at = i.wrapping_mul(8);

@@ -6,16 +6,18 @@ use super::*;
 
 /// The [`Here`] of a [`TaskContext`]: its CPU, and its task's name,
 /// asked of it only when a key reads it.
+#[cfg(not(MODULE))]
 #[derive(Clone, Copy)]
 struct CtxHere<'c>(&'c dyn TaskContext);
 
+#[cfg(not(MODULE))]
 impl Here for CtxHere<'_> {
     fn cpu(self) -> u32 {
         self.0.cpu()
     }
 
     fn comm_word(self, i: usize) -> u64 {
-        comm_word_of(&self.0.comm(), i)
+        super::super::program::comm_word_of(&self.0.comm(), i)
     }
 }
 
