@@ -6,6 +6,7 @@
 //! memory both borrow.
 
 use core::fmt::{self, Write};
+use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::event::EventContext;
@@ -146,12 +147,15 @@ impl LastSketch {
                 from: u32::try_from(i - 1).ok()?,
             })
         };
-        found().unwrap_or(LastSketch {
-            stride: 0,
-            first: 0,
-            from: u32::MAX,
-        })
+        found().unwrap_or(LastSketch::NONE)
     }
+
+    /// No sketch: the event path records none.
+    const NONE: LastSketch = LastSketch {
+        stride: 0,
+        first: 0,
+        from: u32::MAX,
+    };
 }
 
 /// The fields of a [`Histogram`] that every trigger's event path reads.
@@ -281,6 +285,49 @@ impl<'a> Histogram<'a> {
         map: TracingMap<'a>,
         pool: Option<SketchPool<'a>>,
     ) -> Result<Self, MapError> {
+        let sketches = Self::checked_sketches(data, &map, pool)?;
+        let mut hist = Self::uncompiled(data, map, sketches);
+        hist.compile();
+        Ok(hist)
+    }
+
+    /// [`with_sketches`](Self::with_sketches) written into `slot`, for
+    /// callers that keep the histogram on the heap and have little stack
+    /// (the kernel builds some triggers inside the building of another):
+    /// the histogram and its program are built where they are to live,
+    /// not on the stack first (`tools/testing/lint/frames.py` checks).
+    pub fn with_sketches_in<'s>(
+        slot: &'s mut MaybeUninit<Self>,
+        data: &'a HistData<'a>,
+        map: TracingMap<'a>,
+        pool: Option<SketchPool<'a>>,
+    ) -> Result<&'s mut Self, MapError> {
+        let hist = Self::uncompiled_in(slot, data, map, pool)?;
+        hist.compile();
+        Ok(hist)
+    }
+
+    /// The histogram without its program, written into `slot`. Out of
+    /// line: the compiler may build the value in its frame first, which
+    /// then is not under [`compile`](Self::compile)'s.
+    #[inline(never)]
+    fn uncompiled_in<'s>(
+        slot: &'s mut MaybeUninit<Self>,
+        data: &'a HistData<'a>,
+        map: TracingMap<'a>,
+        pool: Option<SketchPool<'a>>,
+    ) -> Result<&'s mut Self, MapError> {
+        let sketches = Self::checked_sketches(data, &map, pool)?;
+        Ok(slot.write(Self::uncompiled(data, map, sketches)))
+    }
+
+    /// The sketches of `pool`, once `map` and `pool` are checked to be
+    /// what [`with_sketches`](Self::with_sketches) asks of them.
+    fn checked_sketches(
+        data: &HistData<'_>,
+        map: &TracingMap<'_>,
+        pool: Option<SketchPool<'a>>,
+    ) -> Result<MapSketches<'a>, MapError> {
         let mut shape = map.params().with_cpus(1);
         if data.spec().grow() {
             shape.bits = data.map_bits();
@@ -288,13 +335,18 @@ impl<'a> Histogram<'a> {
         if shape != map_params(data, 1) || pool.map(|p| p.params()) != data.sketch_params() {
             return Err(MapError::StorageTooSmall);
         }
-        let sketches = match pool {
-            Some(pool) => Some(
-                MapSketches::new(pool, data.n_percentiles())
-                    .map_err(|_| MapError::StorageTooSmall)?,
-            ),
-            None => None,
-        };
+        match pool {
+            Some(pool) => {
+                MapSketches::new(pool, data.n_percentiles()).map_err(|_| MapError::StorageTooSmall)
+            }
+            None => Ok(MapSketches::empty()),
+        }
+    }
+
+    /// The histogram without its program: events take the general path
+    /// until [`compile`](Self::compile) gives it one.
+    #[inline(always)]
+    fn uncompiled(data: &'a HistData<'a>, map: TracingMap<'a>, sketches: MapSketches<'a>) -> Self {
         let mut ops = [SlotOp::Add; SKETCHED_MAX];
         for (i, op) in ops.iter_mut().enumerate().take(data.n_sums()) {
             *op = data.slot_op(i);
@@ -303,21 +355,7 @@ impl<'a> Histogram<'a> {
         for (i, j) in sketch_of.iter_mut().enumerate() {
             *j = data.sketch_index(i).unwrap_or(0) as u8;
         }
-        // The string shapes add their sums inline (`add_sums_of()`),
-        // without statistics: theirs take the general path. So do
-        // sketches of a map whose element is not found from its sums
-        // (never, for the few sums a program has).
-        let sums_index = map.sums_index();
-        let shape = |p: &Program| match Shape::of(p) {
-            Shape::String | Shape::Compact if p.has_stats() => Shape::None,
-            _ if p.has_stats() && sketches.is_some() && sums_index.is_none() => Shape::None,
-            shape => shape,
-        };
-        let program = data.program();
-        let sketches = sketches.unwrap_or(MapSketches::empty());
-        let last_sketch = LastSketch::new(data, program.as_ref(), &sketches, sums_index);
-        let sums_index = sums_index.unwrap_or(map::SumsIndex::NONE);
-        Ok(Histogram {
+        Histogram {
             hot: Hot {
                 data,
                 map,
@@ -325,15 +363,40 @@ impl<'a> Histogram<'a> {
                 has_copies: data.n_event_var_copies() > 0,
                 event_copies: data.n_event_var_copies(),
                 has_stats: data.has_stats(),
-                shape: program.as_ref().map_or(Shape::None, shape),
-                program: program.unwrap_or(Program::NONE),
+                shape: Shape::None,
+                program: Program::NONE,
             },
-            sums_index,
+            sums_index: map::SumsIndex::NONE,
             sketches,
             ops,
             sketch_of,
-            last_sketch,
-        })
+            last_sketch: LastSketch::NONE,
+        }
+    }
+
+    /// Compiles the event path into the histogram, if its trigger has
+    /// one ([`HistData::program`]), and the constants it runs with. Out
+    /// of line: its temporaries stay out of its callers' frames.
+    #[inline(never)]
+    fn compile(&mut self) {
+        let compiled = self.hot.data.program_in(&mut self.hot.program);
+        let program = compiled.then_some(&self.hot.program);
+        // The string shapes add their sums inline (`add_sums_of()`),
+        // without statistics: theirs take the general path. So do
+        // sketches of a map whose element is not found from its sums
+        // (never, for the few sums a program has).
+        let sums_index = self.hot.map.sums_index();
+        let has_sketches = self.sketches.n_values() > 0;
+        let shape = |p: &Program| match Shape::of(p) {
+            Shape::String | Shape::Compact if p.has_stats() => Shape::None,
+            _ if p.has_stats() && has_sketches && sums_index.is_none() => Shape::None,
+            shape => shape,
+        };
+        let shape = program.map_or(Shape::None, shape);
+        let last_sketch = LastSketch::new(self.hot.data, program, &self.sketches, sums_index);
+        self.hot.shape = shape;
+        self.last_sketch = last_sketch;
+        self.sums_index = sums_index.unwrap_or(map::SumsIndex::NONE);
     }
 
     /// The resolved trigger, borrowed no longer than the histogram: an
@@ -370,8 +433,13 @@ impl<'a> Histogram<'a> {
     /// updates, so that its probe leaves the compiled path for the
     /// current generation's.
     pub fn interpreted(mut self) -> Self {
-        self.hot.shape = Shape::None;
+        self.interpret();
         self
+    }
+
+    /// [`interpreted`](Self::interpreted), for a histogram built in place.
+    pub fn interpret(&mut self) {
+        self.hot.shape = Shape::None;
     }
 
     /// Empties the histogram (hist's `clear`). The caller makes sure no

@@ -612,22 +612,44 @@ impl Program {
         sums: impl Iterator<Item = (Option<Load>, SlotOp)>,
         n_sums: usize,
     ) -> Option<Self> {
-        let mut p = Program {
-            keys: [NO_KEY; TRACING_MAP_KEYS_MAX],
-            word_keys: [ONE; TRACING_MAP_KEYS_MAX],
-            n_keys: 0,
-            words: true,
-            tiled: true,
-            key_words: u8::try_from(key_size / 8).ok()?,
-            short: false,
-            short_words: [KeyWord::Zero; SHORT_WORDS],
-            sums: [ONE; TRACING_MAP_VALS_MAX],
-            n_sums: 0,
-            ops: [SlotOp::Add; TRACING_MAP_VALS_MAX],
-            nums: [NO_NUM; TRACING_MAP_VALS_MAX],
-            stats: false,
-            last: NO_LAST,
-        };
+        let mut p = Program::NONE;
+        p.compile_in(key_size, keys, sums, n_sums).then_some(p)
+    }
+
+    /// [`compile`](Self::compile) into `self`, for a program that lives in
+    /// a histogram built in place (a program is large, the kernel's stack
+    /// small): whether it compiled; if not, `self` is [`Program::NONE`].
+    pub fn compile_in(
+        &mut self,
+        key_size: usize,
+        keys: impl Iterator<Item = Option<(KeyLoad, usize, usize)>>,
+        sums: impl Iterator<Item = (Option<Load>, SlotOp)>,
+        n_sums: usize,
+    ) -> bool {
+        let compiled = self.compile_parts(key_size, keys, sums, n_sums).is_some();
+        if !compiled {
+            *self = Program::NONE;
+        }
+        compiled
+    }
+
+    /// The body of [`compile_in`](Self::compile_in), which may leave
+    /// `self` half written when it fails.
+    fn compile_parts(
+        &mut self,
+        key_size: usize,
+        keys: impl Iterator<Item = Option<(KeyLoad, usize, usize)>>,
+        sums: impl Iterator<Item = (Option<Load>, SlotOp)>,
+        n_sums: usize,
+    ) -> Option<()> {
+        let key_words = u8::try_from(key_size / 8).ok()?;
+        // From the constant, field by field: a struct expression would be
+        // built on the stack first.
+        let p = self;
+        *p = Program::NONE;
+        p.words = true;
+        p.tiled = true;
+        p.key_words = key_words;
         let mut tiled_to = 0;
         for key in keys {
             let (load, offset, size) = key?;
@@ -697,7 +719,7 @@ impl Program {
             p.short = true;
             p.short_words = words;
         }
-        Some(p)
+        Some(())
     }
 
     /// The [`LastStat`] of the last sum, if it is a `.min`, `.max` or

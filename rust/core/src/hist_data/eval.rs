@@ -67,12 +67,21 @@ impl<'a> HistData<'a> {
     /// a program covers; `None` sends its events down the general path.
     /// Its sums' statistics ([`Self::slot_op`]) are compiled with them.
     pub fn program(&self) -> Option<Program> {
+        let mut program = Program::NONE;
+        self.program_in(&mut program).then_some(program)
+    }
+
+    /// [`program`](Self::program) compiled into `program`, which a
+    /// histogram built in place holds: whether there is one; if not,
+    /// `program` is [`Program::NONE`].
+    pub fn program_in(&self, program: &mut Program) -> bool {
         if self.n_event_vars() != 0
             || self.n_var_refs() != 0
             || self.n_actions() != 0
             || self.needs_comm()
         {
-            return None;
+            *program = Program::NONE;
+            return false;
         }
         let keys = self.key_slots().map(|slot| {
             let (id, offset, size) = slot?;
@@ -80,7 +89,7 @@ impl<'a> HistData<'a> {
         });
         let sums =
             (self.sum_ids().iter().enumerate()).map(|(i, &id)| (self.load(id), self.slot_op(i)));
-        Program::compile(self.key_size(), keys, sums, self.n_sums())
+        program.compile_in(self.key_size(), keys, sums, self.n_sums())
     }
 
     /// How the compiled program reads hist field `id`

@@ -307,6 +307,72 @@ fn sketches_match_the_general_path_in_a_dry_pool() {
     }
 }
 
+/// What the event path runs with, in a form to compare: the program,
+/// its shape and constants.
+fn event_path_of(hist: &Histogram<'_>) -> String {
+    std::format!(
+        "{:?} {:?} {:?} {:?} {:?} {:?} {} {} {} {}",
+        hist.program,
+        hist.shape,
+        hist.sums_index,
+        hist.last_sketch,
+        hist.ops,
+        hist.sketch_of,
+        hist.needs_comm,
+        hist.has_copies,
+        hist.event_copies,
+        hist.has_stats,
+    )
+}
+
+#[test]
+fn histogram_built_in_place_is_the_one_built_on_the_stack() {
+    for (text, _) in PROGRAM_SHAPES {
+        let spec = trigger::parse(text).unwrap();
+        let data = HistData::build(&spec, &STR_EVENT).expect(text);
+        let params = map_params(&data, 3);
+        let words = data
+            .sketch_params()
+            .map_or(0, |p| p.storage_words().unwrap());
+        let (storage, pool_storage) = (map_storage(&params), zeros(words));
+        let pool = || (data.sketch_params()).map(|p| SketchPool::new(p, &pool_storage).unwrap());
+        let map = || TracingMap::new(params, &storage).unwrap();
+        let on_stack = Histogram::with_sketches(&data, map(), pool()).unwrap();
+        let mut slot = MaybeUninit::uninit();
+        let in_place = Histogram::with_sketches_in(&mut slot, &data, map(), pool()).unwrap();
+        assert_eq!(event_path_of(in_place), event_path_of(&on_stack), "{text}");
+        in_place.interpret();
+        assert_eq!(
+            event_path_of(in_place),
+            event_path_of(&on_stack.interpreted()),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn program_compiled_in_place_is_none_when_it_does_not_compile() {
+    fn compiled(text: &'static str) -> HistData<'static> {
+        let spec = trigger::parse(text).unwrap();
+        HistData::build(&spec, &STR_EVENT).expect(text)
+    }
+    let mut program = Program::NONE;
+    assert!(compiled("keys=a:vals=b").program_in(&mut program));
+    assert_ne!(program, Program::NONE);
+    // A compiled program is overwritten, whether or not the next one
+    // compiles, and by the general path's none if it does not.
+    let mut none = 0;
+    for (text, _) in PROGRAM_SHAPES {
+        assert!(compiled("keys=a:vals=b").program_in(&mut program));
+        let data = compiled(text);
+        let want = data.program();
+        assert_eq!(data.program_in(&mut program), want.is_some(), "{text}");
+        assert_eq!(program, want.unwrap_or(Program::NONE), "{text}");
+        none += usize::from(want.is_none());
+    }
+    assert!(none > 0);
+}
+
 #[test]
 fn program_compiles_the_common_shapes() {
     for (text, want) in PROGRAM_SHAPES {
