@@ -32,6 +32,7 @@ mod poll;
 mod shim;
 mod snapshot;
 mod synth;
+mod tied;
 mod tracefs;
 mod tracing;
 mod trigger_cmd;

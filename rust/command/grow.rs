@@ -33,35 +33,33 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::Error;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 use super::map_memory::MapMemory;
+use super::state::{histogram_in, HistSource, HistogramOf, Resolved};
 use super::{state, REGISTRY};
 use crate::hist::grow::{fold_into, spare_bits, GrowStats, GrowTrigger};
-use crate::hist::hist_data::HistData;
 use crate::hist::histogram::{map_params_sized, Histogram};
-use crate::hist::map::TracingMap;
 use crate::shim;
+use crate::tied::Tied;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 
 /// One generation of a growing histogram: its map and when it asks.
 ///
 /// # Invariants
 ///
-/// `hist` borrows `_memory` (never touched through its owner after the
-/// map is built, freed after `hist`: declaration order) and the hist
-/// data of the [`Growing`] that owns the generation, which outlives it.
 /// `older` is null or owns the generation this one replaced (from
 /// [`KBox::into_raw`]), not yet folded, which owns its own older ones.
 ///
-/// `repr(C)`, the histogram first: the event path's histogram is at the
-/// generation's address, with nothing added to it.
+/// `repr(C)`, the histogram first (a [`Tied`] keeps its value first):
+/// the event path's histogram is at the generation's address, with
+/// nothing added to it.
 #[repr(C)]
 pub(super) struct Generation {
-    hist: Histogram<'static>,
+    hist: Tied<HistSource, HistogramOf>,
     trigger: GrowTrigger,
     bits: u32,
     older: AtomicPtr<Generation>,
-    _memory: MapMemory,
 }
 
 /// How near its threshold a generation's event path asks after each
@@ -73,45 +71,29 @@ fn near_slack() -> usize {
 }
 
 impl Generation {
-    /// A generation of `1 << bits` entries of `data`'s histogram.
-    ///
-    /// # Safety
-    ///
-    /// `data` must outlive the result (it is the hist data of the
-    /// [`Hist`](super::state::Hist) that will own it).
+    /// A generation of `1 << bits` entries of `resolved`'s histogram,
+    /// built in its box: a histogram is large, and the stack small.
     #[inline(never)]
-    unsafe fn new(data: &HistData<'_>, bits: u32) -> Result<KBox<Self>> {
-        let params = map_params_sized(data, bits, crate::event::nr_cpu_ids());
+    fn new(resolved: &Arc<Resolved>, bits: u32) -> Result<KBox<Self>> {
+        let params = map_params_sized(resolved.data(), bits, crate::event::nr_cpu_ids());
         let bytes = params
             .storage_bytes()
             .map_err(|e| Error::from_errno(-e.errno()))?;
-        let mut memory = MapMemory::new(bytes)?;
-        // SAFETY: the memory is never touched through `memory` again; it
-        // moves into the result with the map, freed after it (invariants
-        // of `Self`).
-        let spare = unsafe { core::slice::from_raw_parts_mut(memory.as_mut_ptr(), memory.len()) };
-        let map =
-            TracingMap::new_uninit(params, spare).map_err(|e| Error::from_errno(-e.errno()))?;
-        // SAFETY: `data` outlives the result (our contract).
-        let data: &'static HistData<'static> =
-            unsafe { &*ptr::from_ref(data).cast::<HistData<'static>>() };
-        let hist = Histogram::new(data, map).map_err(|e| Error::from_errno(-e.errno()))?;
-        Ok(KBox::new(
-            Generation {
-                hist,
-                trigger: GrowTrigger::new(bits, near_slack()),
-                bits,
-                older: AtomicPtr::new(ptr::null_mut()),
-                _memory: memory,
-            },
-            GFP_KERNEL,
-        )?)
+        let memory = MapMemory::new(bytes)?;
+        // INVARIANT: no older generation yet.
+        let init = try_init!(Generation {
+            hist <- histogram_in(resolved, memory, params, bytes, None, false),
+            trigger: GrowTrigger::new(bits, near_slack()),
+            bits,
+            older: AtomicPtr::new(ptr::null_mut()),
+        });
+        KBox::try_init(init, GFP_KERNEL)
     }
 
     /// The histogram of this generation.
     #[inline(always)]
     pub(super) fn histogram(&self) -> &Histogram<'_> {
-        &self.hist
+        self.hist.get()
     }
 
     /// Whether the generation is near its threshold: what the event
@@ -120,7 +102,7 @@ impl Generation {
     /// (out of line).
     #[inline(always)]
     pub(super) fn near(&self) -> bool {
-        self.trigger.near(self.hist.map())
+        self.trigger.near(self.histogram().map())
     }
 }
 
@@ -140,6 +122,9 @@ impl Generation {
 pub(super) struct Growing {
     current: AtomicPtr<Generation>,
     spare: AtomicPtr<Generation>,
+    /// The resolved trigger whose histogram grows: each generation reads
+    /// its data.
+    resolved: Arc<Resolved>,
     /// The event path asked for the work and the work has not yet taken
     /// the request.
     pending: AtomicBool,
@@ -147,20 +132,16 @@ pub(super) struct Growing {
 }
 
 impl Growing {
-    /// Makes generation 0, of `size=`'s entries, and the spare.
-    ///
-    /// # Safety
-    ///
-    /// `data` must outlive the result.
-    pub(super) unsafe fn new(held: EventMutexHeld<'_>, data: &HistData<'_>) -> Result<KBox<Self>> {
-        // SAFETY: `data` outlives the result (the caller's promise), which
-        // owns the generation.
-        let first = unsafe { Generation::new(data, data.map_bits()) }?;
+    /// Makes generation 0 of `resolved`'s histogram, of `size=`'s
+    /// entries, and the spare.
+    pub(super) fn new(held: EventMutexHeld<'_>, resolved: &Arc<Resolved>) -> Result<KBox<Self>> {
+        let first = Generation::new(resolved, resolved.data().map_bits())?;
         let growing = KBox::new(
             Growing {
                 // INVARIANT: from `KBox::into_raw()`.
                 current: AtomicPtr::new(KBox::into_raw(first)),
                 spare: AtomicPtr::new(ptr::null_mut()),
+                resolved: resolved.clone(),
                 pending: AtomicBool::new(false),
                 stats: GrowStats::default(),
             },
@@ -168,9 +149,7 @@ impl Growing {
         )?;
         // A spare that cannot be made now is asked for again at the
         // threshold.
-        // SAFETY: `data`, which the spare borrows, outlives `growing`
-        // (our contract).
-        unsafe { growing.make_spare(held, data) };
+        growing.make_spare(held);
         Ok(growing)
     }
 
@@ -213,7 +192,7 @@ impl Growing {
     /// same for every generation (their histograms differ in their
     /// maps' sizes only).
     pub(super) fn compiled(&self, held: EventMutexHeld<'_>) -> bool {
-        self.current_unfolded(held).hist.compiled()
+        self.current_unfolded(held).histogram().compiled()
     }
 
     /// The current generation, without folding: for what only reads its
@@ -230,7 +209,7 @@ impl Growing {
     /// one (no allocation, no lock, no wait).
     #[inline(always)]
     pub(super) fn after_update(&self, gen: &Generation) {
-        if gen.trigger.check(gen.hist.map().len()) {
+        if gen.trigger.check(gen.histogram().map().len()) {
             self.reached(gen);
         }
     }
@@ -254,7 +233,7 @@ impl Growing {
     /// more grows as it would have.
     fn catch_up(&self, held: EventMutexHeld<'_>) {
         let gen = self.current_unfolded(held);
-        if gen.trigger.check(gen.hist.map().len()) {
+        if gen.trigger.check(gen.histogram().map().len()) {
             self.reached(gen);
         }
     }
@@ -290,11 +269,7 @@ impl Growing {
     /// not at the cap. An allocation that fails makes the current
     /// generation ask again later, and what it drops meanwhile is
     /// counted.
-    ///
-    /// # Safety
-    ///
-    /// `data`, the hist data of the generations, must outlive `self`.
-    unsafe fn make_spare(&self, held: EventMutexHeld<'_>, data: &HistData<'_>) {
+    fn make_spare(&self, held: EventMutexHeld<'_>) {
         if !self.spare.load(Ordering::Relaxed).is_null() {
             return;
         }
@@ -302,9 +277,7 @@ impl Growing {
         let Some(bits) = spare_bits(current.bits) else {
             return;
         };
-        // SAFETY: `data` outlives `self`, which will own the spare (our
-        // contract).
-        match unsafe { Generation::new(data, bits) } {
+        match Generation::new(&self.resolved, bits) {
             // INVARIANT: from `KBox::into_raw()`, with the lock held and
             // seen by no probe yet. Release: the map is built before a
             // probe can take it.
@@ -343,7 +316,7 @@ impl Growing {
                 // them any more (waited for above).
                 let gen = unsafe { KBox::from_raw(next) };
                 next = gen.older.swap(ptr::null_mut(), Ordering::Relaxed);
-                if fold_into(&gen.hist, &into.hist).is_err() {
+                if fold_into(gen.histogram(), into.histogram()).is_err() {
                     pr_warn!("grow: a generation could not be folded\n");
                 }
             }
@@ -365,7 +338,7 @@ impl Growing {
         out: &mut dyn core::fmt::Write,
     ) -> core::fmt::Result {
         self.catch_up(held);
-        let max_elts = self.current_unfolded(held).hist.map().max_elts();
+        let max_elts = self.current_unfolded(held).histogram().map().max_elts();
         self.stats.write_debug(out, max_elts)?;
         let spare = self.spare.load(Ordering::Acquire);
         let spare_elts = if spare.is_null() {
@@ -374,7 +347,7 @@ impl Growing {
             // SAFETY: not null, from `KBox::into_raw()` (invariant); a
             // probe may take it as the current generation, but only the
             // lock's holder frees one, as this task is (`held`).
-            unsafe { &*spare }.hist.map().max_elts()
+            unsafe { &*spare }.histogram().map().max_elts()
         };
         writeln!(out, "  grow spare: {spare_elts}")
     }
@@ -389,11 +362,7 @@ impl Growing {
         }
         let mut changed = false;
         loop {
-            let current = self.current_unfolded(held);
-            let data = current.hist.data();
-            // SAFETY: the data of the generations outlives `self` (our
-            // owner's invariant).
-            unsafe { self.make_spare(held, data) };
+            self.make_spare(held);
             let current = self.current_unfolded(held);
             // The threshold was reached while there was no spare.
             if !(current.trigger.asked() && self.switch(current)) {

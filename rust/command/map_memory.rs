@@ -42,15 +42,13 @@ impl MapMemory {
         Ok(MapMemory { ptr, len })
     }
 
-    /// The start of the memory, valid for [`len`](Self::len) bytes until
-    /// `self` is dropped.
-    pub(super) fn as_mut_ptr(&mut self) -> *mut MaybeUninit<u8> {
-        self.ptr.as_ptr()
-    }
-
-    /// Its length in bytes.
-    pub(super) fn len(&self) -> usize {
-        self.len
+    /// The memory, uninitialised at first, borrowed for as long as `self`
+    /// is.
+    pub(super) fn as_uninit_mut(&mut self) -> &mut [MaybeUninit<u8>] {
+        // SAFETY: `ptr` is the start of `len` bytes that only `drop()`
+        // frees (invariant), which any value may fill as `MaybeUninit`;
+        // `self` is borrowed mutably for as long as the result.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
 

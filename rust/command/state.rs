@@ -24,35 +24,106 @@ use crate::hist::error::HistError;
 use crate::hist::event::{EventDesc, EventField, COMMON_FIELDS};
 use crate::hist::hist_data::{ActionSink, BuildOptions, HistData};
 use crate::hist::histogram::{self, map_params_sized, Histogram, Snapshot, KEY_SIZE_MAX};
-use crate::hist::map::TracingMap;
-use crate::hist::sketch::SketchPool;
+use crate::hist::map::{MapParams, TracingMap};
+use crate::hist::sketch::{PoolParams, SketchPool};
 use crate::hist::var_ref::VAR_REFS_MAX;
 use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};
+use crate::tied::{Family, Tied};
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 use crate::tracing::{EventFile, EventPin, InstanceRef};
 
-/// A trigger's text resolved against its event: the hist data, what it
-/// borrows, and the canonical trigger info. It is all a removal needs; a
-/// new trigger becomes a [`Hist`] by adding the map.
+/// A trigger's text resolved against its event: the hist data, with
+/// what it borrows, and the canonical trigger info. It is all a removal
+/// needs; a new trigger becomes a [`Hist`] by adding the map.
 ///
 /// # Invariants
 ///
-/// `data` borrows `_text` and `_fields`, and `_fields` borrows the
-/// strings of the event that `_origin` pins. Both are heap buffers
-/// that are never changed after `data` is built and are freed only when
-/// the value is dropped, after `data` (fields drop in declaration
-/// order); moving the value does not move them. The `'static` in the
-/// types stands for "as long as this value": no accessor hands it out,
-/// each ties its borrow to `&self`.
+/// `info` is the canonical info of the hist data as it is.
 pub(super) struct Resolved {
-    data: KBox<HistData<'static>>,
+    parts: Tied<Source, PartsOf>,
     info: KVec<u8>,
     /// The hidden histograms the actions made on other events.
     _field_var_hists: KVec<FieldVarHist>,
-    _text: KVec<u8>,
-    _fields: KVec<EventField<'static>>,
-    _origin: EventPin,
+}
+
+/// What a [`Resolved`] borrows: the trigger's text, and its event.
+struct Source {
+    text: KVec<u8>,
+    event: Tied<EventPin, EventOf>,
+}
+
+/// The hist data of a [`Resolved`], with what of its [`Source`] making its
+/// actions looks at again.
+struct Parts<'a> {
+    /// Boxed: it is large, and its address is its identity for the
+    /// triggers that reference its variables (`hist_identity()`).
+    data: KBox<HistData<'a>>,
+    text: &'a [u8],
+    event: EventDesc<'a>,
+}
+
+/// [`Parts`], for every lifetime.
+struct PartsOf;
+
+impl Family for PartsOf {
+    type Of<'a> = Parts<'a>;
+
+    #[inline(always)]
+    fn shorten<'short, 'long: 'short>(long: &'short Parts<'long>) -> &'short Parts<'short> {
+        long
+    }
+}
+
+/// An event as the core describes it (but for the common fields),
+/// borrowing the strings of the event an [`EventPin`] pins.
+struct Event<'a> {
+    system: &'a str,
+    name: &'a str,
+    fields: KVec<EventField<'a>>,
+}
+
+impl Event<'_> {
+    /// The event with its common fields.
+    fn desc(&self) -> EventDesc<'_> {
+        EventDesc {
+            system: self.system,
+            name: self.name,
+            fields: &self.fields,
+            common_fields: &COMMON_FIELDS,
+        }
+    }
+}
+
+/// [`Event`], for every lifetime.
+struct EventOf;
+
+impl Family for EventOf {
+    type Of<'a> = Event<'a>;
+
+    #[inline(always)]
+    fn shorten<'short, 'long: 'short>(long: &'short Event<'long>) -> &'short Event<'short> {
+        long
+    }
+}
+
+/// What a histogram borrows: the resolved trigger it is of, and the memory
+/// of its map (and of its sketches, after the map's).
+pub(super) struct HistSource {
+    resolved: Arc<Resolved>,
+    memory: MapMemory,
+}
+
+/// [`Histogram`], for every lifetime.
+pub(super) struct HistogramOf;
+
+impl Family for HistogramOf {
+    type Of<'a> = Histogram<'a>;
+
+    #[inline(always)]
+    fn shorten<'short, 'long: 'short>(long: &'short Histogram<'long>) -> &'short Histogram<'short> {
+        long
+    }
 }
 
 /// A histogram and everything it borrows. Named triggers on several
@@ -60,17 +131,14 @@ pub(super) struct Resolved {
 ///
 /// # Invariants
 ///
-/// `hist` borrows `resolved.data` and `_map_memory` (the map's memory,
-/// and its sketches' if it has `.quantiles` values): heap memory that is
-/// never changed through its owner after `hist` is built and is freed
-/// only after `hist` is dropped (declaration order). As in [`Resolved`],
-/// the `'static` never leaves the value. `grow`'s generations borrow
-/// `resolved.data` too, and are dropped before it.
+/// `hist` (and each generation of `grow`) reads the hist data of
+/// `resolved`; `grow` is `Some` if and only if that data asks for
+/// `:grow`, and then `hist` is interpreted.
 pub(super) struct Hist {
     /// Without `:grow`, the histogram. With it, one of a map of
     /// [`SHAPE_BITS`] that no event updates, interpreted (no compiled
     /// path): the generations are in `grow`.
-    hist: Histogram<'static>,
+    hist: Tied<HistSource, HistogramOf>,
     /// A `:grow` histogram's generations.
     grow: Option<KBox<Growing>>,
     /// The synthetic events the actions emit, by action (`None`: not a
@@ -78,8 +146,9 @@ pub(super) struct Hist {
     synths: KVec<Option<SynthPin>>,
     /// The condition of a `snapshot()` action.
     snapshot: Option<SnapshotCond>,
-    _map_memory: MapMemory,
-    resolved: Resolved,
+    /// The last reference on it is this one: `hist` and the generations,
+    /// which hold the others, are dropped before.
+    resolved: Arc<Resolved>,
     /// hist's `save_hist_vars()` reference: a histogram that defines or
     /// references variables keeps its instance from being removed.
     _instance: Option<InstanceRef>,
@@ -475,65 +544,27 @@ impl Resolved {
         remove: bool,
     ) -> Result<Self, BuildError> {
         let origin = EventPin::new(file)?;
-
+        let event = Tied::try_new(origin, |origin| event_of(origin))?;
         let mut owned_text = KVec::new();
         owned_text.extend_from_slice(text, GFP_KERNEL)?;
-        // SAFETY: the buffer is moved into the result with `data` and
-        // never changed; `data` is dropped first (invariants of `Self`).
-        let text_str = core::str::from_utf8(unsafe { forever(&owned_text) })
-            .map_err(|_| BuildError::Kernel(code::EINVAL))?;
-        let spec = hist::trigger::parse_ext_as(crate::names::NAMES, text_str)?;
-        // With `grow`, every later error is hist's for it (the grammar's
-        // `grow_error()`): hist stops at the piece.
-        let grow_error = spec.grow().then(|| spec.grow_error());
-        let as_grow = |e: BuildError| match (e, grow_error) {
-            (BuildError::Hist(_), Some(g)) => BuildError::Hist(g),
-            (e, _) => e,
+        let source = Source {
+            text: owned_text,
+            event,
         };
-
-        // SAFETY: the event is pinned by `origin`, which the result keeps
-        // and drops last (invariants of `Self`).
-        let fields = unsafe { event::fields(file) }?;
-        let (system, name) = file.names();
-        // SAFETY: the names are the event's, which `origin` keeps
-        // registered: as above.
-        let (system, name) = unsafe { (forever(system), forever(name)) };
-        let desc = EventDesc {
-            system: core::str::from_utf8(system).unwrap_or(""),
-            name: core::str::from_utf8(name).unwrap_or(""),
-            // SAFETY: as for the text: moved into the result, never
-            // changed, dropped after `data`.
-            fields: unsafe { forever(&fields) },
-            common_fields: &COMMON_FIELDS,
-        };
-
-        // Built where it lives: it is large, and the stack is small.
-        let mut slot = KBox::<HistData<'static>>::new_uninit(GFP_KERNEL)?;
-        HistData::empty_in(&mut slot, &spec);
-        // SAFETY: `empty_in()` wrote a whole value into the slot.
-        let mut data = unsafe { slot.assume_init() };
-        with_options(held, file, remove, None, |options| {
-            HistData::build_into_with(&mut data, &spec, &desc, options)
-        })
-        .map_err(|e| as_grow(e.into()))?;
-        if let (Err(_), Some(g)) = (data.grow_scope(), grow_error) {
-            return Err(BuildError::Hist(g));
-        }
-
-        let info = info_of(&data)?;
+        let parts: Tied<_, PartsOf> =
+            Tied::try_new(source, |source| parts_of(held, file, remove, source))?;
+        let info = info_of(&parts.get().data)?;
+        // INVARIANT: the info of the data just built.
         Ok(Resolved {
-            data,
+            parts,
             info,
             _field_var_hists: KVec::new(),
-            _text: owned_text,
-            _fields: fields,
-            _origin: origin,
         })
     }
 
     /// The resolved trigger.
     pub(super) fn data(&self) -> &HistData<'_> {
-        &self.data
+        &self.parts.get().data
     }
 
     /// `create_actions()`, with the synthetic events `synths` found, for
@@ -545,43 +576,32 @@ impl Resolved {
         synths: &Synths,
         snapshot: Option<&SnapshotCond>,
     ) -> Result<(), BuildError> {
-        let data = &mut self.data;
-        let (system, name) = file.names();
-        // SAFETY: the names are the event's, which `_origin` keeps
-        // registered for as long as `data` lives (invariants of `Self`).
-        let (system, name) = unsafe { (forever(system), forever(name)) };
-        let desc = EventDesc {
-            system: core::str::from_utf8(system).unwrap_or(""),
-            name: core::str::from_utf8(name).unwrap_or(""),
-            // SAFETY: the buffer is never changed and is dropped after
-            // `data` (invariants of `Self`).
-            fields: unsafe { forever(&self._fields) },
-            common_fields: &COMMON_FIELDS,
-        };
         let enable = || match snapshot {
             Some(cond) => cond.enable(held),
             None => Err(-code::ENODEV.to_errno()),
         };
-        let text = &self._text;
-        let log = |kind, pos| log_entries(held, file, text, [(kind, pos)].into_iter());
         let made = core::cell::RefCell::new(KVec::new());
-        let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
-            field_var_hist(held, file, &made, target, (system, event, field), &log)
-        };
-        let created = with_options(held, file, false, Some(synths), |options| {
-            let options = BuildOptions {
-                enable_snapshot: Some(&enable),
-                field_var_hist: Some(&hidden),
-                log: Some(&log),
-                ..options
+        let created = self.parts.with_mut(|parts| {
+            let text = parts.text;
+            let log = |kind, pos| log_entries(held, file, text, [(kind, pos)].into_iter());
+            let hidden = |target: &HistData<'_>, system: &str, event: &str, field: &str| {
+                field_var_hist(held, file, &made, target, (system, event, field), &log)
             };
-            data.create_actions(&desc, options)
+            with_options(held, file, false, Some(synths), |options| {
+                let options = BuildOptions {
+                    enable_snapshot: Some(&enable),
+                    field_var_hist: Some(&hidden),
+                    log: Some(&log),
+                    ..options
+                };
+                parts.data.create_actions(&parts.event, options)
+            })
         });
         // On failure they go again here, as in hist.
         self._field_var_hists = made.into_inner();
         created?;
-        // The info shows the save variables made.
-        self.info = info_of(&self.data)?;
+        // INVARIANT: the info shows the save variables made.
+        self.info = info_of(self.data())?;
         Ok(())
     }
 
@@ -590,6 +610,72 @@ impl Resolved {
     fn info(&self) -> &[u8] {
         &self.info
     }
+}
+
+/// The event `origin` pins, as the core describes it.
+// Not inlined: its frame would add to those under `Resolved::new()`.
+#[inline(never)]
+fn event_of(origin: &mut EventPin) -> Result<Event<'_>> {
+    let file = origin.file();
+    // SAFETY: the pin keeps the event registered for as long as it is
+    // borrowed, so for the result's lifetime.
+    let fields = unsafe { event::fields(file) }?;
+    let (system, name) = file.names();
+    Ok(Event {
+        system: core::str::from_utf8(system).unwrap_or(""),
+        name: core::str::from_utf8(name).unwrap_or(""),
+        fields,
+    })
+}
+
+/// The hist data of `source`'s text resolved against its event, that
+/// of `file` (the body of [`Resolved::new`]).
+// Not inlined: the parse, inlined here, would add its frame to those of
+// the boxes `Resolved::new()` makes.
+#[inline(never)]
+fn parts_of<'a>(
+    held: EventMutexHeld<'_>,
+    file: &EventFile,
+    remove: bool,
+    source: &'a mut Source,
+) -> Result<Parts<'a>, BuildError> {
+    let Source { text, event } = source;
+    let text: &'a [u8] = text;
+    let text_str = core::str::from_utf8(text).map_err(|_| BuildError::Kernel(code::EINVAL))?;
+    let mut data = parsed(text_str)?;
+    let spec = *data.spec();
+    // With `grow`, every later error is hist's for it (the grammar's
+    // `grow_error()`): hist stops at the piece.
+    let grow_error = spec.grow().then(|| spec.grow_error());
+    let as_grow = |e: BuildError| match (e, grow_error) {
+        (BuildError::Hist(_), Some(g)) => BuildError::Hist(g),
+        (e, _) => e,
+    };
+    let desc = event.get().desc();
+    with_options(held, file, remove, None, |options| {
+        HistData::build_into_with(&mut data, &spec, &desc, options)
+    })
+    .map_err(|e| as_grow(e.into()))?;
+    if let (Err(_), Some(g)) = (data.grow_scope(), grow_error) {
+        return Err(BuildError::Hist(g));
+    }
+    Ok(Parts {
+        data,
+        text,
+        event: desc,
+    })
+}
+
+/// The hist data of nothing for the trigger `text`, once parsed. Not
+/// inlined: the parse's frame is not under the build's.
+#[inline(never)]
+fn parsed(text: &str) -> Result<KBox<HistData<'_>>, BuildError> {
+    let spec = hist::trigger::parse_ext_as(crate::names::NAMES, text)?;
+    // Built where it lives: it is large, and the stack is small.
+    let mut slot = KBox::<HistData<'_>>::new_uninit(GFP_KERNEL)?;
+    HistData::empty_in(&mut slot, &spec);
+    // SAFETY: `empty_in()` wrote a whole value into the slot.
+    Ok(unsafe { slot.assume_init() })
 }
 
 /// The canonical trigger info of `data`.
@@ -614,15 +700,12 @@ impl Hist {
         snapshot: Option<SnapshotCond>,
         instance: Option<InstanceRef>,
     ) -> Result<Arc<Self>, BuildError> {
+        let resolved = Arc::new(resolved, GFP_KERNEL)?;
         let grow = if resolved.data().spec().grow() {
-            // SAFETY: the data is moved into the result with the
-            // generations, and dropped after them (invariants of `Self`).
-            Some(
-                unsafe { Growing::new(held, resolved.data()) }.map_err(|e| match e {
-                    e if e == code::ENOMEM => BuildError::NoMapMemory,
-                    e => BuildError::Kernel(e),
-                })?,
-            )
+            Some(Growing::new(held, &resolved).map_err(|e| match e {
+                e if e == code::ENOMEM => BuildError::NoMapMemory,
+                e => BuildError::Kernel(e),
+            })?)
         } else {
             None
         };
@@ -642,72 +725,78 @@ impl Hist {
         let total = bytes.checked_add(pool_bytes).ok_or(code::ENOMEM)?;
         // vmalloc(): kvmalloc() would try kmalloc() first, which rounds
         // maps of up to a few MB up to a power of two of pages.
-        let mut map_memory = MapMemory::new(total).map_err(|_| BuildError::NoMapMemory)?;
-        // SAFETY: the memory is never touched through `map_memory` again;
-        // it is moved into the result with the map and the sketches and
-        // freed after them (invariants of `Self`).
-        let memory =
-            unsafe { core::slice::from_raw_parts_mut(map_memory.as_mut_ptr(), map_memory.len()) };
-        let (map_part, pool_part) = memory.split_at_mut(bytes.min(memory.len()));
-        let map = TracingMap::new_uninit(params, map_part)?;
-        let sketches = match pool {
-            Some(p) => Some(SketchPool::new_uninit(p, pool_part).map_err(sketch_error)?),
-            None => None,
-        };
-        // SAFETY: the box's contents are moved into the result with the
-        // histogram and freed after it (invariants of `Self`).
-        let data: &'static HistData<'static> =
-            unsafe { &*ptr::from_ref::<HistData<'static>>(&resolved.data) };
-        Self::assemble(
-            data, map, sketches, grow, resolved, synths, snapshot, map_memory, instance,
-        )
-    }
-
-    /// The end of [`new`](Self::new): the histogram, moved into the
-    /// result. Not inlined: the histogram's copies would add to `new()`'s
-    /// frame.
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    fn assemble(
-        data: &'static HistData<'static>,
-        map: TracingMap<'static>,
-        sketches: Option<SketchPool<'static>>,
-        grow: Option<KBox<Growing>>,
-        resolved: Resolved,
-        synths: KVec<Option<SynthPin>>,
-        snapshot: Option<SnapshotCond>,
-        map_memory: MapMemory,
-        instance: Option<InstanceRef>,
-    ) -> Result<Arc<Self>, BuildError> {
-        let mut hist = Histogram::with_sketches(data, map, sketches)?;
-        if grow.is_some() {
-            hist = hist.interpreted();
-        }
-        Ok(Arc::new(
-            Hist {
-                hist,
-                grow,
-                synths,
-                snapshot,
-                _map_memory: map_memory,
-                resolved,
-                _instance: instance,
-                version: AtomicU64::new(new_version()),
-            },
-            GFP_KERNEL,
-        )?)
+        let memory = MapMemory::new(total).map_err(|_| BuildError::NoMapMemory)?;
+        let interpreted = grow.is_some();
+        // Built in the `Arc`'s memory: the histogram is large, and the
+        // stack is small (a field variable's hidden histogram is made
+        // inside the making of another).
+        // INVARIANT: `hist` and the generations of `grow` read the data of
+        // `resolved`; `grow` was made, and `hist` is interpreted, if it
+        // asks for `:grow`.
+        let init = try_init!(Hist {
+            hist <- histogram_in(&resolved, memory, params, bytes, pool, interpreted),
+            grow,
+            synths,
+            snapshot,
+            resolved,
+            _instance: instance,
+            version: AtomicU64::new(new_version()),
+        }? BuildError);
+        Arc::try_init(init, GFP_KERNEL)
     }
 
     /// The histogram, borrowed no longer than `self` (with `:grow`, the
     /// one no event updates).
+    #[inline(always)]
     fn histogram(&self) -> &Histogram<'_> {
-        &self.hist
+        self.hist.get()
     }
 
     /// A `:grow` histogram's generations.
     #[inline(always)]
     pub(super) fn growing(&self) -> Option<&Growing> {
         self.grow.as_deref()
+    }
+}
+
+/// The histogram of `resolved`, built where it is to live, over
+/// `memory`: the map of `params` in its first `bytes`, the sketches of
+/// `pool` after them; with no compiled path if `interpreted`.
+pub(super) fn histogram_in(
+    resolved: &Arc<Resolved>,
+    memory: MapMemory,
+    params: MapParams,
+    bytes: usize,
+    pool: Option<PoolParams>,
+    interpreted: bool,
+) -> impl Init<Tied<HistSource, HistogramOf>, Error> {
+    let source = HistSource {
+        resolved: resolved.clone(),
+        memory,
+    };
+    let map_error = |e: hist::map::MapError| Error::from_errno(-e.errno());
+    // SAFETY: the closure returns `Ok` only after `with_sketches_in()`
+    // did, which wrote a whole histogram into the place.
+    unsafe {
+        Tied::try_init(source, move |source, place| {
+            let HistSource { resolved, memory } = source;
+            let memory = memory.as_uninit_mut();
+            let (map_part, pool_part) = memory.split_at_mut(bytes.min(memory.len()));
+            let map = TracingMap::new_uninit(params, map_part).map_err(map_error)?;
+            let sketches = match pool {
+                Some(p) => Some(
+                    SketchPool::new_uninit(p, pool_part)
+                        .map_err(|e| Error::from_errno(-e.errno()))?,
+                ),
+                None => None,
+            };
+            let hist = Histogram::with_sketches_in(place, resolved.data(), map, sketches)
+                .map_err(map_error)?;
+            if interpreted {
+                hist.interpret();
+            }
+            Ok(())
+        })
     }
 }
 
@@ -728,18 +817,6 @@ impl ActionSink for Hist {
 /// The map of a `:grow` histogram's [`Hist::hist`], which no event
 /// updates: the smallest the core's tests use.
 const SHAPE_BITS: u32 = 3;
-
-/// Views a vector's contents as `'static`.
-///
-/// # Safety
-///
-/// The vector's buffer must not be changed or freed while the result is
-/// used.
-unsafe fn forever<T>(v: &[T]) -> &'static [T] {
-    // SAFETY: the caller's contract: the heap buffer stays put and
-    // unchanged for as long as the result is used.
-    unsafe { core::slice::from_raw_parts(v.as_ptr(), v.len()) }
-}
 
 /// `core::fmt::Write` into a vector; remembers an allocation failure.
 pub(super) struct VecWriter<'a>(pub(super) &'a mut KVec<u8>, pub(super) bool);

@@ -272,6 +272,7 @@ impl<'a> Histogram<'a> {
     /// Puts `data` and `map` together; `map` must have been built with
     /// [`map_params`] of `data` (for any number of CPUs), or, when `data`
     /// has `:grow`, [`map_params_sized`] of any size.
+    #[cfg(not(MODULE))]
     pub fn new(data: &'a HistData<'a>, map: TracingMap<'a>) -> Result<Self, MapError> {
         Self::with_sketches(data, map, None)
     }
@@ -280,6 +281,7 @@ impl<'a> Histogram<'a> {
     /// values: `pool` must then be a pool made with
     /// [`HistData::sketch_params`] of `data`, and cleared and freed with
     /// the map; it must be `None` otherwise.
+    #[cfg(not(MODULE))]
     pub fn with_sketches(
         data: &'a HistData<'a>,
         map: TracingMap<'a>,
@@ -432,6 +434,7 @@ impl<'a> Histogram<'a> {
     /// the kernel shell's histogram of a `:grow` trigger, which no event
     /// updates, so that its probe leaves the compiled path for the
     /// current generation's.
+    #[cfg(not(MODULE))]
     pub fn interpreted(mut self) -> Self {
         self.interpret();
         self

@@ -606,6 +606,7 @@ impl Program {
     /// sum comes with how it updates its slot (hitcount's is an add). The
     /// caller has checked that the trigger has nothing else to do per
     /// event ([`HistData::program`](super::hist_data::HistData::program)).
+    #[cfg(not(MODULE))]
     pub fn compile(
         key_size: usize,
         keys: impl Iterator<Item = Option<(KeyLoad, usize, usize)>>,

@@ -66,6 +66,7 @@ impl<'a> HistData<'a> {
     /// references, actions or saved comm) and they have one of the shapes
     /// a program covers; `None` sends its events down the general path.
     /// Its sums' statistics ([`Self::slot_op`]) are compiled with them.
+    #[cfg(not(MODULE))]
     pub fn program(&self) -> Option<Program> {
         let mut program = Program::NONE;
         self.program_in(&mut program).then_some(program)
