@@ -13,9 +13,10 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use kernel::ffi::{c_char, c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::alloc::{KVVec, VVec};
+use kernel::alloc::{KBox, KVVec, KVec, VVec};
 use kernel::bindings;
 use kernel::error::{code::EINVAL, from_err_ptr, Error, Result};
+use kernel::init::InPlaceInit;
 use kernel::types::Opaque;
 
 use crate::command::test_support;
@@ -23,6 +24,7 @@ use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::map::{Elt, Inserter, MapError, MapParams, SortField, SortKey, TracingMap};
 use crate::shim;
+use crate::tied::{Family, Tied};
 use crate::tracefs::EventMutexGuard;
 use crate::tracing::{NewTrigger, Refs};
 
@@ -1046,6 +1048,146 @@ fn map_full(c: &mut Checks) -> Result {
     Ok(())
 }
 
+// ---------------------------------------------------------------------
+// `Tied` (rust/tied.rs): its doc example, a change through `with_mut()`,
+// the value built in place, and the value dropped before the owner it
+// borrows, or the owner alone when the value could not be made.
+
+/// The words of a text, borrowing it.
+struct WordsOf;
+
+impl Family for WordsOf {
+    type Of<'a> = KVec<&'a str>;
+
+    fn shorten<'short, 'long: 'short>(long: &'short KVec<&'long str>) -> &'short KVec<&'short str> {
+        long
+    }
+}
+
+/// The words of `text`, split at spaces.
+fn words_of(text: &[u8]) -> Result<KVec<&str>> {
+    let text = core::str::from_utf8(text).map_err(|_| EINVAL)?;
+    let mut words = KVec::new();
+    for word in text.split(' ') {
+        words.push(word, GFP_KERNEL)?;
+    }
+    Ok(words)
+}
+
+/// An owner that says, when dropped, whether it was dropped before.
+struct Owner {
+    dropped: AtomicBool,
+}
+
+/// How many [`Owner`]s were dropped.
+static OWNERS_DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::Relaxed);
+        OWNERS_DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Reads its owner's flag when it is dropped.
+struct Watcher<'a>(&'a Owner);
+
+/// Whether the last [`Watcher`] dropped saw its owner still there.
+static OWNER_THERE: AtomicBool = AtomicBool::new(false);
+
+impl Drop for Watcher<'_> {
+    fn drop(&mut self) {
+        OWNER_THERE.store(!self.0.dropped.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// [`Watcher`], for every lifetime.
+struct WatcherOf;
+
+impl Family for WatcherOf {
+    type Of<'a> = Watcher<'a>;
+
+    fn shorten<'short, 'long: 'short>(long: &'short Watcher<'long>) -> &'short Watcher<'short> {
+        long
+    }
+}
+
+fn tied_words() -> Result<bool> {
+    let mut text = KVec::new();
+    text.extend_from_slice(b"two words", GFP_KERNEL)?;
+    let mut words = Tied::<_, WordsOf>::try_new(text, |text| words_of(text))?;
+    let read = words.get().len() == 2 && words.get()[1] == "words";
+    words.with_mut(|words| words.swap(0, 1));
+    let changed = words.get()[0] == "words" && words.get()[1] == "two";
+    Ok(read && changed)
+}
+
+fn tied_words_in_place() -> Result<bool> {
+    let mut text = KVec::new();
+    text.extend_from_slice(b"two words", GFP_KERNEL)?;
+    // SAFETY: the closure returns `Ok` only once it has written the
+    // words into the place.
+    let init = unsafe {
+        Tied::<_, WordsOf>::try_init(text, |text, place| {
+            place.write(words_of(text)?);
+            Ok::<_, Error>(())
+        })
+    };
+    let words = KBox::try_init(init, GFP_KERNEL)?;
+    Ok(words.get().len() == 2 && words.get()[0] == "two" && words.get()[1] == "words")
+}
+
+fn tied_drop_order() -> Result<bool> {
+    OWNER_THERE.store(false, Ordering::Relaxed);
+    let owner = Owner {
+        dropped: AtomicBool::new(false),
+    };
+    let tied = Tied::<_, WatcherOf>::try_new(owner, |owner| Ok::<_, Error>(Watcher(owner)))?;
+    let there = !tied.get().0.dropped.load(Ordering::Relaxed);
+    drop(tied);
+    Ok(there && OWNER_THERE.load(Ordering::Relaxed))
+}
+
+fn tied_drop_order_in_place() -> Result<bool> {
+    OWNER_THERE.store(false, Ordering::Relaxed);
+    let owner = Owner {
+        dropped: AtomicBool::new(false),
+    };
+    // SAFETY: the closure writes the watcher into the place before it
+    // returns `Ok`.
+    let init = unsafe {
+        Tied::<_, WatcherOf>::try_init(owner, |owner, place| {
+            place.write(Watcher(owner));
+            Ok::<_, Error>(())
+        })
+    };
+    let tied = KBox::try_init(init, GFP_KERNEL)?;
+    let there = !tied.get().0.dropped.load(Ordering::Relaxed);
+    drop(tied);
+    Ok(there && OWNER_THERE.load(Ordering::Relaxed))
+}
+
+/// A value that cannot be made: its error is returned, and the owner is
+/// dropped once, with nothing in the place to drop.
+fn tied_in_place_fails() -> bool {
+    let before = OWNERS_DROPPED.load(Ordering::Relaxed);
+    let owner = Owner {
+        dropped: AtomicBool::new(false),
+    };
+    // SAFETY: the closure never returns `Ok`.
+    let init = unsafe { Tied::<_, WatcherOf>::try_init(owner, |_, _| Err::<(), Error>(EINVAL)) };
+    let failed = matches!(KBox::try_init(init, GFP_KERNEL), Err(e) if e == EINVAL);
+    failed && OWNERS_DROPPED.load(Ordering::Relaxed) == before + 1
+}
+
+unsafe extern "C" fn tied_value_borrows_its_owner(_test: *mut bindings::kunit) {
+    check!(tied_words() == Ok(true));
+    check!(tied_words_in_place() == Ok(true));
+    check!(tied_drop_order() == Ok(true));
+    check!(tied_drop_order_in_place() == Ok(true));
+    check!(tied_in_place_fails());
+}
+
 unsafe extern "C" fn this_cpu_is_the_kernels(_test: *mut bindings::kunit) {
     let Ok(cpus) = OnlineCpus::get() else {
         check!(false);
@@ -1123,7 +1265,7 @@ const fn case(
 }
 
 #[repr(transparent)]
-struct Cases(UnsafeCell<[bindings::kunit_case; 11]>);
+struct Cases(UnsafeCell<[bindings::kunit_case; 12]>);
 #[repr(transparent)]
 struct Suite(UnsafeCell<bindings::kunit_suite>);
 #[repr(transparent)]
@@ -1145,6 +1287,10 @@ static CASES: Cases = Cases(UnsafeCell::new([
     case(trigger_data_as_c_does, c"trigger_data_as_c_does"),
     case(this_cpu_is_the_kernels, c"this_cpu_is_the_kernels"),
     case(current_comm_is_the_kernels, c"current_comm_is_the_kernels"),
+    case(
+        tied_value_borrows_its_owner,
+        c"tied_value_borrows_its_owner",
+    ),
     case(map_hot_key_on_every_cpu, c"map_hot_key_on_every_cpu"),
     case(map_many_keys_on_every_cpu, c"map_many_keys_on_every_cpu"),
     case(map_reader_during_writes, c"map_reader_during_writes"),

@@ -24,10 +24,10 @@ check_suites() {
 
 # kunit_counts LOG: "PASSED FAILED" of the KTAP subtests in LOG. A
 # skipped case, a suite that reports fewer results than its plan, or
-# fewer than MIN (default 9) cases in all, counts as a failure (the
+# fewer than MIN (default 11) cases in all, counts as a failure (the
 # reason on stderr).
 kunit_counts() {
-	awk -v min="${2:-9}" '
+	awk -v min="${2:-11}" '
 		/^ *# Subtest: / { insuite = 1; plan = -1; got = 0; name = $3; next }
 		insuite && /^ +1\.\.[0-9]+$/ { sub(/^ +1\.\./, ""); plan = $0 + 0; next }
 		insuite && /^ +ok [0-9]+ .*# SKIP/ {
