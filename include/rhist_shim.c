@@ -3,6 +3,7 @@
  * Wrappers for kernel inline functions used by the Rust side of rhist.
  * See rhist_shim.h.
  */
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
@@ -124,6 +125,22 @@ bool rhist_cpu_online(unsigned int cpu)
 void rhist_cond_resched(void)
 {
 	cond_resched();
+}
+
+/*
+ * The barriers rust/kernel_ext/barrier.rs does not write itself; the
+ * pairings are argued where they are used (rust/poll.rs).
+ */
+void rhist_smp_mb(void)
+{
+	/* Whatever the caller pairs it with. */
+	smp_mb();
+}
+
+void rhist_smp_mb__after_atomic(void)
+{
+	/* After the caller's atomic; whatever the caller pairs it with. */
+	smp_mb__after_atomic();
 }
 
 void rhist_init_completion(struct completion *x)

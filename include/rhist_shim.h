@@ -57,6 +57,8 @@ void rhist_map_free(void *addr);
 unsigned int rhist_nr_cpu_ids(void);
 bool rhist_cpu_online(unsigned int cpu);
 void rhist_cond_resched(void);
+void rhist_smp_mb(void);
+void rhist_smp_mb__after_atomic(void);
 void rhist_init_completion(struct completion *x);
 
 #endif /* _RHIST_SHIM_H */

@@ -5,12 +5,11 @@
 //! an irq_work (the shim's), and only while some open file was polled.
 
 use core::cell::Cell;
-#[cfg(not(target_arch = "x86_64"))]
-use core::sync::atomic::fence;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use kernel::bindings;
 
+use crate::kernel_ext::barrier::{smp_mb, smp_mb_after_atomic};
 use crate::shim;
 
 /// How many open `rhist` files have been polled: while there are none,
@@ -22,14 +21,15 @@ static POLLED_FILES: AtomicUsize = AtomicUsize::new(0);
 #[inline(always)]
 pub(crate) fn wake_pollers() {
     // A poller counts itself, waits on the queue, then reads the hits
-    // (`Poller::wait()`); the event path has added its hit, then reads
-    // the count: with a full barrier between the two on each side, one
-    // of them sees the other. On x86 the hit's locked add is one
-    // (`smp_mb__after_atomic()`); elsewhere a fence is.
-    #[cfg(target_arch = "x86_64")]
-    core::sync::atomic::compiler_fence(Ordering::SeqCst);
-    #[cfg(not(target_arch = "x86_64"))]
-    fence(Ordering::SeqCst);
+    // (`Poller::wait()`); the event path has added its hit (an atomic
+    // `fetch_add()` to the entry's hitcount), then reads the count. With a
+    // full barrier between the two on each side, at least one of them
+    // sees the other: the poller the new hit, or the event path the
+    // poller, which it then wakes. Here the barrier is the hit's atomic
+    // add made one by `smp_mb__after_atomic()` (whatever the updater ran
+    // since, other adds to the sums, stays before the barrier); it pairs
+    // with the `smp_mb()` in `Poller::wait()`.
+    smp_mb_after_atomic();
     if POLLED_FILES.load(Ordering::Relaxed) != 0 {
         // SAFETY: callable in any context; it queues irq_work.
         unsafe { shim::rhist_poll_wakeup() };
@@ -68,7 +68,9 @@ impl Poller {
         }
         // SAFETY: the caller's contract.
         unsafe { shim::rhist_poll_wait(filp, wait) };
-        core::sync::atomic::fence(Ordering::SeqCst);
+        // The count (and the queue) before the caller reads the hits:
+        // pairs with the `smp_mb_after_atomic()` in `wake_pollers()`.
+        smp_mb();
     }
 }
 

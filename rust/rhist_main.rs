@@ -25,6 +25,7 @@ mod command;
 mod enable;
 mod event;
 mod files;
+mod kernel_ext;
 #[cfg(CONFIG_KUNIT)]
 mod kunit;
 mod names;

@@ -105,6 +105,11 @@ extern "C" {
     pub(crate) fn rhist_map_alloc(size: usize) -> *mut kernel::ffi::c_void;
     /// `vfree()` of what `rhist_map_alloc()` returned.
     pub(crate) fn rhist_map_free(addr: *mut kernel::ffi::c_void);
+    /// `smp_mb()`.
+    pub(crate) fn rhist_smp_mb();
+    /// `smp_mb__after_atomic()`: x86-64's is written in Rust.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(crate) fn rhist_smp_mb__after_atomic();
     /// `cond_resched()`: may sleep.
     pub(crate) fn rhist_cond_resched();
     /// `init_completion()`.

@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Abstractions the 6.12 kernel crate lacks and the shell needs, each
+//! written as an abstraction of the kernel crate would be: the unsafe
+//! calls into C and their safety arguments here, safe functions and
+//! types for the shell's logic.
+//!
+//! - [`barrier`]: `smp_mb()` and `smp_mb__after_atomic()`.
+
+pub(crate) mod barrier;
