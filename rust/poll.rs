@@ -4,13 +4,13 @@
 //! `hist_poll_wakeup()` does: one wait queue for every file, woken through
 //! an irq_work (the shim's), and only while some open file was polled.
 
-use core::cell::Cell;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use kernel::bindings;
 
 use crate::kernel_ext::barrier::{smp_mb, smp_mb_after_atomic};
 use crate::shim;
+use crate::tracefs::{EventMutexCell, EventMutexHeld};
 
 /// How many open `rhist` files have been polled: while there are none,
 /// the event path does not look at the pollers' wait queue.
@@ -39,14 +39,14 @@ pub(crate) fn wake_pollers() {
 /// An open file's part in [`POLLED_FILES`]: counted from its first
 /// `poll()` until it is dropped with the file.
 pub(crate) struct Poller {
-    counted: Cell<bool>,
+    counted: EventMutexCell<bool>,
 }
 
 impl Poller {
     /// A file not polled yet.
     pub(crate) const fn new() -> Self {
         Poller {
-            counted: Cell::new(false),
+            counted: EventMutexCell::new(false),
         }
     }
 
@@ -60,10 +60,11 @@ impl Poller {
     /// carried out.
     pub(crate) unsafe fn wait(
         &self,
+        held: EventMutexHeld<'_>,
         filp: *mut bindings::file,
         wait: *mut bindings::poll_table_struct,
     ) {
-        if !self.counted.replace(true) {
+        if !self.counted.replace(held, true) {
             POLLED_FILES.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: the caller's contract.
@@ -76,7 +77,7 @@ impl Poller {
 
 impl Drop for Poller {
     fn drop(&mut self) {
-        if self.counted.get() {
+        if *self.counted.get_mut() {
             POLLED_FILES.fetch_sub(1, Ordering::Relaxed);
         }
     }

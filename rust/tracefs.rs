@@ -6,6 +6,7 @@
 //! tracing/error_log's messages. The objects themselves are handles of
 //! [`crate::tracing`].
 
+use core::cell::Cell;
 use core::fmt;
 use core::marker::PhantomData;
 use core::ptr;
@@ -80,6 +81,59 @@ impl<'a> EventMutexHeld<'a> {
 pub(crate) fn assert_event_mutex_held() {
     // SAFETY: no preconditions; it only checks.
     unsafe { shim::rhist_lockdep_assert_event_mutex_held() };
+}
+
+/// A value read and written by the holder of `event_mutex` only: a
+/// [`Cell`] whose every access through a shared reference shows the lock
+/// held. What a task reads it may not keep a reference into, so a caller
+/// that holds the lock may use it again while its value is in use.
+///
+/// # Invariants
+///
+/// The value is accessed through `&self` only with `event_mutex` held.
+pub(crate) struct EventMutexCell<T>(Cell<T>);
+
+// SAFETY: an access through `&self` takes an `EventMutexHeld`, so the
+// lock orders the accesses of all tasks (invariant); the value may be
+// moved in and out by any of them, hence `T: Send`.
+unsafe impl<T: Send> Sync for EventMutexCell<T> {}
+
+impl<T> EventMutexCell<T> {
+    /// A cell holding `value`.
+    pub(crate) const fn new(value: T) -> Self {
+        Self(Cell::new(value))
+    }
+
+    /// Stores `value` and returns the value it replaced.
+    pub(crate) fn replace(&self, _held: EventMutexHeld<'_>, value: T) -> T {
+        // INVARIANT: with the lock held (`_held`).
+        self.0.replace(value)
+    }
+
+    /// Stores `value`, dropping the value it replaced.
+    pub(crate) fn set(&self, held: EventMutexHeld<'_>, value: T) {
+        drop(self.replace(held, value));
+    }
+
+    /// The value, for the cell's only user.
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        self.0.get_mut()
+    }
+}
+
+impl<T: Copy> EventMutexCell<T> {
+    /// A copy of the value.
+    pub(crate) fn get(&self, _held: EventMutexHeld<'_>) -> T {
+        // INVARIANT: with the lock held (`_held`).
+        self.0.get()
+    }
+}
+
+impl<T: Default> EventMutexCell<T> {
+    /// Takes the value, leaving its default.
+    pub(crate) fn take(&self, held: EventMutexHeld<'_>) -> T {
+        self.replace(held, T::default())
+    }
 }
 
 /// Formatted output into a `seq_file`.

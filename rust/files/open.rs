@@ -4,7 +4,6 @@
 //! array pinned, a seq_file whose private data is an [`OpenFile`]),
 //! releasing it, and the event's hits that poll() compares.
 
-use core::cell::{Cell, RefCell};
 use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -13,32 +12,28 @@ use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 
-use super::text::Text;
+use super::text::TooLarge;
 use crate::command;
 use crate::poll::Poller;
-use crate::tracefs::{EventMutexGuard, EventMutexHeld};
+use crate::tracefs::{EventMutexCell, EventMutexGuard, EventMutexHeld};
 use crate::tracing::EventFile;
 
 /// What an open file keeps, the seq_file's private data (C's
-/// `hist_file_data`), with what one kind of file adds (`extra`). The
-/// cells are used under `event_mutex`, or the seq_file's lock (`text`),
-/// only.
+/// `hist_file_data`), with what one kind of file adds (`extra`). Its
+/// cells are read and written with `event_mutex` held, as their type
+/// says.
 pub(super) struct OpenFile<T> {
     /// The `struct file`, through which the event file is found.
     pub(super) filp: *mut bindings::file,
     /// The event's hits when the file was last read.
-    pub(super) last_read: Cell<u64>,
+    pub(super) last_read: EventMutexCell<u64>,
     /// The event's hits when the file was last read or polled.
-    pub(super) last_act: Cell<u64>,
+    pub(super) last_act: EventMutexCell<u64>,
     /// Its part in the count of polled files.
     pub(super) poller: Poller,
-    /// The bytes of the last text too large for seq_file's buffer (0:
-    /// none): the text files' retries skip writing until a buffer holds
-    /// it.
-    pub(super) need: Cell<usize>,
-    /// That text, written once for the read and copied by the retry
-    /// that has room for it (the text files').
-    pub(super) text: RefCell<Text>,
+    /// The last text too large for seq_file's buffer, if any (the text
+    /// files'): the retries skip writing until a buffer holds it.
+    pub(super) too_large: EventMutexCell<Option<TooLarge>>,
     /// What the kind of file keeps besides.
     pub(super) extra: T,
 }
@@ -89,11 +84,10 @@ pub(super) unsafe fn open<T>(
         let state = KBox::new(
             OpenFile {
                 filp,
-                last_read: Cell::new(0),
-                last_act: Cell::new(last_act),
+                last_read: EventMutexCell::new(0),
+                last_act: EventMutexCell::new(last_act),
                 poller: Poller::new(),
-                need: Cell::new(0),
-                text: RefCell::new(Text::new()),
+                too_large: EventMutexCell::new(None),
                 extra,
             },
             GFP_KERNEL,

@@ -51,13 +51,13 @@ pub(super) unsafe extern "C" fn poll_hist(
         return EPOLLERR;
     };
     // SAFETY: `filp` and `wait` come from the VFS for this call.
-    unsafe { state.poller.wait(filp, wait) };
+    unsafe { state.poller.wait(guard.held(), filp, wait) };
     let hits = event_hits(guard.held(), file);
     let mut mask = 0;
-    if state.last_read.get() != hits {
+    if state.last_read.get(guard.held()) != hits {
         mask |= EPOLLIN | EPOLLRDNORM;
     }
-    if state.last_act.replace(hits) != hits {
+    if state.last_act.replace(guard.held(), hits) != hits {
         mask |= EPOLLPRI;
     }
     mask
@@ -183,6 +183,14 @@ impl fmt::Write for Text {
     }
 }
 
+/// A text too large for the seq_file's buffer: written once for a read,
+/// and copied by the retry whose buffer has room for it.
+pub(super) struct TooLarge {
+    /// The bytes a buffer must have.
+    need: usize,
+    text: Text,
+}
+
 /// What a file writes for one trigger, after its header, with the lock
 /// held: its body, or, when allowed to (`true`), the histogram detached,
 /// whose body is then written with the lock dropped
@@ -220,15 +228,17 @@ unsafe fn for_each_trigger(m: *mut bindings::seq_file, each: &mut Each<'_>) -> c
     // SAFETY: `m` is being shown, for as long as this call.
     let mut out = unsafe { SeqWriter::new(m) };
     // A retry with a larger buffer: the text is written already.
-    let need = state.need.get();
-    if need > 0 {
-        if out.overflow_below(need) {
+    let guard = EventMutexGuard::lock();
+    if let Some(too_large) = state.too_large.take(guard.held()) {
+        if out.overflow_below(too_large.need) {
+            state.too_large.set(guard.held(), Some(too_large));
             return 0;
         }
-        state.need.set(0);
-        state.text.replace(Text::new()).copy_to(&mut out);
+        drop(guard);
+        too_large.text.copy_to(&mut out);
         return 0;
     }
+    drop(guard);
     // SAFETY: `state.filp` is the file being read, of an event directory.
     let text = match unsafe { write_text(state, each) } {
         Ok(text) => text,
@@ -237,8 +247,10 @@ unsafe fn for_each_trigger(m: *mut bindings::seq_file, each: &mut Each<'_>) -> c
     // One byte more: a buffer exactly full counts as overflowed.
     let need = text.len().saturating_add(1);
     if out.overflow_below(need) {
-        state.need.set(need);
-        *state.text.borrow_mut() = text;
+        let guard = EventMutexGuard::lock();
+        state
+            .too_large
+            .set(guard.held(), Some(TooLarge { need, text }));
         return 0;
     }
     text.copy_to(&mut out);
@@ -277,8 +289,8 @@ unsafe fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> 
         let stands = later.iter().all(|(_, d)| d.unchanged(held));
         if stands {
             // A read counts for poll() from now on (`hist_show()`).
-            state.last_read.set(hits);
-            state.last_act.set(hits);
+            state.last_read.set(held, hits);
+            state.last_act.set(held, hits);
         }
         for (_, detached) in later {
             detached.release(held);
