@@ -78,45 +78,7 @@ pub(crate) unsafe fn fields<'a>(file: &EventFile) -> Result<KVec<EventField<'a>>
     Ok(out)
 }
 
-/// The CPU the caller runs on; stable while preemption is disabled, as
-/// on the probe path.
-///
-/// On x86-64 one instruction, as `raw_smp_processor_id()` is in C: a call
-/// to the shim on the event path would make the probe save and restore
-/// six registers around it.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) fn this_cpu() -> u32 {
-    const CPU_NUMBER: usize = core::mem::offset_of!(
-        bindings::pcpu_hot,
-        __bindgen_anon_1.__bindgen_anon_1.cpu_number
-    );
-    let cpu: u32;
-    // SAFETY: the instruction reads the `int` `pcpu_hot.cpu_number` of
-    // this CPU's per-CPU area, as `this_cpu_read(pcpu_hot.cpu_number)`
-    // does: in 6.12, x86-64 per-CPU symbols are offsets from 0, and %gs
-    // points at the CPU's area, in any context. It writes nothing and
-    // uses neither the stack nor the flags.
-    unsafe {
-        core::arch::asm!(
-            "movl %gs:{hot}+{off}, {cpu:e}",
-            hot = sym bindings::pcpu_hot,
-            off = const CPU_NUMBER,
-            cpu = out(reg) cpu,
-            options(att_syntax, nostack, preserves_flags, readonly, pure)
-        );
-    }
-    cpu
-}
-
-/// The CPU the caller runs on (see the x86-64 version).
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-pub(crate) fn this_cpu() -> u32 {
-    // SAFETY: `raw_smp_processor_id()` reads a per-CPU variable, and may
-    // be called in any context.
-    unsafe { shim::rhist_smp_processor_id() }
-}
+pub(crate) use crate::kernel_ext::percpu::{nr_cpu_ids, raw_smp_processor_id as this_cpu};
 
 /// Word `i` (0 or 1) of the current task's name, `current->comm`, as
 /// the bytes are now: on x86-64 three loads (the name's offset in the
@@ -190,12 +152,6 @@ impl Here for OnThisCpu {
     fn comm_word(self, i: usize) -> u64 {
         current_comm_word(i)
     }
-}
-
-/// `nr_cpu_ids`: one more than the highest possible CPU number.
-pub(crate) fn nr_cpu_ids() -> usize {
-    // SAFETY: reads a variable set once at boot.
-    unsafe { shim::rhist_nr_cpu_ids() as usize }
 }
 
 /// The event being traced, as the trigger callback sees it.

@@ -6,5 +6,7 @@
 //! types for the shell's logic.
 //!
 //! - [`barrier`]: `smp_mb()` and `smp_mb__after_atomic()`.
+//! - [`percpu`]: the CPU the caller runs on, `nr_cpu_ids`, online CPUs.
 
 pub(crate) mod barrier;
+pub(crate) mod percpu;

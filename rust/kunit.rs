@@ -23,6 +23,7 @@ use crate::command::test_support;
 use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::map::{Elt, Inserter, MapError, MapParams, SortField, SortKey, TracingMap};
+use crate::kernel_ext::percpu;
 use crate::shim;
 use crate::tied::{Family, Tied};
 use crate::tracefs::EventMutexGuard;
@@ -188,8 +189,7 @@ impl OnlineCpus {
         let mut cpus = OnlineCpus(KVVec::new());
         let nr = crate::event::nr_cpu_ids() as u32;
         for cpu in 0..nr {
-            // SAFETY: `cpu` is below `nr_cpu_ids`.
-            if unsafe { shim::rhist_cpu_online(cpu) } {
+            if percpu::cpu_online(cpu) {
                 cpus.0.push(cpu, GFP_KERNEL)?;
             }
         }
@@ -1198,10 +1198,10 @@ unsafe extern "C" fn this_cpu_is_the_kernels(_test: *mut bindings::kunit) {
         return;
     };
     let ran = run_on_cpus(&cpus.0, &mut seen, &|_, seen: &mut (u32, u32)| {
-        // SAFETY: a kthread bound to one CPU.
-        *seen = (crate::event::this_cpu(), unsafe {
-            shim::rhist_smp_processor_id()
-        });
+        *seen = (
+            crate::event::this_cpu(),
+            percpu::raw_smp_processor_id_from_c(),
+        );
     });
     check!(ran.is_ok());
     for (&cpu, &(ours, kernels)) in cpus.0.iter().zip(seen.iter()) {
