@@ -19,7 +19,6 @@
 #include <linux/trace_events.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
-#include <linux/workqueue.h>
 
 #include "../../kernel/trace/trace.h"
 #include "../../kernel/trace/trace_synth.h"
@@ -214,28 +213,6 @@ bool rhist_nesting_enter(void)
 void rhist_nesting_exit(void)
 {
 	this_cpu_dec(rhist_nesting);
-}
-
-/*
- * Triggers the tracing core frees while it removes an instance, with
- * trace_types_lock held, are dropped here later: dropping one may take
- * that lock (trace_array_put(), tracing_set_filter_buffering()).
- */
-static void rhist_deferred_work_fn(struct work_struct *work)
-{
-	rhist_release_deferred();
-}
-
-static DECLARE_WORK(rhist_deferred_work, rhist_deferred_work_fn);
-
-void rhist_deferred_schedule(void)
-{
-	schedule_work(&rhist_deferred_work);
-}
-
-void rhist_deferred_flush(void)
-{
-	flush_work(&rhist_deferred_work);
 }
 
 /*

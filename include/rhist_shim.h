@@ -36,10 +36,6 @@ void rhist_trace_synth(struct synth_event *event, u64 *var_ref_vals,
 		       unsigned int *var_ref_idx);
 bool rhist_nesting_enter(void);
 void rhist_nesting_exit(void);
-void rhist_deferred_schedule(void);
-void rhist_deferred_flush(void);
-/* In Rust (rust/command.rs): drops what the tracing core freed. */
-void rhist_release_deferred(void);
 void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait);
 void rhist_poll_wakeup(void);
 void rhist_snapshot_cond(struct trace_array *tr, void *cond_data);

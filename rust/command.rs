@@ -50,7 +50,7 @@ use crate::tracing::{EventFile, ListEnd, NewTrigger, TriggerData};
 use attach::detach;
 use attach::{attach, unregister_one, AttachSetup};
 use errors::reject;
-use lifetime::{free, put, DeferredFlush, DEFERRED};
+use lifetime::{free, put, DeferredWork, DEFERRED};
 use state::{BuildError, Hist, Resolved};
 pub(crate) use state::{Detached, Trigger};
 
@@ -120,7 +120,7 @@ pub(crate) struct Registration {
     // go, then the work item that freed states goes, then the grow's.
     _command: Registered,
     _attached: Attached<Rhist>,
-    _deferred: DeferredFlush,
+    _deferred: DeferredWork,
     _grow: grow::GrowWorker,
 }
 
@@ -129,12 +129,14 @@ impl Registration {
     pub(crate) fn new() -> Result<Self> {
         // Before any trigger can ask it to grow; stopped after the last.
         let grow = grow::GrowWorker::new()?;
+        // Before any trigger can be freed; waited for after the last.
+        let deferred = DeferredWork::new()?;
         Ok(Registration {
             _grow: grow,
+            _deferred: deferred,
             _command: COMMAND.register()?,
             // SAFETY: dropped after `_command` (the fields' order).
             _attached: unsafe { Attached::new() },
-            _deferred: DeferredFlush,
         })
     }
 }

@@ -7,6 +7,8 @@
 //!
 //! - [`barrier`]: `smp_mb()` and `smp_mb__after_atomic()`.
 //! - [`percpu`]: the CPU the caller runs on, `nr_cpu_ids`, online CPUs.
+//! - [`workqueue`]: the wait for a work item, `flush_work()`.
 
 pub(crate) mod barrier;
 pub(crate) mod percpu;
+pub(crate) mod workqueue;

@@ -62,11 +62,6 @@ extern "C" {
     pub(crate) fn rhist_nesting_enter() -> bool;
     /// Leaves the level `rhist_nesting_enter()` entered.
     pub(crate) fn rhist_nesting_exit();
-    /// Queues the work that calls `rhist_release_deferred()`.
-    pub(crate) fn rhist_deferred_schedule();
-    /// Waits until the work queued by `rhist_deferred_schedule()` has
-    /// run; may sleep.
-    pub(crate) fn rhist_deferred_flush();
     /// `poll_wait()` on the queue of the hist files' pollers.
     pub(crate) fn rhist_poll_wait(
         filp: *mut bindings::file,

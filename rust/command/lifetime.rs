@@ -8,11 +8,14 @@ use core::cell::UnsafeCell;
 
 use kernel::bindings;
 use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::workqueue::{self, Work, WorkItem};
+use kernel::{impl_has_work, new_work};
 
 use super::state::Trigger;
 use super::REGISTRY;
-use crate::shim;
-use crate::tracefs::{EventMutexGuard, EventMutexHeld};
+use crate::kernel_ext::workqueue::flush_work;
+use crate::tracefs::{EventMutexCell, EventMutexGuard, EventMutexHeld};
 use crate::tracing::{Refs, TriggerData};
 
 /// `free()`: the tracing core drops its reference on `data` as it
@@ -94,26 +97,39 @@ unsafe fn release(held: EventMutexHeld<'_>, data: &TriggerData) -> Option<KBox<T
 ///
 /// The list is accessed only with `event_mutex` held, and no reference
 /// to it outlives the method call that made it.
-pub(super) struct Deferred(UnsafeCell<Option<KBox<Trigger>>>);
+pub(super) struct Deferred {
+    list: UnsafeCell<Option<KBox<Trigger>>>,
+    /// The work item that drops the list, while the module is loaded
+    /// ([`DeferredWork`]).
+    work: EventMutexCell<Option<Arc<DeferredDrop>>>,
+}
 
 // SAFETY: every access is serialised by the lock each method is shown
 // to be held (invariant).
 unsafe impl Sync for Deferred {}
 
 // INVARIANT: accessed only through the methods of `Deferred`.
-pub(super) static DEFERRED: Deferred = Deferred(UnsafeCell::new(None));
+pub(super) static DEFERRED: Deferred = Deferred {
+    list: UnsafeCell::new(None),
+    work: EventMutexCell::new(None),
+};
 
 impl Deferred {
     /// Keeps `trigger` until [`release()`](Self::release), which the work
     /// item queued here runs.
-    fn push(&self, _held: EventMutexHeld<'_>, mut trigger: KBox<Trigger>) {
-        // SAFETY: the lock is held (`_held`) and no other reference to the
+    fn push(&self, held: EventMutexHeld<'_>, mut trigger: KBox<Trigger>) {
+        // SAFETY: the lock is held (`held`) and no other reference to the
         // list lives (invariant): this one ends before the call does.
-        let head = unsafe { &mut *self.0.get() };
+        let head = unsafe { &mut *self.list.get() };
         trigger.deferred_next = head.take();
         *head = Some(trigger);
-        // SAFETY: no precondition; the work takes `event_mutex` itself.
-        unsafe { shim::rhist_deferred_schedule() };
+        let work = self.work.take(held);
+        if let Some(work) = &work {
+            // Already queued, it drops this state too: the clone back is
+            // then dropped, never the last reference (`self` keeps one).
+            let _ = workqueue::system().enqueue(work.clone());
+        }
+        self.work.set(held, work);
     }
 
     /// Drops every trigger state on the list.
@@ -125,7 +141,7 @@ impl Deferred {
         // SAFETY: the lock is held (`_held`) and no other reference to the
         // list lives (invariant): this one ends before the states are
         // dropped.
-        let mut next = unsafe { (*self.0.get()).take() };
+        let mut next = unsafe { (*self.list.get()).take() };
         // A loop, not the boxes' recursive drops: the list may be long.
         while let Some(mut trigger) = next {
             next = trigger.deferred_next.take();
@@ -134,22 +150,57 @@ impl Deferred {
     }
 }
 
-/// Waits, when dropped, for [`DEFERRED`]'s work item: the last step of
-/// unloading, once no trigger is left for the work to free.
-pub(super) struct DeferredFlush;
+/// The work item of [`Deferred`], on the system workqueue: drops the
+/// states on the list, with `event_mutex` held and no other lock.
+#[pin_data]
+pub(super) struct DeferredDrop {
+    #[pin]
+    work: Work<DeferredDrop>,
+}
 
-impl Drop for DeferredFlush {
-    fn drop(&mut self) {
-        // SAFETY: may sleep, which dropping the command's registration (at
-        // module init's failure or exit) may.
-        unsafe { shim::rhist_deferred_flush() };
+impl_has_work! {
+    impl HasWork<Self> for DeferredDrop { self.work }
+}
+
+impl WorkItem for DeferredDrop {
+    type Pointer = Arc<DeferredDrop>;
+
+    fn run(_this: Arc<DeferredDrop>) {
+        let guard = EventMutexGuard::lock();
+        // SAFETY: a work item of the system workqueue holds no lock but
+        // the guard's, so not `trace_types_lock`.
+        unsafe { DEFERRED.release(guard.held()) };
     }
 }
 
-/// The work item of [`Deferred`] (`include/rhist_shim.c`).
-#[no_mangle]
-extern "C" fn rhist_release_deferred() {
-    let guard = EventMutexGuard::lock();
-    // SAFETY: a work item holds no lock but the guard's.
-    unsafe { DEFERRED.release(guard.held()) };
+/// [`DEFERRED`]'s work item while the module is loaded: queued by its
+/// pushes from the time this is made, and waited for when this is
+/// dropped, the last step of unloading, once no trigger is left for the
+/// work to free.
+pub(super) struct DeferredWork(Arc<DeferredDrop>);
+
+impl DeferredWork {
+    /// Makes the work item and hands it to [`DEFERRED`].
+    pub(super) fn new() -> Result<Self> {
+        let work = Arc::pin_init(
+            pin_init!(DeferredDrop {
+                work <- new_work!("DeferredDrop::work"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let guard = EventMutexGuard::lock();
+        DEFERRED.work.set(guard.held(), Some(work.clone()));
+        Ok(DeferredWork(work))
+    }
+}
+
+impl Drop for DeferredWork {
+    fn drop(&mut self) {
+        // No push queues it from here on; then the last queueing has run.
+        let guard = EventMutexGuard::lock();
+        let work = DEFERRED.work.take(guard.held());
+        drop(guard);
+        drop(work);
+        flush_work(&*self.0);
+    }
 }
