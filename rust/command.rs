@@ -45,7 +45,8 @@ use crate::hist::hist_data::{HistData, Tracking};
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::Synths;
-use crate::tracefs::{EventMutexHeld, SeqWriter};
+use crate::kernel_ext::seq_file::SeqFile;
+use crate::tracefs::EventMutexHeld;
 use crate::tracing::{EventFile, ListEnd, NewTrigger, TriggerData};
 use attach::detach;
 use attach::{attach, unregister_one, AttachSetup};
@@ -498,28 +499,28 @@ unsafe extern "C" fn print(
     // `event_mutex` (its seq_file's `start()` takes it); the trigger is
     // on the list being shown, kept by the lock; `m` is the seq_file being
     // shown for this call.
-    let (held, data, mut out) = unsafe {
+    let (held, data, out) = unsafe {
         (
             EventMutexHeld::assume(),
             TriggerData::from_raw(data),
-            SeqWriter::new(m),
+            SeqFile::from_raw(m),
         )
     };
-    write_info(held, &mut out, data);
+    write_info(held, out, data);
     0
 }
 
 /// Writes the trigger info line of `data`, an rhist trigger, as hist
 /// does, `rhist:` for `hist:`: `rhist:keys=...:size=N[ if <filter>]
 /// [active]`.
-pub(crate) fn write_info(held: EventMutexHeld<'_>, out: &mut SeqWriter, data: &TriggerData) {
+pub(crate) fn write_info(held: EventMutexHeld<'_>, out: &mut SeqFile, data: &TriggerData) {
     let Some(trigger) = state(held, data) else {
         return;
     };
     for part in info_parts(held, data, trigger) {
-        out.bytes(part);
+        out.write_bytes(part);
     }
-    out.bytes(b"\n");
+    out.write_bytes(b"\n");
 }
 
 /// The pieces of the trigger info line (without its newline) of `data`,

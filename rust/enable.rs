@@ -22,7 +22,8 @@ use kernel::prelude::*;
 
 use crate::command::is_ours;
 use crate::hist::enable::EnableSpec;
-use crate::tracefs::{EventMutexHeld, SeqWriter};
+use crate::kernel_ext::seq_file::SeqFile;
+use crate::tracefs::EventMutexHeld;
 use crate::tracing::{EventFile, EventPin, ListEnd, NewTrigger, Refs, TraceArray, TriggerData};
 use crate::trigger_cmd::{
     list_and_enable, parse, reg, remove_each, Attached, Command, Registered, Registry,
@@ -308,11 +309,11 @@ unsafe extern "C" fn print(
     // `event_mutex` (its seq_file's `start()` takes it); the trigger is
     // on the list being shown, kept by the lock; `m` is the seq_file being
     // shown for this call.
-    let (held, data, mut out) = unsafe {
+    let (held, data, out) = unsafe {
         (
             EventMutexHeld::assume(),
             TriggerData::from_raw(data),
-            SeqWriter::new(m),
+            SeqFile::from_raw(m),
         )
     };
     let Some(target) = target(data) else {
@@ -325,19 +326,19 @@ unsafe extern "C" fn print(
         crate::names::NAMES.disable
     };
     for part in [name.to_bytes(), b":", system, b":", event] {
-        out.bytes(part);
+        out.write_bytes(part);
     }
     let count = data.count();
     if count == !0 {
-        out.bytes(b":unlimited");
+        out.write_bytes(b":unlimited");
     } else {
-        let _ = core::fmt::Write::write_fmt(&mut out, format_args!(":count={}", count as i64));
+        let _ = core::fmt::Write::write_fmt(out, format_args!(":count={}", count as i64));
     }
     if let Some(filter) = data.filter(held) {
-        out.bytes(b" if ");
-        out.bytes(filter);
+        out.write_bytes(b" if ");
+        out.write_bytes(filter);
     }
-    out.bytes(b"\n");
+    out.write_bytes(b"\n");
     0
 }
 

@@ -7,8 +7,10 @@
 //!
 //! - [`barrier`]: `smp_mb()` and `smp_mb__after_atomic()`.
 //! - [`percpu`]: the CPU the caller runs on, `nr_cpu_ids`, online CPUs.
+//! - [`seq_file`]: the seq_file being shown, written to.
 //! - [`workqueue`]: the wait for a work item, `flush_work()`.
 
 pub(crate) mod barrier;
 pub(crate) mod percpu;
+pub(crate) mod seq_file;
 pub(crate) mod workqueue;

@@ -2,12 +2,11 @@
 
 //! The tracing core's locking and output as the shell uses them: the
 //! event mutex (a guard, and [`EventMutexHeld`], the proof that it is
-//! held), the event file behind an open tracefs file, seq_file output and
-//! tracing/error_log's messages. The objects themselves are handles of
+//! held), the event file behind an open tracefs file and tracing/error_log's
+//! messages. The objects themselves are handles of
 //! [`crate::tracing`].
 
 use core::cell::Cell;
-use core::fmt;
 use core::marker::PhantomData;
 use core::ptr;
 use kernel::ffi::c_char;
@@ -133,75 +132,6 @@ impl<T: Default> EventMutexCell<T> {
     /// Takes the value, leaving its default.
     pub(crate) fn take(&self, held: EventMutexHeld<'_>) -> T {
         self.replace(held, T::default())
-    }
-}
-
-/// Formatted output into a `seq_file`.
-///
-/// # Invariants
-///
-/// `m` is a seq_file being shown for as long as the writer is used.
-pub(crate) struct SeqWriter {
-    m: *mut bindings::seq_file,
-}
-
-impl SeqWriter {
-    /// Wraps `m`.
-    ///
-    /// # Safety
-    ///
-    /// `m` must be a seq_file being shown for as long as the writer is used.
-    pub(crate) unsafe fn new(m: *mut bindings::seq_file) -> Self {
-        // INVARIANT: the caller's contract.
-        Self { m }
-    }
-
-    /// Writes raw bytes.
-    pub(crate) fn bytes(&mut self, bytes: &[u8]) {
-        // SAFETY: `self.m` is a seq_file being shown (type invariant); the
-        // buffer is valid for `bytes.len()` bytes. Overflow is recorded in
-        // the seq_file, which then retries with a larger buffer.
-        unsafe { bindings::seq_write(self.m, bytes.as_ptr().cast(), bytes.len()) };
-    }
-
-    /// Whether the seq_file's buffer was too small for what was written
-    /// (`seq_has_overflowed()`): seq_file then shows the record again
-    /// with a buffer twice as large, and what is written after it is lost.
-    pub(crate) fn overflowed(&self) -> bool {
-        // SAFETY: `self.m` is a seq_file being shown (type invariant):
-        // seq_read_iter() holds its lock for the show, so no one else
-        // changes its count or size meanwhile.
-        unsafe { (*self.m).count == (*self.m).size }
-    }
-
-    /// When the seq_file's buffer is smaller than `need` bytes, marks it
-    /// overflowed, as a write past its end does (seq_file's own
-    /// `seq_set_overflow()`), without writing: the show is retried with
-    /// a buffer twice as large. Returns whether it did.
-    pub(crate) fn overflow_below(&mut self, need: usize) -> bool {
-        // SAFETY: `self.m` is a seq_file being shown (type invariant):
-        // seq_read_iter() holds its lock for the show, which may set the
-        // count; count == size is how seq_file records an overflow, and
-        // seq_read_iter() then frees the buffer and shows again.
-        unsafe {
-            if (*self.m).size >= need {
-                return false;
-            }
-            (*self.m).count = (*self.m).size;
-        }
-        true
-    }
-}
-
-impl fmt::Write for SeqWriter {
-    /// Fails once the buffer has overflowed: what follows would be lost,
-    /// so the writer's caller may stop.
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.bytes(s.as_bytes());
-        if self.overflowed() {
-            return Err(fmt::Error);
-        }
-        Ok(())
     }
 }
 

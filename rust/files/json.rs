@@ -21,7 +21,8 @@ use crate::hist::histogram::KEY_SIZE_MAX;
 use crate::hist::json;
 use crate::hist::map::SUMS_MAX;
 use crate::hist::output::ValStat;
-use crate::tracefs::{EventMutexHeld, SeqWriter};
+use crate::kernel_ext::seq_file::SeqFile;
+use crate::tracefs::EventMutexHeld;
 use crate::tracing::{EventFile, TriggerData};
 
 /// What an open `rhist_json` file keeps: where a read of it is, used by
@@ -235,7 +236,7 @@ impl JsonCursor {
     ///
     /// [`holds`](Self::holds) must be true, under the same hold of the
     /// lock: `data` is then an rhist trigger on the file's list.
-    unsafe fn show(&self, held: EventMutexHeld<'_>, out: &mut SeqWriter) -> Result {
+    unsafe fn show(&self, held: EventMutexHeld<'_>, out: &mut SeqFile) -> Result {
         // The writes do not fail: the seq_file records an overflow.
         let trigger = match self.step {
             Step::DocStart => {
@@ -398,10 +399,10 @@ unsafe extern "C" fn json_show(m: *mut bindings::seq_file, _v: *mut c_void) -> c
     // SAFETY: the seq_file's contract (see `json_cursor()`).
     let (cursor, _) = unsafe { json_cursor(held, m) };
     // SAFETY: `m` is being shown.
-    let mut out = unsafe { SeqWriter::new(m) };
+    let out = unsafe { SeqFile::from_raw(m) };
     // SAFETY: `json_start()` checked `holds()`, and every move since
     // was under this hold of the lock.
-    match unsafe { cursor.show(held, &mut out) } {
+    match unsafe { cursor.show(held, out) } {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

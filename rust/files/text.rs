@@ -18,7 +18,8 @@ use super::open::{event_hits, open, OpenFile, Seq};
 use crate::command::{self, Detached};
 use crate::event::KernelSymbols;
 use crate::hist::histogram::{Histogram, Snapshot, KEY_SIZE_MAX};
-use crate::tracefs::{EventMutexGuard, EventMutexHeld, SeqWriter};
+use crate::kernel_ext::seq_file::SeqFile;
+use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 use crate::tracing::EventFile;
 
 // The poll bits of include/uapi/linux/eventpoll.h (casts, to bindgen).
@@ -166,9 +167,9 @@ impl Text {
         self.chunks.iter().map(|c| c.bytes.len()).sum()
     }
 
-    fn copy_to(&self, out: &mut SeqWriter) {
+    fn copy_to(&self, out: &mut SeqFile) {
         for c in self.chunks.iter() {
-            out.bytes(&c.bytes);
+            out.write_bytes(&c.bytes);
         }
     }
 }
@@ -221,12 +222,14 @@ const DETACHED_TRIES: usize = 3;
 ///
 /// # Safety
 ///
-/// `m` must be a seq_file opened by [`open`].
+/// `m` must be a seq_file opened by [`open`], being shown (in its show
+/// function) for the whole call.
 unsafe fn for_each_trigger(m: *mut bindings::seq_file, each: &mut Each<'_>) -> c_int {
-    // SAFETY: `open()` stored an `OpenFile` as the seq_file's private.
-    let state = unsafe { &*(*m).private.cast::<OpenFile<()>>() };
     // SAFETY: `m` is being shown, for as long as this call.
-    let mut out = unsafe { SeqWriter::new(m) };
+    let out = unsafe { SeqFile::from_raw(m) };
+    // SAFETY: `open()` stored an `OpenFile<()>` as the seq_file's
+    // private, freed only as the file is released, after every show.
+    let state = unsafe { &*out.private().cast::<OpenFile<()>>() };
     // A retry with a larger buffer: the text is written already.
     let guard = EventMutexGuard::lock();
     if let Some(too_large) = state.too_large.take(guard.held()) {
@@ -235,7 +238,7 @@ unsafe fn for_each_trigger(m: *mut bindings::seq_file, each: &mut Each<'_>) -> c
             return 0;
         }
         drop(guard);
-        too_large.text.copy_to(&mut out);
+        too_large.text.copy_to(out);
         return 0;
     }
     drop(guard);
@@ -253,7 +256,7 @@ unsafe fn for_each_trigger(m: *mut bindings::seq_file, each: &mut Each<'_>) -> c
             .set(guard.held(), Some(TooLarge { need, text }));
         return 0;
     }
-    text.copy_to(&mut out);
+    text.copy_to(out);
     0
 }
 
