@@ -7,10 +7,13 @@
 //!
 //! [`raw_smp_processor_id()`] is on the event path, where a call costs
 //! more than the read it wraps: the probe would save and restore the
-//! registers the call clobbers around it. On x86-64 it is therefore the
-//! one instruction C's `this_cpu_read()` is, written here with the
-//! layout it reads checked when the module is built; on the other
-//! architectures it calls C's.
+//! registers the call clobbers around it. Counted in the benchmark's
+//! instruction-counting boot (`RHIST_ICOUNT=1`), a call to C's on
+//! x86-64 makes an event of `keys=a` cost 95 instructions over the
+//! floor instead of 81, and one of `keys=a,b,c:vals=a,b` 166 instead of
+//! 159. On x86-64 it is therefore the one instruction C's
+//! `this_cpu_read()` is, written here with the layout it reads checked
+//! when the module is built; on the other architectures it calls C's.
 //!
 //! # Examples
 //!
