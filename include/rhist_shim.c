@@ -217,65 +217,25 @@ void rhist_nesting_exit(void)
 
 /*
  * poll() on the per-event hist file, as hist's: pollers wait on a queue
- * that the event path wakes through irq_work, since it may run in any
- * context. The queue and the work are macros' statics, hence here.
+ * that the event path wakes through irq_work (rust/poll.rs), since it may
+ * run in any context. The queue is a macro's static, hence here.
  */
 static DECLARE_WAIT_QUEUE_HEAD(rhist_poll_wq);
-
-static void rhist_poll_work_fn(struct irq_work *work)
-{
-	wake_up_all(&rhist_poll_wq);
-}
-
-static DEFINE_IRQ_WORK(rhist_poll_work, rhist_poll_work_fn);
 
 void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait)
 {
 	poll_wait(filp, &rhist_poll_wq, wait);
 }
 
-/*
- * The works the event path asked for and could not queue (RHIST_MISSED_*
- * bits): asked again by the CPU hotplug callbacks below.
- */
-#define RHIST_MISSED_POLL	BIT(0)
-#define RHIST_MISSED_GROW	BIT(1)
-static atomic_t rhist_missed = ATOMIC_INIT(0);
-
-/*
- * Queues work on this CPU, from the event path. A CPU that is not online
- * (going offline, or not yet up) runs no irq_work queued after its
- * CPU_DYING flush (the work would wait for the CPU's return, and
- * irq_work_sync() with it): there, the work is queued on another CPU;
- * but not from NMI, which must not send the IPI (on x86, every kprobe
- * that is not jump-optimized runs in NMI context): the request is then
- * marked as @missed, and asked again once the CPU is dead or up.
- */
-static void rhist_queue_where_it_runs(struct irq_work *work, int missed)
+bool rhist_poll_has_sleeper(void)
 {
-	unsigned int cpu = raw_smp_processor_id();
-
-	if (likely(cpu_online(cpu))) {
-		irq_work_queue(work);
-		return;
-	}
-	if (in_nmi()) {
-		atomic_or(missed, &rhist_missed);
-		return;
-	}
-	cpu = cpumask_any_but(cpu_online_mask, cpu);
-	if (cpu < nr_cpu_ids)
-		irq_work_queue_on(work, cpu);
+	/* Its smp_mb() pairs with a poller's after poll_wait() (rust/poll.rs). */
+	return wq_has_sleeper(&rhist_poll_wq);
 }
 
-/*
- * Called after a histogram changed: wakes the pollers, if any (from NMI
- * on a dying CPU, at their timeout, as hist's).
- */
-void rhist_poll_wakeup(void)
+void rhist_poll_wake_all(void)
 {
-	if (wq_has_sleeper(&rhist_poll_wq))
-		rhist_queue_where_it_runs(&rhist_poll_work, RHIST_MISSED_POLL);
+	wake_up_all(&rhist_poll_wq);
 }
 
 /*
@@ -296,50 +256,37 @@ void rhist_snapshot_cond(struct trace_array *tr, void *cond_data)
 		irq_work_run();
 }
 
-/* Waits for a queued wakeup to finish, before the module goes. */
-void rhist_poll_sync(void)
+bool rhist_in_nmi(void)
 {
-	irq_work_sync(&rhist_poll_work);
+	return in_nmi();
+}
+
+unsigned int rhist_any_online_cpu_but(unsigned int cpu)
+{
+	return cpumask_any_but(cpu_online_mask, cpu);
 }
 
 /*
- * The grow of :grow histograms. The event path asks through irq_work
- * (NMI-safe), which queues the work on rhist's own kthread worker
- * ("rhist_grow"): every allocation of the grow happens in that task,
- * where the fault suite arms /proc/PID/fail-nth. The work takes
- * event_mutex; nothing waits for it with that lock held (only
- * rhist_grow_exit(), at unload, with no lock held).
+ * The Rust views of struct irq_work and struct kthread_work
+ * (rust/kernel_ext/) assert the same layout: statics of theirs are used
+ * by C's functions.
  */
-static struct kthread_worker *rhist_grow_worker;
+static_assert(sizeof(struct irq_work) == 32);
+static_assert(offsetof(struct irq_work, func) == 16);
+static_assert(sizeof(struct kthread_work) == 40);
+static_assert(offsetof(struct kthread_work, func) == 16);
 
-static void rhist_grow_work_fn(struct kthread_work *work)
+void rhist_kthread_worker_set_fifo_low(struct kthread_worker *worker)
 {
-	rhist_grow_run();
+	sched_set_fifo_low(worker->task);
 }
-
-static DEFINE_KTHREAD_WORK(rhist_grow_work, rhist_grow_work_fn);
-
-static void rhist_grow_irq_fn(struct irq_work *work)
-{
-	kthread_queue_work(rhist_grow_worker, &rhist_grow_work);
-}
-
-static DEFINE_IRQ_WORK(rhist_grow_irq, rhist_grow_irq_fn);
 
 /*
- * Asks again for what rhist_queue_where_it_runs() could not queue, in
- * process context on an online CPU: the pollers' wakeup and the grow
- * work both serve every request made before them.
+ * The work the event path asks for where it cannot be queued (from NMI
+ * on a CPU that is not online, rust/event_work.rs) is asked again once
+ * that CPU is dead or up, in process context on an online CPU
+ * (rhist_ask_missed(), rust/rhist_main.rs).
  */
-static void rhist_ask_missed(void)
-{
-	int missed = atomic_xchg(&rhist_missed, 0);
-
-	if (missed & RHIST_MISSED_POLL)
-		wake_up_all(&rhist_poll_wq);
-	if (missed & RHIST_MISSED_GROW)
-		kthread_queue_work(rhist_grow_worker, &rhist_grow_work);
-}
 
 /* On the control CPU, once @cpu is dead: after its CPU_DYING steps. */
 static int rhist_cpu_dead(unsigned int cpu)
@@ -357,50 +304,29 @@ static int rhist_cpu_up(unsigned int cpu)
 
 static int rhist_cpuhp_dead = -1, rhist_cpuhp_up = -1;
 
-/* At load: the grow's worker, and the hotplug callbacks above. */
-int rhist_grow_init(void)
+int rhist_cpuhp_init(void)
 {
-	struct kthread_worker *w = kthread_create_worker(0, "rhist_grow");
 	int ret;
 
-	if (IS_ERR(w))
-		return PTR_ERR(w);
-	/*
-	 * The event path switches to the spare generation itself; the work
-	 * must make the next one before a burst fills that: it runs at the
-	 * first point where a busy CPU can reschedule.
-	 */
-	sched_set_fifo_low(w->task);
-	rhist_grow_worker = w;
 	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "trace/rhist:dead",
 					NULL, rhist_cpu_dead);
 	if (ret < 0)
-		goto destroy;
+		return ret;
 	rhist_cpuhp_dead = ret;
 	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "trace/rhist:online",
 					rhist_cpu_up, NULL);
-	if (ret < 0)
-		goto remove_dead;
+	if (ret < 0) {
+		cpuhp_remove_state_nocalls(rhist_cpuhp_dead);
+		return ret;
+	}
 	rhist_cpuhp_up = ret;
 	return 0;
-
-remove_dead:
-	cpuhp_remove_state_nocalls(rhist_cpuhp_dead);
-destroy:
-	kthread_destroy_worker(w);
-	rhist_grow_worker = NULL;
-	return ret;
 }
 
-/*
- * From the event path, any context. As rhist_poll_wakeup(): a CPU going
- * offline runs no irq_work queued after its CPU_DYING flush, so there it
- * is queued on another CPU, or, from NMI, asked again once the CPU is
- * dead (rhist_cpu_dead()).
- */
-void rhist_grow_request(void)
+void rhist_cpuhp_exit(void)
 {
-	rhist_queue_where_it_runs(&rhist_grow_irq, RHIST_MISSED_GROW);
+	cpuhp_remove_state_nocalls(rhist_cpuhp_up);
+	cpuhp_remove_state_nocalls(rhist_cpuhp_dead);
 }
 
 /*
@@ -412,14 +338,4 @@ void rhist_grow_synchronize(void)
 {
 	synchronize_srcu_expedited(&tracepoint_srcu);
 	synchronize_rcu_expedited();
-}
-
-/* At unload, once no probe of rhist can run: waits for both, then stops. */
-void rhist_grow_exit(void)
-{
-	cpuhp_remove_state_nocalls(rhist_cpuhp_up);
-	cpuhp_remove_state_nocalls(rhist_cpuhp_dead);
-	irq_work_sync(&rhist_grow_irq);
-	kthread_destroy_worker(rhist_grow_worker);
-	rhist_grow_worker = NULL;
 }

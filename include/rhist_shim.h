@@ -11,6 +11,7 @@
 
 struct completion;
 struct file;
+struct kthread_worker;
 struct list_head;
 struct poll_table_struct;
 struct synth_event;
@@ -37,15 +38,17 @@ void rhist_trace_synth(struct synth_event *event, u64 *var_ref_vals,
 bool rhist_nesting_enter(void);
 void rhist_nesting_exit(void);
 void rhist_poll_wait(struct file *filp, struct poll_table_struct *wait);
-void rhist_poll_wakeup(void);
+bool rhist_poll_has_sleeper(void);
+void rhist_poll_wake_all(void);
 void rhist_snapshot_cond(struct trace_array *tr, void *cond_data);
-void rhist_poll_sync(void);
-int rhist_grow_init(void);
-void rhist_grow_request(void);
+bool rhist_in_nmi(void);
+unsigned int rhist_any_online_cpu_but(unsigned int cpu);
+void rhist_kthread_worker_set_fifo_low(struct kthread_worker *worker);
+int rhist_cpuhp_init(void);
+void rhist_cpuhp_exit(void);
+/* In Rust (rust/rhist_main.rs): asks again for what could not be queued. */
+void rhist_ask_missed(void);
 void rhist_grow_synchronize(void);
-void rhist_grow_exit(void);
-/* In Rust (rust/command/grow.rs): grows the histograms that asked. */
-void rhist_grow_run(void);
 void *rhist_map_alloc(size_t size);
 void rhist_map_free(void *addr);
 

@@ -51,6 +51,7 @@ use crate::tracing::{EventFile, ListEnd, NewTrigger, TriggerData};
 use attach::detach;
 use attach::{attach, unregister_one, AttachSetup};
 use errors::reject;
+pub(crate) use grow::queue_work as grow_queue_work;
 use lifetime::{free, put, DeferredWork, DEFERRED};
 use state::{BuildError, Hist, Resolved};
 pub(crate) use state::{Detached, Trigger};

@@ -6,11 +6,16 @@
 //! types for the shell's logic.
 //!
 //! - [`barrier`]: `smp_mb()` and `smp_mb__after_atomic()`.
+//! - [`irq_work`]: a function run soon in hard interrupt context, asked
+//!   for from any context.
+//! - [`kthread`]: a kthread worker and its works.
 //! - [`percpu`]: the CPU the caller runs on, `nr_cpu_ids`, online CPUs.
 //! - [`seq_file`]: the seq_file being shown, written to.
 //! - [`workqueue`]: the wait for a work item, `flush_work()`.
 
 pub(crate) mod barrier;
+pub(crate) mod irq_work;
+pub(crate) mod kthread;
 pub(crate) mod percpu;
 pub(crate) mod seq_file;
 pub(crate) mod workqueue;

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Waking the pollers of `rhist` files from the event path, as hist's
-//! `hist_poll_wakeup()` does: one wait queue for every file, woken through
-//! an irq_work (the shim's), and only while some open file was polled.
+//! `hist_poll_wakeup()` does: one wait queue for every file (the shim's),
+//! woken through an irq_work, and only while some open file was polled.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use kernel::bindings;
 
+use crate::event_work::{queue_where_it_runs, Asked};
 use crate::kernel_ext::barrier::{smp_mb, smp_mb_after_atomic};
+use crate::kernel_ext::irq_work::{IrqWork, IrqWorkItem};
 use crate::shim;
 use crate::tracefs::{EventMutexCell, EventMutexHeld};
 
@@ -31,9 +33,40 @@ pub(crate) fn wake_pollers() {
     // with the `smp_mb()` in `Poller::wait()`.
     smp_mb_after_atomic();
     if POLLED_FILES.load(Ordering::Relaxed) != 0 {
-        // SAFETY: callable in any context; it queues irq_work.
-        unsafe { shim::rhist_poll_wakeup() };
+        wake_polled();
     }
+}
+
+/// [`wake_pollers()`] once some file was polled: queues the wakeup if a
+/// poller waits (from NMI on a dying CPU, at their timeout, as hist's).
+#[inline(never)]
+#[cold]
+fn wake_polled() {
+    // SAFETY: `wq_has_sleeper()` on the shim's static queue, in any
+    // context; it takes the full barrier a waker takes before it looks.
+    if unsafe { shim::rhist_poll_has_sleeper() } {
+        queue_where_it_runs(&WAKEUP, Asked::Poll);
+    }
+}
+
+/// The pollers' wakeup, run through [`WAKEUP`].
+struct Wakeup;
+
+impl IrqWorkItem for Wakeup {
+    fn run() {
+        wake_all_now();
+    }
+}
+
+/// The irq_work of the pollers' wakeup, waited for by [`PollWakeups`].
+static WAKEUP: IrqWork<Wakeup> = IrqWork::new();
+
+/// Wakes every poller now (`wake_up_all()`): in interrupt or process
+/// context, not from the event path.
+pub(crate) fn wake_all_now() {
+    // SAFETY: `wake_up_all()` on the shim's static queue; it takes the
+    // queue's lock with interrupts disabled, so any context but NMI.
+    unsafe { shim::rhist_poll_wake_all() };
 }
 
 /// An open file's part in [`POLLED_FILES`]: counted from its first
@@ -95,8 +128,8 @@ impl PollWakeups {
 
 impl Drop for PollWakeups {
     fn drop(&mut self) {
-        // SAFETY: waits for the shim's static irq_work; no probe of ours
-        // runs any more, so none can queue it again.
-        unsafe { shim::rhist_poll_sync() };
+        // No probe of ours runs any more, and the hotplug callbacks are
+        // gone: nothing queues it again.
+        WAKEUP.sync();
     }
 }

@@ -24,6 +24,7 @@ mod hist;
 mod command;
 mod enable;
 mod event;
+mod event_work;
 mod files;
 mod kernel_ext;
 #[cfg(CONFIG_KUNIT)]
@@ -80,6 +81,22 @@ impl kernel::Module for Rhist {
             _command: command,
             _poll: poll,
         })
+    }
+}
+
+/// Asks again for what the event path could not queue
+/// ([`event_work::take_missed()`]): from the CPU hotplug callbacks of
+/// `include/rhist_shim.c`, in process context on an online CPU. The
+/// pollers' wakeup and the grow work each serve every request made
+/// before them.
+#[no_mangle]
+extern "C" fn rhist_ask_missed() {
+    let (poll, grow) = event_work::take_missed();
+    if poll {
+        poll::wake_all_now();
+    }
+    if grow {
+        command::grow_queue_work();
     }
 }
 

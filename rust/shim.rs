@@ -67,28 +67,33 @@ extern "C" {
         filp: *mut bindings::file,
         wait: *mut bindings::poll_table_struct,
     );
-    /// Wakes the hist files' pollers, if any, through irq_work: callable
-    /// from the event path, in any context.
-    pub(crate) fn rhist_poll_wakeup();
+    /// `wq_has_sleeper()` of the pollers' queue: whether a poller waits,
+    /// after a full barrier. In any context.
+    pub(crate) fn rhist_poll_has_sleeper() -> bool;
+    /// `wake_up_all()` of the pollers' queue: any context but NMI.
+    pub(crate) fn rhist_poll_wake_all();
     /// `tracing_snapshot_cond()`; on a CPU going offline, also runs the
     /// irq_work the swap queued there, which would never run otherwise.
     pub(crate) fn rhist_snapshot_cond(
         tr: *mut bindings::trace_array,
         cond_data: *mut kernel::ffi::c_void,
     );
-    /// `irq_work_sync()` of the pollers' wakeup.
-    pub(crate) fn rhist_poll_sync();
-    /// Starts the kthread worker of the grow work; an errno on failure.
-    pub(crate) fn rhist_grow_init() -> kernel::ffi::c_int;
-    /// Asks for the grow work (`rhist_grow_run()`) through irq_work:
-    /// callable from the event path, in any context.
-    pub(crate) fn rhist_grow_request();
+    /// `in_nmi()`.
+    pub(crate) fn rhist_in_nmi() -> bool;
+    /// `cpumask_any_but(cpu_online_mask, cpu)`: `nr_cpu_ids` or more if
+    /// there is none.
+    pub(crate) fn rhist_any_online_cpu_but(cpu: kernel::ffi::c_uint) -> kernel::ffi::c_uint;
+    /// `sched_set_fifo_low()` of the worker's thread.
+    pub(crate) fn rhist_kthread_worker_set_fifo_low(worker: *mut bindings::kthread_worker);
+    /// Adds the CPU hotplug callbacks that call `rhist_ask_missed()`; an
+    /// errno on failure. Sleeps.
+    pub(crate) fn rhist_cpuhp_init() -> kernel::ffi::c_int;
+    /// Removes what `rhist_cpuhp_init()` added, waiting for the
+    /// callbacks; sleeps.
+    pub(crate) fn rhist_cpuhp_exit();
     /// `tracepoint_synchronize_unregister()`, expedited: waits for the
     /// running probes; sleeps.
     pub(crate) fn rhist_grow_synchronize();
-    /// Waits for the irq_work and the work of `rhist_grow_request()`,
-    /// then stops the worker; may sleep. After `rhist_grow_init()` only.
-    pub(crate) fn rhist_grow_exit();
 
     /// `nr_cpu_ids`: one more than the highest possible CPU number (the
     /// copies of per-CPU sums, and the KUnit suite's kthreads).

@@ -8,8 +8,8 @@
 //!
 //! The event path ([`Growing::after_update`]) switches to the spare
 //! generation when the current one reaches its threshold (no allocation,
-//! no lock, no wait), and asks through the shim's irq_work, which queues
-//! [`rhist_grow_run`] on rhist's kthread worker. The work takes
+//! no lock, no wait), and asks through an irq_work, which queues
+//! [`GrowRun`] on rhist's kthread worker. The work takes
 //! `event_mutex`, as the readers of the histogram and every command do,
 //! and for each trigger in [`REGISTRY`] that asked makes the next spare,
 //! then waits for the probes and folds the generations left behind into
@@ -30,6 +30,8 @@
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
+use kernel::c_str;
+
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::Error;
 use kernel::prelude::*;
@@ -38,8 +40,11 @@ use kernel::sync::Arc;
 use super::map_memory::MapMemory;
 use super::state::{histogram_in, HistSource, HistogramOf, Resolved};
 use super::{state, REGISTRY};
+use crate::event_work::{queue_where_it_runs, Asked};
 use crate::hist::grow::{fold_into, spare_bits, GrowStats, GrowTrigger};
 use crate::hist::histogram::{map_params_sized, Histogram};
+use crate::kernel_ext::irq_work::{IrqWork, IrqWorkItem};
+use crate::kernel_ext::kthread::{KthreadWork, KthreadWorkItem, KthreadWorker};
 use crate::shim;
 use crate::tied::Tied;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
@@ -220,9 +225,8 @@ impl Growing {
     fn reached(&self, gen: &Generation) {
         self.switch(gen);
         self.pending.store(true, Ordering::Relaxed);
-        // SAFETY: callable in any context; it queues irq_work. Its
-        // queueing orders the stores above before the work's swap.
-        unsafe { shim::rhist_grow_request() };
+        // Its queueing orders the stores above before the work's swap.
+        queue_where_it_runs(&GROW_REQUEST, Asked::Grow);
     }
 
     /// What the event path would do, from a reader: an event held up
@@ -393,10 +397,53 @@ impl Drop for Growing {
     }
 }
 
-/// The grow work, on rhist's kthread worker (`include/rhist_shim.c`):
-/// grows every registered `:grow` trigger that asked.
-#[no_mangle]
-extern "C" fn rhist_grow_run() {
+/// The event path's request for the grow work, in hard interrupt
+/// context: queues [`GROW_RUN`] on the worker.
+struct GrowRequest;
+
+impl IrqWorkItem for GrowRequest {
+    fn run() {
+        queue_work();
+    }
+}
+
+/// The irq_work of [`GrowRequest`], waited for by [`GrowWorker`]'s drop.
+static GROW_REQUEST: IrqWork<GrowRequest> = IrqWork::new();
+
+/// The grow work, on rhist's kthread worker.
+struct GrowRun;
+
+impl KthreadWorkItem for GrowRun {
+    fn run() {
+        grow_all();
+    }
+}
+
+/// The kthread work of [`GrowRun`], made ready by [`GrowWorker::new()`].
+static GROW_RUN: KthreadWork<GrowRun> = KthreadWork::new();
+
+/// rhist's kthread worker while [`GrowWorker`] lives, else null: from
+/// [`KBox::into_raw()`], freed by the worker's drop once no caller of
+/// [`queue_work()`] is left (the irq_work waited for, the hotplug
+/// callbacks removed).
+static WORKER: AtomicPtr<KthreadWorker> = AtomicPtr::new(ptr::null_mut());
+
+/// Queues the grow work on the worker, if there is one: from the
+/// irq_work, or from a hotplug callback asking again for a request made
+/// where it could not be queued.
+pub(crate) fn queue_work() {
+    // Acquire: the worker as `GrowWorker::new()` made it.
+    let worker = WORKER.load(Ordering::Acquire);
+    if !worker.is_null() {
+        // SAFETY: not null, so a live worker from `KBox::into_raw()`,
+        // freed only after every caller of this function is gone (see
+        // `WORKER`), this one included.
+        unsafe { &*worker }.queue(&GROW_RUN);
+    }
+}
+
+/// The grow work: grows every registered `:grow` trigger that asked.
+fn grow_all() {
     let guard = EventMutexGuard::lock();
     let held = guard.held();
     for trigger in REGISTRY.iter(held).filter_map(|d| state(held, d)) {
@@ -406,25 +453,58 @@ extern "C" fn rhist_grow_run() {
     }
 }
 
-/// rhist's kthread worker for the grow work: made at load, stopped at
-/// unload once every trigger is gone (the last request waited for).
+/// rhist's kthread worker for the grow work (`rhist_grow`), with the
+/// CPU hotplug callbacks that ask again for the requests the event path
+/// could not queue: made at load, stopped at unload once every trigger
+/// is gone (the last request waited for).
 pub(super) struct GrowWorker(());
 
 impl GrowWorker {
     pub(super) fn new() -> Result<Self> {
-        // SAFETY: no precondition; called once, at load.
-        let ret = unsafe { shim::rhist_grow_init() };
+        // SAFETY: nothing queues the work before `WORKER` is set, below.
+        unsafe { GROW_RUN.init() };
+        let worker = KthreadWorker::new(c_str!("rhist_grow"))?;
+        // The event path switches to the spare generation itself; the work
+        // must make the next one before a burst fills that: it runs at the
+        // first point where a busy CPU can reschedule.
+        worker.set_fifo_low();
+        let worker = KBox::new(worker, GFP_KERNEL)?;
+        // INVARIANT (of `WORKER`): from `KBox::into_raw()`. Release: the
+        // worker made before a request finds it.
+        WORKER.store(KBox::into_raw(worker), Ordering::Release);
+        let grow = GrowWorker(());
+        // SAFETY: called once, undone by `rhist_cpuhp_exit()` in `drop()`
+        // when it succeeded; the callbacks call `rhist_ask_missed()`.
+        let ret = unsafe { shim::rhist_cpuhp_init() };
         if ret < 0 {
+            // The worker alone goes, as `drop()` would after the callbacks.
+            grow.stop_worker();
+            core::mem::forget(grow);
             return Err(Error::from_errno(ret));
         }
-        Ok(GrowWorker(()))
+        Ok(grow)
+    }
+
+    /// Waits for the last request, then stops the worker (which runs the
+    /// work if it is queued).
+    fn stop_worker(&self) {
+        GROW_REQUEST.sync();
+        let worker = WORKER.swap(ptr::null_mut(), Ordering::AcqRel);
+        if !worker.is_null() {
+            // SAFETY: from `KBox::into_raw()` (`new()`), taken out of
+            // `WORKER` by the swap, and no caller of `queue_work()` is
+            // left: the event path's requests are waited for, and the
+            // hotplug callbacks removed or never added.
+            drop(unsafe { KBox::from_raw(worker) });
+        }
     }
 }
 
 impl Drop for GrowWorker {
     fn drop(&mut self) {
-        // SAFETY: after `rhist_grow_init()` succeeded; dropped after the
-        // triggers are gone, with no lock held (it sleeps).
-        unsafe { shim::rhist_grow_exit() };
+        // SAFETY: `rhist_cpuhp_init()` succeeded (`new()`); dropped after
+        // the triggers are gone, with no lock held (it sleeps).
+        unsafe { shim::rhist_cpuhp_exit() };
+        self.stop_worker();
     }
 }

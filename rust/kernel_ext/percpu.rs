@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The CPUs, as per-CPU data is indexed by them: the CPU the caller runs
-//! on (`raw_smp_processor_id()`), how many CPU numbers there may be
-//! (`nr_cpu_ids`) and which CPUs are online. The 6.12 kernel crate has
-//! none of them.
+//! on (`raw_smp_processor_id()`) and whether it is in an NMI, how many CPU
+//! numbers there may be (`nr_cpu_ids`) and which CPUs are online. The
+//! 6.12 kernel crate has none of them.
 //!
 //! [`raw_smp_processor_id()`] is on the event path, where a call costs
 //! more than the read it wraps: the probe would save and restore the
@@ -115,4 +115,20 @@ pub(crate) fn nr_cpu_ids() -> usize {
 pub(crate) fn cpu_online(cpu: u32) -> bool {
     // SAFETY: `cpu` is below `nr_cpu_ids`, as `cpu_online()` requires.
     (cpu as usize) < nr_cpu_ids() && unsafe { shim::rhist_cpu_online(cpu) }
+}
+
+/// An online CPU other than `cpu`, if there is one
+/// (`cpumask_any_but(cpu_online_mask, cpu)`).
+pub(crate) fn any_online_cpu_but(cpu: u32) -> Option<u32> {
+    // SAFETY: `cpumask_any_but()` reads the online mask, in any context
+    // but NMI; `cpu` needs no bound (none matches a number past the
+    // mask).
+    let other = unsafe { shim::rhist_any_online_cpu_but(cpu) };
+    ((other as usize) < nr_cpu_ids()).then_some(other)
+}
+
+/// Whether this CPU runs an NMI handler (`in_nmi()`).
+pub(crate) fn in_nmi() -> bool {
+    // SAFETY: `in_nmi()` reads this CPU's preempt count, in any context.
+    unsafe { shim::rhist_in_nmi() }
 }
