@@ -258,6 +258,11 @@ fn first_frame_shown(raw: &[u64]) -> usize {
 const HIST_STACKTRACE_SKIP: usize = 5;
 
 impl TaskContext for ProbeContext {
+    /// Not `current!().pid()`: the 6.12 kernel crate's `Task::pid()`
+    /// reads the field at bindgen's offset in `task_struct` (0x3f0 on the
+    /// test kernel), where C's `current->pid` is at 0x400, and reads 0 for
+    /// every task (every execname key became `<idle>`). The shim reads it
+    /// with C's layout, as `current_comm_word()` takes `comm`'s offset.
     fn pid(&self) -> i32 {
         // SAFETY: reads a field of `current`, which is always valid.
         unsafe { shim::rhist_current_pid() }
