@@ -42,10 +42,10 @@ use crate::hist::error::{
 use crate::hist::grammar::ActionKind;
 use crate::hist::grammar::TriggerSpec;
 use crate::hist::hist_data::{HistData, Tracking};
+use crate::kernel_ext::seq_file::SeqFile;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::Synths;
-use crate::kernel_ext::seq_file::SeqFile;
 use crate::tracefs::EventMutexHeld;
 use crate::tracing::{EventFile, ListEnd, NewTrigger, TriggerData};
 use attach::detach;
