@@ -100,7 +100,9 @@ impl Poller {
         if !self.counted.replace(held, true) {
             POLLED_FILES.fetch_add(1, Ordering::Relaxed);
         }
-        // SAFETY: the caller's contract.
+        // SAFETY: `filp` and `wait` are the VFS's for the `poll()` under
+        // way (the caller's contract): `poll_wait()` adds the file to
+        // that poll table, which the VFS removes it from once it is done.
         unsafe { shim::rhist_poll_wait(filp, wait) };
         // The count (and the queue) before the caller reads the hits:
         // pairs with the `smp_mb_after_atomic()` in `wake_pollers()`.

@@ -199,7 +199,9 @@ unsafe fn on_event_sized(
     rbe: *mut bindings::ring_buffer_event,
 ) {
     if trigger.growing().is_some() {
-        // SAFETY: our contract.
+        // SAFETY: `buffer`, `rec` and `rbe` are `on_event()`'s, `rec` and
+        // `rbe` not null (this function's contract): what
+        // `on_event_grow()` requires.
         return unsafe { on_event_grow(trigger, buffer, rec, rbe) };
     }
     // SAFETY: `rbe` is the event being traced, live during the call.
