@@ -416,8 +416,8 @@ fn clear(held: EventMutexHeld<'_>, data: &TriggerData, trigger: &Trigger) {
     for d in REGISTRY.iter(held).filter(|d| feeds(d)) {
         d.save_and_pause(held);
     }
-    // SAFETY: no precondition; it sleeps, which `parse()` may.
-    unsafe { shim::rhist_tracepoint_synchronize_unregister() };
+    // It sleeps, which `parse()` may.
+    shim::rhist_tracepoint_synchronize_unregister();
     trigger.hist(held).clear();
     if let Some(growing) = trigger.growing() {
         growing.cleared(held);

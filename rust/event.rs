@@ -94,8 +94,7 @@ fn current_comm_word(i: usize) -> u64 {
         bindings::pcpu_hot,
         __bindgen_anon_1.__bindgen_anon_1.current_task
     );
-    // SAFETY: a constant of the C shim, never written.
-    let comm_at = unsafe { shim::rhist_task_comm_at };
+    let comm_at = shim::rhist_task_comm_at;
     let at = comm_at.wrapping_add(i.min(1) * 8);
     let word: u64;
     // SAFETY: the first instruction reads the pointer
@@ -128,8 +127,7 @@ fn current_comm_word(i: usize) -> u64 {
 #[inline(always)]
 fn current_comm_word(i: usize) -> u64 {
     let mut comm = [0u8; 16];
-    // SAFETY: `comm` has room for the 16 bytes copied.
-    unsafe { shim::rhist_current_comm(comm.as_mut_ptr().cast()) };
+    shim::rhist_current_comm(&mut comm);
     let at = i.min(1) * 8;
     let mut word = [0u8; 8];
     word.copy_from_slice(&comm[at..at + 8]);
@@ -193,8 +191,7 @@ impl EventContext for ProbeContext {
 
     fn comm(&self) -> [u8; 16] {
         let mut comm = [0u8; 16];
-        // SAFETY: `comm` has room for the 16 bytes copied.
-        unsafe { shim::rhist_current_comm(comm.as_mut_ptr().cast()) };
+        shim::rhist_current_comm(&mut comm);
         comm
     }
 }
@@ -264,8 +261,7 @@ impl TaskContext for ProbeContext {
     /// every task (every execname key became `<idle>`). The shim reads it
     /// with C's layout, as `current_comm_word()` takes `comm`'s offset.
     fn pid(&self) -> i32 {
-        // SAFETY: reads a field of `current`, which is always valid.
-        unsafe { shim::rhist_current_pid() }
+        shim::rhist_current_pid()
     }
 }
 
@@ -310,8 +306,8 @@ impl Resolver for KernelSymbols {
     /// Files are written in process context, with at most
     /// `event_mutex` held: they may reschedule.
     fn pause(&self) {
-        // SAFETY: no precondition; it may sleep, which a file's write
-        // may (the only user of `KernelSymbols`).
-        unsafe { shim::rhist_cond_resched() };
+        // It may sleep, which a file's write may (the only user of
+        // `KernelSymbols`).
+        shim::rhist_cond_resched();
     }
 }

@@ -346,8 +346,8 @@ fn run_on_cpus<S: Send, F: Fn(usize, &mut S) + Sync>(
 /// `cond_resched()`: writers and readers share CPUs, and the test kernel
 /// does not preempt kernel code.
 fn cond_resched() {
-    // SAFETY: called from a kthread, which may sleep.
-    unsafe { shim::rhist_cond_resched() };
+    // A KUnit case runs in a kthread, which may sleep.
+    shim::rhist_cond_resched();
 }
 
 fn map_error(e: MapError) -> Error {
@@ -1227,8 +1227,7 @@ unsafe extern "C" fn current_comm_is_the_kernels(_test: *mut bindings::kunit) {
         let here = crate::event::OnThisCpu;
         seen.0[..8].copy_from_slice(&here.comm_word(0).to_ne_bytes());
         seen.0[8..].copy_from_slice(&here.comm_word(1).to_ne_bytes());
-        // SAFETY: `seen.1` has room for the 16 bytes copied.
-        unsafe { shim::rhist_current_comm(seen.1.as_mut_ptr().cast()) };
+        shim::rhist_current_comm(&mut seen.1);
     });
     check!(ran.is_ok());
     for (ours, kernels) in seen.iter() {

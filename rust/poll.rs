@@ -42,9 +42,9 @@ pub(crate) fn wake_pollers() {
 #[inline(never)]
 #[cold]
 fn wake_polled() {
-    // SAFETY: `wq_has_sleeper()` on the shim's static queue, in any
-    // context; it takes the full barrier a waker takes before it looks.
-    if unsafe { shim::rhist_poll_has_sleeper() } {
+    // `wq_has_sleeper()` takes the full barrier a waker takes before it
+    // looks.
+    if shim::rhist_poll_has_sleeper() {
         queue_where_it_runs(&WAKEUP, Asked::Poll);
     }
 }
@@ -64,9 +64,9 @@ static WAKEUP: IrqWork<Wakeup> = IrqWork::new();
 /// Wakes every poller now (`wake_up_all()`): in interrupt or process
 /// context, not from the event path.
 pub(crate) fn wake_all_now() {
-    // SAFETY: `wake_up_all()` on the shim's static queue; it takes the
-    // queue's lock with interrupts disabled, so any context but NMI.
-    unsafe { shim::rhist_poll_wake_all() };
+    // It takes the queue's lock with interrupts disabled: any context
+    // but NMI.
+    shim::rhist_poll_wake_all();
 }
 
 /// An open file's part in [`POLLED_FILES`]: counted from its first

@@ -7,8 +7,15 @@ use kernel::bindings;
 
 // The bindings contain opaque structs (e.g. `sched_statistics`) that the
 // lint cannot see through; the functions take and return plain pointers.
+//
+// SAFETY: each declaration matches its definition in
+// `include/rhist_shim.c` (name, argument and return types). Those marked
+// `safe` take no pointer and have no precondition: any argument of their
+// types is valid, in any context their doc allows (a call that sleeps is
+// a bug in atomic context, not a memory-safety one, as for the kernel
+// crate's `Mutex::lock()`).
 #[allow(improper_ctypes)]
-extern "C" {
+unsafe extern "C" {
     /// `event_file_file()`: the event file behind an open tracefs file, or
     /// null once the event is being removed. Needs `event_mutex`.
     pub(crate) fn rhist_event_file_file(
@@ -33,22 +40,22 @@ extern "C" {
     /// `list_del_rcu()`.
     pub(crate) fn rhist_list_del_rcu(entry: *mut bindings::list_head);
     /// `lockdep_assert_held(&event_mutex)`.
-    pub(crate) fn rhist_lockdep_assert_event_mutex_held();
+    pub(crate) safe fn rhist_lockdep_assert_event_mutex_held();
     /// `tracepoint_synchronize_unregister()`: waits for running probes.
-    pub(crate) fn rhist_tracepoint_synchronize_unregister();
+    pub(crate) safe fn rhist_tracepoint_synchronize_unregister();
     /// `trace_get_fields()`: the head of the event's field list.
     pub(crate) fn rhist_trace_get_fields(
         call: *mut bindings::trace_event_call,
     ) -> *mut bindings::list_head;
     /// `raw_smp_processor_id()`.
-    pub(crate) fn rhist_smp_processor_id() -> kernel::ffi::c_uint;
+    pub(crate) safe fn rhist_smp_processor_id() -> kernel::ffi::c_uint;
     /// `offsetof(struct task_struct, comm)`, as C lays it out (the
     /// bindings' layout of `task_struct` is not C's).
-    pub(crate) static rhist_task_comm_at: usize;
+    pub(crate) safe static rhist_task_comm_at: usize;
     /// Copies `current->comm` (16 bytes) to `comm`.
-    pub(crate) fn rhist_current_comm(comm: *mut kernel::ffi::c_char);
+    pub(crate) safe fn rhist_current_comm(comm: &mut [u8; 16]);
     /// `current->pid`.
-    pub(crate) fn rhist_current_pid() -> kernel::ffi::c_int;
+    pub(crate) safe fn rhist_current_pid() -> kernel::ffi::c_int;
     /// `trace_synth()`: calls the probes of `event`'s tracepoint, which
     /// read `var_ref_vals[var_ref_idx[i]]` for each field `i` of the event.
     pub(crate) fn rhist_trace_synth(
@@ -69,9 +76,9 @@ extern "C" {
     );
     /// `wq_has_sleeper()` of the pollers' queue: whether a poller waits,
     /// after a full barrier. In any context.
-    pub(crate) fn rhist_poll_has_sleeper() -> bool;
+    pub(crate) safe fn rhist_poll_has_sleeper() -> bool;
     /// `wake_up_all()` of the pollers' queue: any context but NMI.
-    pub(crate) fn rhist_poll_wake_all();
+    pub(crate) safe fn rhist_poll_wake_all();
     /// `tracing_snapshot_cond()`; on a CPU going offline, also runs the
     /// irq_work the swap queued there, which would never run otherwise.
     pub(crate) fn rhist_snapshot_cond(
@@ -79,10 +86,10 @@ extern "C" {
         cond_data: *mut kernel::ffi::c_void,
     );
     /// `in_nmi()`.
-    pub(crate) fn rhist_in_nmi() -> bool;
+    pub(crate) safe fn rhist_in_nmi() -> bool;
     /// `cpumask_any_but(cpu_online_mask, cpu)`: `nr_cpu_ids` or more if
     /// there is none.
-    pub(crate) fn rhist_any_online_cpu_but(cpu: kernel::ffi::c_uint) -> kernel::ffi::c_uint;
+    pub(crate) safe fn rhist_any_online_cpu_but(cpu: kernel::ffi::c_uint) -> kernel::ffi::c_uint;
     /// `sched_set_fifo_low()` of the worker's thread.
     pub(crate) fn rhist_kthread_worker_set_fifo_low(worker: *mut bindings::kthread_worker);
     /// Adds the CPU hotplug callbacks that call `rhist_ask_missed()`; an
@@ -93,11 +100,11 @@ extern "C" {
     pub(crate) fn rhist_cpuhp_exit();
     /// `tracepoint_synchronize_unregister()`, expedited: waits for the
     /// running probes; sleeps.
-    pub(crate) fn rhist_grow_synchronize();
+    pub(crate) safe fn rhist_grow_synchronize();
 
     /// `nr_cpu_ids`: one more than the highest possible CPU number (the
     /// copies of per-CPU sums, and the KUnit suite's kthreads).
-    pub(crate) fn rhist_nr_cpu_ids() -> kernel::ffi::c_uint;
+    pub(crate) safe fn rhist_nr_cpu_ids() -> kernel::ffi::c_uint;
     /// `cpu_online()`; `cpu` must be below `nr_cpu_ids`.
     pub(crate) fn rhist_cpu_online(cpu: kernel::ffi::c_uint) -> bool;
     /// `vmalloc()` of `size` bytes for a histogram's map, without an
@@ -106,12 +113,12 @@ extern "C" {
     /// `vfree()` of what `rhist_map_alloc()` returned.
     pub(crate) fn rhist_map_free(addr: *mut kernel::ffi::c_void);
     /// `smp_mb()`.
-    pub(crate) fn rhist_smp_mb();
+    pub(crate) safe fn rhist_smp_mb();
     /// `smp_mb__after_atomic()`: x86-64's is written in Rust.
     #[cfg(not(target_arch = "x86_64"))]
-    pub(crate) fn rhist_smp_mb__after_atomic();
+    pub(crate) safe fn rhist_smp_mb__after_atomic();
     /// `cond_resched()`: may sleep.
-    pub(crate) fn rhist_cond_resched();
+    pub(crate) safe fn rhist_cond_resched();
     /// `init_completion()`.
     pub(crate) fn rhist_init_completion(x: *mut bindings::completion);
 }

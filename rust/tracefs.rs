@@ -78,8 +78,7 @@ impl<'a> EventMutexHeld<'a> {
 
 /// Asserts (under lockdep) that `event_mutex` is held.
 pub(crate) fn assert_event_mutex_held() {
-    // SAFETY: no preconditions; it only checks.
-    unsafe { shim::rhist_lockdep_assert_event_mutex_held() };
+    shim::rhist_lockdep_assert_event_mutex_held();
 }
 
 /// A value read and written by the holder of `event_mutex` only: a

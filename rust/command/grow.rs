@@ -306,9 +306,8 @@ impl Growing {
             }
             // Every probe that may have loaded a generation of the chain
             // (all replaced before `current` was published) returns.
-            // SAFETY: no precondition; it sleeps, which the lock's holder
-            // may.
-            unsafe { shim::rhist_grow_synchronize() };
+            // It sleeps, which the lock's holder may.
+            shim::rhist_grow_synchronize();
             // Into the current generation now (a probe may have replaced
             // `current` meanwhile; it then folds in at the next call).
             let into = self.current_unfolded(held);

@@ -40,9 +40,7 @@ use crate::shim;
 /// as every other CPU sees them.
 #[inline]
 pub(crate) fn smp_mb() {
-    // SAFETY: `smp_mb()` has no precondition; it may be called in any
-    // context.
-    unsafe { shim::rhist_smp_mb() };
+    shim::rhist_smp_mb();
 }
 
 /// `smp_mb__after_atomic()`: after an atomic read-modify-write that
@@ -60,9 +58,5 @@ pub(crate) fn smp_mb_after_atomic() {
     #[cfg(target_arch = "x86_64")]
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: `smp_mb__after_atomic()` has no precondition; it may be
-    // called in any context.
-    unsafe {
-        shim::rhist_smp_mb__after_atomic()
-    };
+    shim::rhist_smp_mb__after_atomic();
 }

@@ -73,10 +73,7 @@ pub(crate) fn raw_smp_processor_id() -> u32 {
 /// C's `raw_smp_processor_id()` itself, through a call: what the x86-64
 /// read is tested against (KUnit's `this_cpu_is_the_kernels`).
 pub(crate) fn raw_smp_processor_id_from_c() -> u32 {
-    // SAFETY: `raw_smp_processor_id()` reads a per-CPU variable of the
-    // running CPU; it has no precondition and may be called in any
-    // context.
-    unsafe { shim::rhist_smp_processor_id() }
+    shim::rhist_smp_processor_id()
 }
 
 /// The layout [`raw_smp_processor_id()`] reads on x86-64, checked when
@@ -106,8 +103,7 @@ mod x86_64 {
 /// `nr_cpu_ids`: one more than the highest possible CPU number, the size
 /// of an array indexed by CPU.
 pub(crate) fn nr_cpu_ids() -> usize {
-    // SAFETY: reads a variable set once at boot, before modules load.
-    unsafe { shim::rhist_nr_cpu_ids() as usize }
+    shim::rhist_nr_cpu_ids() as usize
 }
 
 /// Whether `cpu` is online (`cpu_online()`); false for a number not
@@ -120,15 +116,13 @@ pub(crate) fn cpu_online(cpu: u32) -> bool {
 /// An online CPU other than `cpu`, if there is one
 /// (`cpumask_any_but(cpu_online_mask, cpu)`).
 pub(crate) fn any_online_cpu_but(cpu: u32) -> Option<u32> {
-    // SAFETY: `cpumask_any_but()` reads the online mask, in any context
-    // but NMI; `cpu` needs no bound (none matches a number past the
-    // mask).
-    let other = unsafe { shim::rhist_any_online_cpu_but(cpu) };
+    // Any context but NMI; `cpu` needs no bound (none matches a number
+    // past the mask).
+    let other = shim::rhist_any_online_cpu_but(cpu);
     ((other as usize) < nr_cpu_ids()).then_some(other)
 }
 
 /// Whether this CPU runs an NMI handler (`in_nmi()`).
 pub(crate) fn in_nmi() -> bool {
-    // SAFETY: `in_nmi()` reads this CPU's preempt count, in any context.
-    unsafe { shim::rhist_in_nmi() }
+    shim::rhist_in_nmi()
 }
