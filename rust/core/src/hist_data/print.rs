@@ -35,6 +35,10 @@ impl<'a> HistData<'a> {
     /// The event path passes a buffer it has just made of zeros: zeroing
     /// it again here cost a third of the general path's key.
     pub fn write_key(&self, rec: &[u8], ctx: &dyn EventContext, key: &mut [u8]) {
+        debug_assert!(
+            key.iter().all(|&b| b == 0),
+            "write_key() into a used buffer"
+        );
         for &id in self.key_ids() {
             let Some(f) = self.node_ref(id) else {
                 continue;

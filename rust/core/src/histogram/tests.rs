@@ -604,6 +604,49 @@ fn common_comm_keys_are_compiled() {
     }
 }
 
+/// The general path builds each key in a buffer of zeros (`write_key()`
+/// writes only its fields' bytes): a 4-byte key's other 4 bytes, and a
+/// string key's bytes past its NUL, are 0 in every entry, so that equal
+/// fields make one entry, the entry the compiled program finds.
+#[test]
+fn general_path_keys_are_zero_past_their_fields() {
+    with_hist("keys=b", |hist| {
+        for i in 0..60u64 {
+            hist.update_general(
+                &record(i.wrapping_mul(0x9e37_79b9), (i % 3) as u32, -1),
+                &CTX,
+            );
+        }
+        let map = hist.map();
+        let mut entries = 0;
+        for idx in 0..map.max_elts() as u32 {
+            let Some(elt) = map.elt(idx) else { break };
+            if elt.read_sum(0) == 0 {
+                continue;
+            }
+            entries += 1;
+            assert_eq!(elt.key_size(), 8);
+            for at in 4..8 {
+                assert_eq!(elt.key_byte(at), Some(0), "entry {idx} byte {at}");
+            }
+            assert_eq!(elt.read_sum(0), 20);
+        }
+        assert_eq!(entries, 3);
+    });
+    let mut tail = [0u8; 52];
+    tail[12..16].copy_from_slice(&(60u32 | 9 << 16).to_ne_bytes());
+    let names: [&[u8; 12]; 3] = [b"ab\0xxxxxxxxx", b"abcdefghijk\0", b"ab\0yyyyyyyyy"];
+    let records: Vec<_> = (0..30)
+        .map(|i| {
+            tail[..12].copy_from_slice(names[i % 3]);
+            (str_record(i as u64, 0, 0, &tail), 76)
+        })
+        .collect();
+    let (compiled, general, _) = both_paths("keys=s", &records);
+    assert_eq!(compiled, general);
+    assert!(general.contains("Entries: 2\n"), "{general}");
+}
+
 #[test]
 fn hits_are_the_totals_hits() {
     for (text, n, hits) in [("keys=a:size=128", 300, 128), ("keys=b:vals=c", 50, 50)] {
