@@ -10,10 +10,12 @@ use kernel::bindings;
 //
 // SAFETY: each declaration matches its definition in
 // `include/rhist_shim.c` (name, argument and return types). Those marked
-// `safe` take no pointer and have no precondition: any argument of their
-// types is valid, in any context their doc allows (a call that sleeps is
-// a bug in atomic context, not a memory-safety one, as for the kernel
-// crate's `Mutex::lock()`).
+// `safe` have no precondition: they take no raw pointer (only
+// `rhist_current_comm()` takes one, as a reference to the 16 bytes it
+// fills), and any argument of their types is valid, in any context their
+// doc allows. A pointer one returns (`rhist_map_alloc()`) is its
+// caller's to use. A call that sleeps is a bug in atomic context, not a
+// memory-safety one, as for the kernel crate's `Mutex::lock()`.
 #[allow(improper_ctypes)]
 unsafe extern "C" {
     /// `event_file_file()`: the event file behind an open tracefs file, or
@@ -109,7 +111,7 @@ unsafe extern "C" {
     pub(crate) fn rhist_cpu_online(cpu: kernel::ffi::c_uint) -> bool;
     /// `vmalloc()` of `size` bytes for a histogram's map, without an
     /// allocation report or the OOM killer; null on failure. May sleep.
-    pub(crate) fn rhist_map_alloc(size: usize) -> *mut kernel::ffi::c_void;
+    pub(crate) safe fn rhist_map_alloc(size: usize) -> *mut kernel::ffi::c_void;
     /// `vfree()` of what `rhist_map_alloc()` returned.
     pub(crate) fn rhist_map_free(addr: *mut kernel::ffi::c_void);
     /// `smp_mb()`.

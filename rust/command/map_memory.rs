@@ -34,9 +34,8 @@ impl MapMemory {
     /// At least `len` bytes (one if `len` is 0), uninitialised. May sleep.
     pub(super) fn new(len: usize) -> Result<Self> {
         let len = len.max(1);
-        // SAFETY: no precondition; process context, as the trigger's
-        // parse and the grow work are.
-        let ptr = unsafe { shim::rhist_map_alloc(len) };
+        // Process context, as the trigger's parse and the grow work are.
+        let ptr = shim::rhist_map_alloc(len);
         let ptr = NonNull::new(ptr.cast::<MaybeUninit<u8>>()).ok_or(code::ENOMEM)?;
         // INVARIANT: just allocated, `len` bytes.
         Ok(MapMemory { ptr, len })
