@@ -17,6 +17,7 @@ use crate::hist::event::{EventContext, EventField, FieldStorage};
 use crate::hist::histogram::TaskContext;
 use crate::hist::output::Resolver;
 use crate::hist::program::Here;
+use crate::kernel_ext::kallsyms::{sprint_symbol, SymbolBuf};
 use crate::shim;
 use crate::tracing::EventFile;
 
@@ -218,11 +219,8 @@ static TRIGGERS_CALL_SIZE: AtomicUsize = AtomicUsize::new(0);
 /// a stack trace key shows (see [`first_frame_shown`]).
 pub(crate) fn find_stack_anchor() {
     let start = bindings::event_triggers_call as *const () as usize;
-    let mut buf = [0u8; SYMBOL_BUF];
-    // SAFETY: `sprint_symbol()` writes at most KSYM_SYMBOL_LEN bytes, NUL
-    // included, and `buf` is that long (`SYMBOL_BUF`).
-    let len = unsafe { bindings::sprint_symbol(buf.as_mut_ptr().cast(), start as c_ulong) };
-    let text = core::str::from_utf8(&buf[..(len.max(0) as usize).min(SYMBOL_BUF)]).unwrap_or("");
+    let mut buf = SymbolBuf::new();
+    let text = core::str::from_utf8(sprint_symbol(&mut buf, start, true)).unwrap_or("");
     // "event_triggers_call+0x0/0x1a0": the size follows the slash.
     let size = text
         .split_once('/')
@@ -268,23 +266,10 @@ impl TaskContext for ProbeContext {
 /// Symbols through kallsyms.
 pub(crate) struct KernelSymbols;
 
-/// What `sprint_symbol()` may write: the kernel's own constant.
-const SYMBOL_BUF: usize = bindings::KSYM_SYMBOL_LEN as usize;
-
 impl Resolver for KernelSymbols {
     fn symbol(&self, addr: u64, with_offset: bool, out: &mut dyn Write) -> fmt::Result {
-        let mut buf = [0u8; SYMBOL_BUF];
-        // SAFETY: both functions write at most KSYM_SYMBOL_LEN bytes, NUL
-        // included, and `buf` is that long (`SYMBOL_BUF`).
-        let len = unsafe {
-            if with_offset {
-                bindings::sprint_symbol(buf.as_mut_ptr().cast(), addr as c_ulong)
-            } else {
-                bindings::sprint_symbol_no_offset(buf.as_mut_ptr().cast(), addr as c_ulong)
-            }
-        };
-        let len = (len.max(0) as usize).min(SYMBOL_BUF);
-        match core::str::from_utf8(&buf[..len]) {
+        let mut buf = SymbolBuf::new();
+        match core::str::from_utf8(sprint_symbol(&mut buf, addr as usize, with_offset)) {
             Ok(s) => out.write_str(s),
             Err(_) => write!(out, "0x{addr:x}"),
         }

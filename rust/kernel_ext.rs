@@ -6,6 +6,7 @@
 //! types for the shell's logic.
 //!
 //! - [`barrier`]: `smp_mb()` and `smp_mb__after_atomic()`.
+//! - [`kallsyms`]: a symbol's name, as `sprint_symbol()` writes it.
 //! - [`irq_work`]: a function run soon in hard interrupt context, asked
 //!   for from any context.
 //! - [`kthread`]: a kthread worker and its works.
@@ -15,6 +16,7 @@
 
 pub(crate) mod barrier;
 pub(crate) mod irq_work;
+pub(crate) mod kallsyms;
 pub(crate) mod kthread;
 pub(crate) mod percpu;
 pub(crate) mod seq_file;
