@@ -6,18 +6,25 @@
 //! types for the shell's logic.
 //!
 //! - [`barrier`]: `smp_mb()` and `smp_mb__after_atomic()`.
-//! - [`kallsyms`]: a symbol's name, as `sprint_symbol()` writes it.
+//! - [`completion`]: a completion, one task waiting for another.
+//! - [`cpus`]: the online CPUs, kept online, and work run on a kthread
+//!   bound to each.
 //! - [`irq_work`]: a function run soon in hard interrupt context, asked
 //!   for from any context.
+//! - [`kallsyms`]: a symbol's name, as `sprint_symbol()` writes it.
 //! - [`kthread`]: a kthread worker and its works.
 //! - [`percpu`]: the CPU the caller runs on, `nr_cpu_ids`, online CPUs.
 //! - [`seq_file`]: the seq_file being shown, written to.
+//! - [`task`]: the current task's name, `cond_resched()`.
 //! - [`workqueue`]: the wait for a work item, `flush_work()`.
 
 pub(crate) mod barrier;
+pub(crate) mod completion;
+pub(crate) mod cpus;
 pub(crate) mod irq_work;
 pub(crate) mod kallsyms;
 pub(crate) mod kthread;
 pub(crate) mod percpu;
 pub(crate) mod seq_file;
+pub(crate) mod task;
 pub(crate) mod workqueue;

@@ -10,21 +10,21 @@ use core::cell::UnsafeCell;
 use core::ffi::CStr;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use kernel::ffi::{c_char, c_int, c_void};
+use kernel::ffi::c_char;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::alloc::{KBox, KVVec, KVec, VVec};
 use kernel::bindings;
-use kernel::error::{code::EINVAL, from_err_ptr, Error, Result};
+use kernel::error::{code::EINVAL, Error, Result};
 use kernel::init::InPlaceInit;
-use kernel::types::Opaque;
 
 use crate::command::test_support;
 use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::map::{Elt, Inserter, MapError, MapParams, SortField, SortKey, TracingMap};
+use crate::kernel_ext::cpus::OnlineCpus;
 use crate::kernel_ext::percpu;
-use crate::shim;
+use crate::kernel_ext::task::{self, cond_resched};
 use crate::tied::{Family, Tied};
 use crate::tracefs::EventMutexGuard;
 use crate::tracing::{NewTrigger, Refs};
@@ -175,179 +175,6 @@ fn run_case(case: &'static str, body: fn(&mut Checks) -> Result) {
     checks.note(format_args!("{} ms", ns / 1_000_000));
     let failed = checks.failed;
     check!(failed == 0);
-}
-
-/// The online CPUs, kept online (`cpus_read_lock()`) until dropped, so
-/// that every thread bound to one of them runs there.
-struct OnlineCpus(KVVec<u32>);
-
-impl OnlineCpus {
-    fn get() -> Result<Self> {
-        // SAFETY: it may sleep, which a KUnit case (a kthread) may; `drop`
-        // releases it on every path, as `Self` exists from here on.
-        unsafe { bindings::cpus_read_lock() };
-        let mut cpus = OnlineCpus(KVVec::new());
-        let nr = crate::event::nr_cpu_ids() as u32;
-        for cpu in 0..nr {
-            if percpu::cpu_online(cpu) {
-                cpus.0.push(cpu, GFP_KERNEL)?;
-            }
-        }
-        if cpus.0.is_empty() {
-            return Err(EINVAL);
-        }
-        Ok(cpus)
-    }
-}
-
-impl Drop for OnlineCpus {
-    fn drop(&mut self) {
-        // SAFETY: taken in `get()`, which made `self`.
-        unsafe { bindings::cpus_read_unlock() };
-    }
-}
-
-/// What one kthread of [`run_on_cpus`] gets.
-struct Job<'a, S, F> {
-    work: &'a F,
-    /// This thread's own element of the states.
-    state: *mut S,
-    index: usize,
-    go: &'a AtomicBool,
-    /// Completed by the thread once `work` has returned.
-    done: Opaque<bindings::completion>,
-}
-
-unsafe extern "C" fn job_main<S: Send, F: Fn(usize, &mut S) + Sync>(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the `Job<S, F>` that `run_on_cpus()` made for this
-    // thread; it lives in that function's `jobs`, which is neither changed
-    // nor dropped until every thread has exited. Its `work` and `go` are
-    // shared with the other threads, which `F: Sync` and `AtomicBool`
-    // allow.
-    let job = unsafe { &*data.cast::<Job<'_, S, F>>() };
-    // Start together, once all threads are awake. Yield meanwhile if asked
-    // to: the task waking the threads may be waiting for this CPU.
-    while !job.go.load(Ordering::Acquire) {
-        cond_resched();
-        core::hint::spin_loop();
-    }
-    // SAFETY: `state` points to this thread's own element of the slice that
-    // `run_on_cpus()` borrows exclusively until every thread has exited;
-    // nothing else uses that element meanwhile, and `S: Send` allows this
-    // thread to.
-    let state = unsafe { &mut *job.state };
-    (job.work)(job.index, state);
-    // SAFETY: `done` was initialised before the thread was created, and
-    // `run_on_cpus()` waits for it before `jobs` goes away; a completion
-    // is made to be completed and waited for concurrently. The thread does
-    // not touch the job after this.
-    unsafe { bindings::complete(job.done.get()) };
-    0
-}
-
-/// Runs `work(i, &mut states[i])` on a kthread bound to `cpus[i]`, for
-/// every `i`, all starting together, and returns once every thread has
-/// exited. On an error no thread has run `work`.
-///
-/// Each thread is joined by a completion, then `kthread_stop()`:
-/// `kthread_stop()` alone does not wait for `work`, as a thread that has
-/// not started running yet when it is called exits without running its
-/// function (and a thread bound to this task's CPU does not start before
-/// this task sleeps).
-fn run_on_cpus<S: Send, F: Fn(usize, &mut S) + Sync>(
-    cpus: &[u32],
-    states: &mut [S],
-    work: &F,
-) -> Result {
-    if cpus.len() != states.len() {
-        return Err(EINVAL);
-    }
-    let go = AtomicBool::new(false);
-    let mut jobs = KVVec::with_capacity(states.len(), GFP_KERNEL)?;
-    for (index, state) in states.iter_mut().enumerate() {
-        let state: *mut S = state;
-        let job = Job {
-            work,
-            state,
-            index,
-            go: &go,
-            done: Opaque::uninit(),
-        };
-        jobs.push(job, GFP_KERNEL)?;
-    }
-    // `jobs` is full: from here on it does not move.
-    for job in jobs.iter() {
-        // SAFETY: `done` is valid for writes, and not in use.
-        unsafe { shim::rhist_init_completion(job.done.get()) };
-    }
-
-    // Threads created but not woken: stopping them makes them exit without
-    // running `job_main`.
-    let stop_unwoken = |tasks: &[*mut bindings::task_struct]| {
-        for &task in tasks {
-            // SAFETY: `task` was created by `kthread_create_on_cpu()` and
-            // never woken, so it has not run `job_main` and cannot have
-            // exited on its own; `kthread_stop()` holds its own reference.
-            unsafe { bindings::kthread_stop(task) };
-        }
-    };
-    let mut tasks = KVVec::<*mut bindings::task_struct>::with_capacity(jobs.len(), GFP_KERNEL)?;
-    for (job, &cpu) in jobs.iter().zip(cpus) {
-        let data: *const Job<'_, S, F> = job;
-        // SAFETY: `job_main::<S, F>` takes a `Job<S, F>`, which `data` is,
-        // and `job` stays put (`jobs` is full, never changed again) until
-        // the thread has exited: it is stopped below on every path. The
-        // name is a C string with the one `%u` the call fills in.
-        let task = unsafe {
-            bindings::kthread_create_on_cpu(
-                Some(job_main::<S, F>),
-                data.cast_mut().cast(),
-                cpu,
-                c"rhist_kunit/%u".as_ptr().cast(),
-            )
-        };
-        let task = match from_err_ptr(task) {
-            Ok(task) => task,
-            Err(e) => {
-                stop_unwoken(&tasks);
-                return Err(e);
-            }
-        };
-        if let Err(e) = tasks.push(task, GFP_KERNEL) {
-            stop_unwoken(&tasks);
-            stop_unwoken(&[task]);
-            return Err(e.into());
-        }
-    }
-
-    for &task in tasks.iter() {
-        // SAFETY: `task` is a thread created above and not woken yet, so it
-        // has not exited. The reference taken keeps its `task_struct` for
-        // `kthread_stop_put()` below, even once `job_main` has returned.
-        unsafe { bindings::get_task_struct(task) };
-        // SAFETY: `task` is valid: we hold a reference.
-        unsafe { bindings::wake_up_process(task) };
-    }
-    go.store(true, Ordering::Release);
-    for job in jobs.iter() {
-        // SAFETY: `done` was initialised above; its thread is running and
-        // completes it once `work` has returned.
-        unsafe { bindings::wait_for_completion(job.done.get()) };
-    }
-    for &task in tasks.iter() {
-        // SAFETY: we hold the reference taken above, which this drops. It
-        // returns once the thread has exited, so afterwards no thread
-        // touches `jobs`, `go`, `states` or `work`.
-        unsafe { bindings::kthread_stop_put(task) };
-    }
-    Ok(())
-}
-
-/// `cond_resched()`: writers and readers share CPUs, and the test kernel
-/// does not preempt kernel code.
-fn cond_resched() {
-    // A KUnit case runs in a kthread, which may sleep.
-    shim::rhist_cond_resched();
 }
 
 fn map_error(e: MapError) -> Error {
@@ -603,7 +430,7 @@ const HOT_ID: usize = 42;
 /// each round.
 fn hot_key(c: &mut Checks) -> Result {
     let cpus = OnlineCpus::get()?;
-    let n = cpus.0.len();
+    let n = cpus.ids().len();
     // Sums per CPU, as the event path keeps them.
     let params = MapParams::new(7, 8, 2, 0).per_cpu(crate::event::nr_cpu_ids());
     let mut memory = map_memory(&params)?;
@@ -633,7 +460,7 @@ fn hot_key(c: &mut Checks) -> Result {
     let mut drops = [0u64; 2];
     for round in 0..2 {
         let mine = &mut tallies[round * n..(round + 1) * n];
-        run_on_cpus(&cpus.0, mine, &work)?;
+        cpus.run_on(cpus.ids(), mine, &work)?;
         let hits: u64 = mine.iter().map(Tally::total_hits).sum();
         drops[round] = mine.iter().map(Tally::total_drops).sum();
         expect!(
@@ -695,7 +522,7 @@ const ROUNDS: usize = 100;
 /// [`hot_key`]).
 fn many_keys(c: &mut Checks) -> Result {
     let cpus = OnlineCpus::get()?;
-    let n = cpus.0.len();
+    let n = cpus.ids().len();
     let per_thread = SHARED_KEYS + OWN_KEYS;
     let universe = SHARED_KEYS + n * OWN_KEYS;
     let mut bits = 10;
@@ -706,7 +533,7 @@ fn many_keys(c: &mut Checks) -> Result {
     let mut memory = map_memory(&params)?;
     let map = TracingMap::new_uninit(params, memory.spare_capacity_mut()).map_err(map_error)?;
     let mut tallies = Tally::many(n, universe)?;
-    run_on_cpus(&cpus.0, &mut tallies, &|i: usize, t: &mut Tally| {
+    cpus.run_on(cpus.ids(), &mut tallies, &|i: usize, t: &mut Tally| {
         for round in 0..ROUNDS {
             // A step prime to `per_thread` (320) visits each key once.
             let start = (i * 37 + round * 11) % per_thread;
@@ -850,11 +677,11 @@ impl Reader {
 /// exact and the sort is ordered.
 fn reader_during_writes(c: &mut Checks) -> Result {
     let online = OnlineCpus::get()?;
-    let n = online.0.len();
+    let n = online.ids().len();
     // The writers, then the reader on the first CPU.
     let mut cpus = KVVec::with_capacity(n + 1, GFP_KERNEL)?;
-    cpus.extend_from_slice(&online.0, GFP_KERNEL)?;
-    cpus.push(online.0[0], GFP_KERNEL)?;
+    cpus.extend_from_slice(online.ids(), GFP_KERNEL)?;
+    cpus.push(online.ids()[0], GFP_KERNEL)?;
     let params = MapParams::new(9, 24, 2, 0);
     let mut memory = map_memory(&params)?;
     let map = TracingMap::new_uninit(params, memory.spare_capacity_mut()).map_err(map_error)?;
@@ -879,7 +706,7 @@ fn reader_during_writes(c: &mut Checks) -> Result {
     workers.push(Worker::Reader(reader), GFP_KERNEL)?;
 
     let writers_done = AtomicUsize::new(0);
-    run_on_cpus(&cpus, &mut workers, &|i: usize, w: &mut Worker| match w {
+    online.run_on(&cpus, &mut workers, &|i: usize, w: &mut Worker| match w {
         Worker::Writer(t) => {
             let mut rng = seed(i);
             for j in 0..READ_UPDATES {
@@ -969,12 +796,12 @@ const FULL_UPDATES: usize = 20_000;
 /// each once, with exact sums, and are still found.
 fn map_full(c: &mut Checks) -> Result {
     let cpus = OnlineCpus::get()?;
-    let n = cpus.0.len();
+    let n = cpus.ids().len();
     let params = MapParams::new(7, 24, 2, 0);
     let mut memory = map_memory(&params)?;
     let map = TracingMap::new_uninit(params, memory.spare_capacity_mut()).map_err(map_error)?;
     let mut tallies = Tally::many(n, FULL_KEYS)?;
-    run_on_cpus(&cpus.0, &mut tallies, &|i: usize, t: &mut Tally| {
+    cpus.run_on(cpus.ids(), &mut tallies, &|i: usize, t: &mut Tally| {
         // 7 is prime to FULL_KEYS: each key once, from a different start.
         for j in 0..FULL_KEYS {
             t.update(&map, Keys::Triple, (i * 131 + j * 7) % FULL_KEYS);
@@ -1193,18 +1020,18 @@ unsafe extern "C" fn this_cpu_is_the_kernels(_test: *mut bindings::kunit) {
         check!(false);
         return;
     };
-    let Ok(mut seen) = KVVec::from_elem((u32::MAX, u32::MAX), cpus.0.len(), GFP_KERNEL) else {
+    let Ok(mut seen) = KVVec::from_elem((u32::MAX, u32::MAX), cpus.ids().len(), GFP_KERNEL) else {
         check!(false);
         return;
     };
-    let ran = run_on_cpus(&cpus.0, &mut seen, &|_, seen: &mut (u32, u32)| {
+    let ran = cpus.run_on(cpus.ids(), &mut seen, &|_, seen: &mut (u32, u32)| {
         *seen = (
             crate::event::this_cpu(),
             percpu::raw_smp_processor_id_from_c(),
         );
     });
     check!(ran.is_ok());
-    for (&cpu, &(ours, kernels)) in cpus.0.iter().zip(seen.iter()) {
+    for (&cpu, &(ours, kernels)) in cpus.ids().iter().zip(seen.iter()) {
         check!(ours == cpu && kernels == cpu);
     }
 }
@@ -1219,16 +1046,21 @@ unsafe extern "C" fn current_comm_is_the_kernels(_test: *mut bindings::kunit) {
         check!(false);
         return;
     };
-    let Ok(mut seen) = KVVec::from_elem(([0u8; 16], [0u8; 16]), cpus.0.len(), GFP_KERNEL) else {
+    let Ok(mut seen) = KVVec::from_elem(([0u8; 16], [0u8; 16]), cpus.ids().len(), GFP_KERNEL)
+    else {
         check!(false);
         return;
     };
-    let ran = run_on_cpus(&cpus.0, &mut seen, &|_, seen: &mut ([u8; 16], [u8; 16])| {
-        let here = crate::event::OnThisCpu;
-        seen.0[..8].copy_from_slice(&here.comm_word(0).to_ne_bytes());
-        seen.0[8..].copy_from_slice(&here.comm_word(1).to_ne_bytes());
-        shim::rhist_current_comm(&mut seen.1);
-    });
+    let ran = cpus.run_on(
+        cpus.ids(),
+        &mut seen,
+        &|_, seen: &mut ([u8; 16], [u8; 16])| {
+            let here = crate::event::OnThisCpu;
+            seen.0[..8].copy_from_slice(&here.comm_word(0).to_ne_bytes());
+            seen.0[8..].copy_from_slice(&here.comm_word(1).to_ne_bytes());
+            seen.1 = task::current_comm();
+        },
+    );
     check!(ran.is_ok());
     for (ours, kernels) in seen.iter() {
         check!(ours == kernels && kernels[0] != 0);
