@@ -13,6 +13,7 @@
 //!   for from any context.
 //! - [`kallsyms`]: a symbol's name, as `sprint_symbol()` writes it.
 //! - [`kthread`]: a kthread worker and its works.
+//! - [`kunit`]: a KUnit suite of safe functions.
 //! - [`percpu`]: the CPU the caller runs on, `nr_cpu_ids`, online CPUs.
 //! - [`seq_file`]: the seq_file being shown, written to.
 //! - [`task`]: the current task's name, `cond_resched()`.
@@ -24,6 +25,7 @@ pub(crate) mod cpus;
 pub(crate) mod irq_work;
 pub(crate) mod kallsyms;
 pub(crate) mod kthread;
+pub(crate) mod kunit;
 pub(crate) mod percpu;
 pub(crate) mod seq_file;
 pub(crate) mod task;

@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! rhist's KUnit suite, run by KUnit when the module loads.
-//!
-//! The 6.12 kernel crate has no macro for KUnit suites, so the case table,
-//! the suite and its entry in the `.kunit_test_suites` section are built
-//! here by hand, the way `kunit_test_suite()` lays them out in C.
+//! rhist's KUnit suite, run by KUnit when the module loads: the cases
+//! are the functions listed in [`kunit_suite!`] at the end.
 
-use core::cell::UnsafeCell;
-use core::ffi::CStr;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use kernel::ffi::c_char;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::alloc::{KBox, KVVec, KVec, VVec};
@@ -23,6 +17,7 @@ use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::map::{Elt, Inserter, MapError, MapParams, SortField, SortKey, TracingMap};
 use crate::kernel_ext::cpus::OnlineCpus;
+use crate::kernel_ext::kunit::kunit_suite;
 use crate::kernel_ext::percpu;
 use crate::kernel_ext::task::{self, cond_resched};
 use crate::tied::{Family, Tied};
@@ -36,13 +31,13 @@ macro_rules! check {
     };
 }
 
-unsafe extern "C" fn command_name_is_taken(_test: *mut bindings::kunit) {
+fn command_name_is_taken() {
     // The module registered its command before KUnit ran: a second
     // registration of the same name must be refused.
     check!(test_support::register_again() == -(bindings::EBUSY as i32));
 }
 
-unsafe extern "C" fn extra_file_name_is_taken(_test: *mut bindings::kunit) {
+fn extra_file_name_is_taken() {
     let twin = bindings::trace_event_extra_file {
         name: crate::names::NAMES.command.as_ptr().cast(),
         mode: 0o440,
@@ -56,7 +51,7 @@ unsafe extern "C" fn extra_file_name_is_taken(_test: *mut bindings::kunit) {
 /// What a trigger's handle reads and changes, as C does for its own: a
 /// new trigger fires without end, is counted down when given a count,
 /// keeps its pause across a `clear`, and counts its references.
-unsafe extern "C" fn trigger_data_as_c_does(_test: *mut bindings::kunit) {
+fn trigger_data_as_c_does() {
     // Every check after the lock is dropped: a failed assertion ends the
     // test's task without running destructors.
     let mut seen = [false; 9];
@@ -97,7 +92,7 @@ unsafe extern "C" fn trigger_data_as_c_does(_test: *mut bindings::kunit) {
     check!(seen.iter().all(|&ok| ok));
 }
 
-unsafe extern "C" fn core_rejects_bad_triggers(_test: *mut bindings::kunit) {
+fn core_rejects_bad_triggers() {
     let parse = |text| hist::trigger::parse_as(crate::names::NAMES, text).map(|_| ());
     check!(parse("keys=pid").is_ok());
     check!(parse("vals=hitcount").is_err());
@@ -1007,7 +1002,7 @@ fn tied_in_place_fails() -> bool {
     failed && OWNERS_DROPPED.load(Ordering::Relaxed) == before + 1
 }
 
-unsafe extern "C" fn tied_value_borrows_its_owner(_test: *mut bindings::kunit) {
+fn tied_value_borrows_its_owner() {
     check!(tied_words() == Ok(true));
     check!(tied_words_in_place() == Ok(true));
     check!(tied_drop_order() == Ok(true));
@@ -1015,7 +1010,7 @@ unsafe extern "C" fn tied_value_borrows_its_owner(_test: *mut bindings::kunit) {
     check!(tied_in_place_fails());
 }
 
-unsafe extern "C" fn this_cpu_is_the_kernels(_test: *mut bindings::kunit) {
+fn this_cpu_is_the_kernels() {
     let Ok(cpus) = OnlineCpus::get() else {
         check!(false);
         return;
@@ -1040,7 +1035,7 @@ unsafe extern "C" fn this_cpu_is_the_kernels(_test: *mut bindings::kunit) {
 /// keys), two words at the offset C lays `comm` at, is the name the
 /// kernel's `current->comm` holds: on every CPU, in a kthread named for
 /// the test (no task renames it meanwhile).
-unsafe extern "C" fn current_comm_is_the_kernels(_test: *mut bindings::kunit) {
+fn current_comm_is_the_kernels() {
     use crate::hist::program::Here;
     let Ok(cpus) = OnlineCpus::get() else {
         check!(false);
@@ -1067,86 +1062,35 @@ unsafe extern "C" fn current_comm_is_the_kernels(_test: *mut bindings::kunit) {
     }
 }
 
-unsafe extern "C" fn map_hot_key_on_every_cpu(_test: *mut bindings::kunit) {
+fn map_hot_key_on_every_cpu() {
     run_case("map_hot_key_on_every_cpu", hot_key);
 }
 
-unsafe extern "C" fn map_many_keys_on_every_cpu(_test: *mut bindings::kunit) {
+fn map_many_keys_on_every_cpu() {
     run_case("map_many_keys_on_every_cpu", many_keys);
 }
 
-unsafe extern "C" fn map_reader_during_writes(_test: *mut bindings::kunit) {
+fn map_reader_during_writes() {
     run_case("map_reader_during_writes", reader_during_writes);
 }
 
-unsafe extern "C" fn map_full_drops_counted(_test: *mut bindings::kunit) {
+fn map_full_drops_counted() {
     run_case("map_full_drops_counted", map_full);
 }
 
-const fn case(
-    run: unsafe extern "C" fn(*mut bindings::kunit),
-    name: &'static CStr,
-) -> bindings::kunit_case {
-    bindings::kunit_case {
-        run_case: Some(run),
-        name: name.as_ptr().cast(),
-        // SAFETY: all-zero is the C initialiser's value for the rest.
-        ..unsafe { core::mem::zeroed() }
-    }
-}
-
-#[repr(transparent)]
-struct Cases(UnsafeCell<[bindings::kunit_case; 12]>);
-#[repr(transparent)]
-struct Suite(UnsafeCell<bindings::kunit_suite>);
-#[repr(transparent)]
-struct SuiteEntry(*const Suite);
-
-// SAFETY: KUnit alone writes to these (its status fields), from the single
-// task that runs the suite.
-unsafe impl Sync for Cases {}
-// SAFETY: KUnit alone writes to the suite (its status fields), from the
-// single task that runs it.
-unsafe impl Sync for Suite {}
-// SAFETY: a pointer to a static, never written.
-unsafe impl Sync for SuiteEntry {}
-
-static CASES: Cases = Cases(UnsafeCell::new([
-    case(command_name_is_taken, c"command_name_is_taken"),
-    case(extra_file_name_is_taken, c"extra_file_name_is_taken"),
-    case(core_rejects_bad_triggers, c"core_rejects_bad_triggers"),
-    case(trigger_data_as_c_does, c"trigger_data_as_c_does"),
-    case(this_cpu_is_the_kernels, c"this_cpu_is_the_kernels"),
-    case(current_comm_is_the_kernels, c"current_comm_is_the_kernels"),
-    case(
+kunit_suite!(
+    "rhist",
+    [
+        command_name_is_taken,
+        extra_file_name_is_taken,
+        core_rejects_bad_triggers,
+        trigger_data_as_c_does,
+        this_cpu_is_the_kernels,
+        current_comm_is_the_kernels,
         tied_value_borrows_its_owner,
-        c"tied_value_borrows_its_owner",
-    ),
-    case(map_hot_key_on_every_cpu, c"map_hot_key_on_every_cpu"),
-    case(map_many_keys_on_every_cpu, c"map_many_keys_on_every_cpu"),
-    case(map_reader_during_writes, c"map_reader_during_writes"),
-    case(map_full_drops_counted, c"map_full_drops_counted"),
-    // SAFETY: the all-zero case ends the table.
-    unsafe { core::mem::zeroed() },
-]));
-
-const fn suite_name(name: &[u8]) -> [c_char; 256] {
-    let mut out = [0 as c_char; 256];
-    let mut i = 0;
-    while i < name.len() {
-        out[i] = name[i] as c_char;
-        i += 1;
-    }
-    out
-}
-
-static SUITE: Suite = Suite(UnsafeCell::new(bindings::kunit_suite {
-    name: suite_name(b"rhist"),
-    test_cases: CASES.0.get().cast(),
-    // SAFETY: all-zero is the C initialiser's value for the rest.
-    ..unsafe { core::mem::zeroed() }
-}));
-
-#[used]
-#[link_section = ".kunit_test_suites"]
-static SUITE_ENTRY: SuiteEntry = SuiteEntry(ptr::addr_of!(SUITE));
+        map_hot_key_on_every_cpu,
+        map_many_keys_on_every_cpu,
+        map_reader_during_writes,
+        map_full_drops_counted,
+    ]
+);
