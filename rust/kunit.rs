@@ -11,6 +11,7 @@ use kernel::alloc::{KBox, KVVec, KVec, VVec};
 use kernel::bindings;
 use kernel::error::{code::EINVAL, Error, Result};
 use kernel::init::InPlaceInit;
+use kernel::time::{ktime_ms_delta, Ktime};
 
 use crate::command::test_support;
 use crate::hist;
@@ -160,14 +161,12 @@ macro_rules! expect {
 /// failed.
 fn run_case(case: &'static str, body: fn(&mut Checks) -> Result) {
     let mut checks = Checks::new(case);
-    // SAFETY: `ktime_get()` has no requirement.
-    let start = unsafe { bindings::ktime_get() };
+    let start = Ktime::ktime_get();
     if let Err(e) = body(&mut checks) {
         checks.fail(line!(), format_args!("error {e:?}"));
     }
-    // SAFETY: `ktime_get()` has no requirement.
-    let ns = unsafe { bindings::ktime_get() } - start;
-    checks.note(format_args!("{} ms", ns / 1_000_000));
+    let ms = ktime_ms_delta(Ktime::ktime_get(), start);
+    checks.note(format_args!("{} ms", ms));
     let failed = checks.failed;
     check!(failed == 0);
 }
