@@ -44,8 +44,17 @@ fn extra_file_name_is_taken() {
         mode: 0o440,
         fops: ptr::null(),
     };
-    // SAFETY: `twin` is valid for the call; a refused file is not kept.
+    // SAFETY: `twin` and the static name it points to are valid for the
+    // call. C keeps a pointer to `twin` only if it accepts it (returns 0),
+    // and then it is removed below, before `twin` goes away; meanwhile
+    // C reads it under its own lock, and its null `fops` only fails an
+    // open of the file (`ENODEV`).
     let ret = unsafe { bindings::trace_event_add_extra_file(&twin) };
+    if ret == 0 {
+        // SAFETY: `twin` is the file just added; once this returns, C
+        // holds no pointer to it.
+        unsafe { bindings::trace_event_remove_extra_file(&twin) };
+    }
     check!(ret == -(bindings::EBUSY as i32));
 }
 
@@ -81,8 +90,9 @@ fn trigger_data_as_c_does() {
         seen[6] = matches!(data.put_ref(held), Refs::Left);
         seen[7] = matches!(data.put_ref(held), Refs::Last);
         seen[8] = matches!(data.put_ref(held), Refs::Unbalanced);
-        // SAFETY: never listed, with no reference left, and not used after
-        // this.
+        // SAFETY: made above and never attached, so on no list and known
+        // to no other task; its references are this test's, all put
+        // above and none used after this, nor is `data`.
         unsafe { data.free() };
     }
     for (i, ok) in seen.iter().enumerate() {
