@@ -18,6 +18,7 @@ use crate::hist::histogram::TaskContext;
 use crate::hist::output::Resolver;
 use crate::hist::program::Here;
 use crate::kernel_ext::kallsyms::{sprint_symbol, SymbolBuf};
+use crate::kernel_ext::task;
 use crate::shim;
 use crate::tracing::EventFile;
 
@@ -127,8 +128,7 @@ fn current_comm_word(i: usize) -> u64 {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn current_comm_word(i: usize) -> u64 {
-    let mut comm = [0u8; 16];
-    shim::rhist_current_comm(&mut comm);
+    let comm = task::current_comm();
     let at = i.min(1) * 8;
     let mut word = [0u8; 8];
     word.copy_from_slice(&comm[at..at + 8]);
@@ -191,9 +191,7 @@ impl EventContext for ProbeContext {
     }
 
     fn comm(&self) -> [u8; 16] {
-        let mut comm = [0u8; 16];
-        shim::rhist_current_comm(&mut comm);
-        comm
+        task::current_comm()
     }
 }
 
@@ -293,6 +291,6 @@ impl Resolver for KernelSymbols {
     fn pause(&self) {
         // It may sleep, which a file's write may (the only user of
         // `KernelSymbols`).
-        shim::rhist_cond_resched();
+        task::cond_resched();
     }
 }
