@@ -5,6 +5,7 @@
 //! stack, task), and symbol names for output.
 
 use core::fmt::{self, Write};
+use core::mem::offset_of;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -19,6 +20,7 @@ use crate::hist::output::Resolver;
 use crate::hist::program::Here;
 use crate::kernel_ext::kallsyms::{sprint_symbol, SymbolBuf};
 use crate::kernel_ext::task;
+use crate::kernel_ext::list::ListIter;
 use crate::shim;
 use crate::tracing::EventFile;
 
@@ -51,13 +53,14 @@ pub(crate) unsafe fn fields<'a>(file: &EventFile) -> Result<KVec<EventField<'a>>
     // SAFETY: the event is registered while `file` is borrowed (invariant
     // of `EventFile`), so its call is live.
     let head = unsafe { shim::rhist_trace_get_fields(file.call()) };
-    // SAFETY: `head` is the event's initialised field list, which does not
-    // change while the event is registered.
-    let mut node = unsafe { (*head).next };
-    while node != head {
-        // SAFETY: each node on the list is the `link` of an
-        // `ftrace_event_field`, which lives as long as the event.
-        let field = unsafe { &*kernel::container_of!(node, bindings::ftrace_event_field, link) };
+    // SAFETY: each node on the event's field list is the `link` of an
+    // `ftrace_event_field`; the list is made as the event is registered and
+    // freed as it is unregistered (`trace_destroy_fields()`), not changed
+    // in between, and the event stays registered while `file` is borrowed
+    // (invariant of `EventFile`), for as long as this walk.
+    let list: ListIter<'_, bindings::ftrace_event_field, false> =
+        unsafe { ListIter::new(head, offset_of!(bindings::ftrace_event_field, link)) };
+    for field in list {
         // SAFETY: the field's strings are NUL-terminated and live as long
         // as the event, which stays registered for `'a` (the caller's
         // promise).
@@ -73,7 +76,6 @@ pub(crate) unsafe fn fields<'a>(file: &EventFile) -> Result<KVec<EventField<'a>>
             },
             GFP_KERNEL,
         )?;
-        node = field.link.next;
     }
     // The kernel keeps the list newest first: the format file reverses it.
     out.as_mut_slice().reverse();

@@ -14,6 +14,8 @@
 //! - [`kallsyms`]: a symbol's name, as `sprint_symbol()` writes it.
 //! - [`kthread`]: a kthread worker and its works.
 //! - [`kunit`]: a KUnit suite of safe functions.
+//! - [`list`]: the entries of a C `list_head` list, walked under its
+//!   lock or as an RCU reader.
 //! - [`percpu`]: the CPU the caller runs on, `nr_cpu_ids`, online CPUs.
 //! - [`seq_file`]: the seq_file being shown, written to.
 //! - [`task`]: the current task's name, `cond_resched()`.
@@ -26,6 +28,7 @@ pub(crate) mod irq_work;
 pub(crate) mod kallsyms;
 pub(crate) mod kthread;
 pub(crate) mod kunit;
+pub(crate) mod list;
 pub(crate) mod percpu;
 pub(crate) mod seq_file;
 pub(crate) mod task;

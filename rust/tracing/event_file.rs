@@ -12,8 +12,13 @@ use kernel::str::CStr;
 use kernel::types::Opaque;
 
 use super::{TraceArray, TriggerData};
+use crate::kernel_ext::list::ListIter;
 use crate::shim;
 use crate::tracefs::{ErrText, EventMutexHeld};
+
+/// Where an `event_trigger_data` has its `list`, the node of its file's
+/// trigger list.
+const TRIGGER_LIST: usize = core::mem::offset_of!(bindings::event_trigger_data, list);
 
 /// An event file: one event of one trace instance, with the triggers
 /// attached to it there.
@@ -156,28 +161,13 @@ impl EventFile {
         &'a self,
         _held: EventMutexHeld<'a>,
     ) -> impl Iterator<Item = &'a TriggerData> + 'a {
-        let head = self.triggers_head();
-        // SAFETY: `head` is the file's initialised list head, which the
-        // lock held for `'a` (`_held`) keeps as it is but for this task.
-        let mut node = unsafe { (*head).next };
-        core::iter::from_fn(move || {
-            if node == head {
-                return None;
-            }
-            // SAFETY: every node on `file->triggers` is the `list` member of
-            // an `event_trigger_data`; one on the list is live, and stays
-            // so for `'a` but for what this task does to it (`_held`).
-            let data = unsafe {
-                TriggerData::from_raw(
-                    kernel::container_of!(node, bindings::event_trigger_data, list).cast_mut(),
-                )
-            };
-            // SAFETY: `node` is not `head`, so it is the `list` of that
-            // entry, still linked (the caller has not yet seen it) under
-            // the lock held for `'a`: its `next` is an initialised pointer.
-            node = unsafe { (*node).next };
-            Some(data)
-        })
+        // SAFETY: every node on `file->triggers` is the `list` member of an
+        // `event_trigger_data`, which `TriggerData` wraps, live while it is
+        // on the list; the list changes only with `event_mutex` held, held
+        // for `'a` (`_held`) by this task, whose callers take off the list
+        // only the trigger in hand, and, once they freed one, use the
+        // iterator no more (see above).
+        unsafe { ListIter::new(self.triggers_head(), TRIGGER_LIST) }
     }
 
     /// The triggers attached to the file, for an RCU-sched reader: C's
@@ -188,30 +178,14 @@ impl EventFile {
     /// The caller must be an RCU-sched reader (a probe) for as long as the
     /// iterator and the triggers it yields are used.
     pub(crate) unsafe fn triggers_rcu(&self) -> impl Iterator<Item = &TriggerData> {
-        let head = self.triggers_head();
-        // SAFETY: `head` is an initialised list head; writers publish nodes
-        // with `list_add_rcu()`, so a node read here is initialised.
-        let mut node = unsafe { ptr::read_volatile(ptr::addr_of!((*head).next)) };
-        core::iter::from_fn(move || {
-            if node == head {
-                return None;
-            }
-            // SAFETY: every node on `file->triggers` is the `list` member of
-            // an `event_trigger_data`, freed only after the RCU-sched
-            // readers that may have seen it finish (`trigger_data_free()`),
-            // and this is one until the iterator is dropped (the caller's
-            // promise).
-            let data = unsafe {
-                TriggerData::from_raw(
-                    kernel::container_of!(node, bindings::event_trigger_data, list).cast_mut(),
-                )
-            };
-            // SAFETY: as just argued, `node` is not freed before this
-            // reader ends; its `next` is read once, as `rcu_dereference()`
-            // does.
-            node = unsafe { ptr::read_volatile(ptr::addr_of!((*node).next)) };
-            Some(data)
-        })
+        // SAFETY: every node on `file->triggers` is the `list` member of an
+        // `event_trigger_data`, which `TriggerData` wraps; writers add them
+        // with `list_add_rcu()`/`list_add_tail_rcu()` (`add_trigger()`),
+        // remove them with `list_del_rcu()` and free them only after the
+        // RCU-sched readers that may have seen them finish
+        // (`trigger_data_free()`), and the caller is one for as long as the
+        // iterator is used (the caller's promise).
+        unsafe { ListIter::new_rcu(self.triggers_head(), TRIGGER_LIST) }
     }
 
     /// Adds `data` to the file's trigger list at `end`, where the probe

@@ -10,6 +10,7 @@
 //! more: whatever keeps a trace array to use later (a conditional
 //! snapshot) holds an [`InstanceRef`] rather than a raw pointer.
 
+use core::mem::offset_of;
 use core::ptr::{self, NonNull};
 use kernel::ffi::c_int;
 
@@ -18,6 +19,7 @@ use kernel::error::{code, Result};
 use kernel::types::Opaque;
 
 use super::EventFile;
+use crate::kernel_ext::list::ListIter;
 use crate::tracefs::EventMutexHeld;
 
 /// A trace instance: the top-level one or one made by `mkdir` under
@@ -86,30 +88,17 @@ impl TraceArray {
     ) -> Option<&'a EventFile> {
         // SAFETY: the array is live (invariant); only the address is taken.
         let head = unsafe { ptr::addr_of_mut!((*self.as_ptr()).events) };
-        // SAFETY: `head` is an initialised list head, changed only with the
-        // lock held (`_held`).
-        let mut node = unsafe { (*head).next };
-        while node != head {
-            // SAFETY: every node on `tr->events` is the `list` member of an
-            // event file, which is live while it is on the list, kept there
-            // by the lock held for `'a` (`_held`).
-            let file = unsafe {
-                EventFile::from_raw(
-                    kernel::container_of!(node, bindings::trace_event_file, list).cast_mut(),
-                )
-            };
-            if file.has_class() {
-                let (s, e) = file.names();
-                if !e.is_empty() && s == system.as_bytes() && e == event.as_bytes() {
-                    return Some(file);
-                }
-            }
-            // SAFETY: `node` is not `head`, so it is the `list` of that file,
-            // kept linked by the lock held (`_held`): its `next` is an
-            // initialised pointer.
-            node = unsafe { (*node).next };
-        }
-        None
+        // SAFETY: every node on `tr->events` is the `list` member of a
+        // `trace_event_file`, which `EventFile` wraps, live (as its
+        // invariant says) while it is on the list; events and instances
+        // are added and removed only with `event_mutex` held, held for
+        // `'a` (`_held`).
+        let files: ListIter<'a, EventFile, false> =
+            unsafe { ListIter::new(head, offset_of!(bindings::trace_event_file, list)) };
+        files.filter(|file| file.has_class()).find(|file| {
+            let (s, e) = file.names();
+            !e.is_empty() && s == system.as_bytes() && e == event.as_bytes()
+        })
     }
 
     /// Whether the instance has the event `system`.`event`: C's
