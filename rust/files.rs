@@ -19,15 +19,14 @@ mod open;
 mod text;
 
 use core::cell::UnsafeCell;
-use kernel::ffi::c_int;
 
 use kernel::bindings;
 use kernel::error::Error;
 use kernel::prelude::*;
 
-use json::{open_json, release_json};
-use open::release;
-use text::{open_debug, open_hist, poll_hist};
+use json::JsonFile;
+use open::{RecordsAdapter, SingleAdapter};
+use text::{DebugFile, HistFile};
 
 /// A file's operations and its registration record, filled in at load time
 /// with the module's owner pointer.
@@ -41,23 +40,9 @@ struct EventFile {
 unsafe impl Sync for EventFile {}
 
 impl EventFile {
-    const fn new(name: &'static core::ffi::CStr, show: ShowFn) -> Self {
+    const fn new(name: &'static core::ffi::CStr, fops: bindings::file_operations) -> Self {
         Self {
-            fops: UnsafeCell::new(bindings::file_operations {
-                open: Some(show.open()),
-                read: Some(bindings::seq_read),
-                llseek: Some(bindings::seq_lseek),
-                release: match show {
-                    ShowFn::Json => Some(release_json),
-                    _ => Some(release),
-                },
-                poll: match show {
-                    ShowFn::Hist => Some(poll_hist),
-                    ShowFn::Debug | ShowFn::Json => None,
-                },
-                // SAFETY: all-zero is a valid `file_operations` (no ops).
-                ..unsafe { core::mem::zeroed() }
-            }),
+            fops: UnsafeCell::new(fops),
             entry: UnsafeCell::new(bindings::trace_event_extra_file {
                 name: name.as_ptr().cast(),
                 mode: 0o440,
@@ -67,30 +52,18 @@ impl EventFile {
     }
 }
 
-/// Which show function a file uses.
-#[derive(Clone, Copy)]
-enum ShowFn {
-    Hist,
-    Debug,
-    /// The JSON file's seq_operations.
-    Json,
-}
-
-impl ShowFn {
-    const fn open(
-        self,
-    ) -> unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int {
-        match self {
-            ShowFn::Hist => open_hist,
-            ShowFn::Debug => open_debug,
-            ShowFn::Json => open_json,
-        }
-    }
-}
-
-static HIST_FILE: EventFile = EventFile::new(crate::names::NAMES.command, ShowFn::Hist);
-static DEBUG_FILE: EventFile = EventFile::new(crate::names::NAMES.debug_file, ShowFn::Debug);
-static JSON_FILE: EventFile = EventFile::new(crate::names::NAMES.json_file, ShowFn::Json);
+static HIST_FILE: EventFile = EventFile::new(
+    crate::names::NAMES.command,
+    SingleAdapter::<HistFile>::POLLED_FOPS,
+);
+static DEBUG_FILE: EventFile = EventFile::new(
+    crate::names::NAMES.debug_file,
+    SingleAdapter::<DebugFile>::FOPS,
+);
+static JSON_FILE: EventFile = EventFile::new(
+    crate::names::NAMES.json_file,
+    RecordsAdapter::<JsonFile>::FOPS,
+);
 
 /// The files, in the order they are added.
 static FILES: [&EventFile; 3] = [&HIST_FILE, &DEBUG_FILE, &JSON_FILE];

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The tracing core's locking and output as the shell uses them: the
-//! event mutex (a guard, and [`EventMutexHeld`], the proof that it is
-//! held), the event file behind an open tracefs file and tracing/error_log's
-//! messages. The objects themselves are handles of
-//! [`crate::tracing`].
+//! event mutex (a guard, [`EventMutexHeld`], the proof that it is held,
+//! and [`SeqReadHeld`], held across a seq_file read), the event file
+//! behind an open tracefs file and tracing/error_log's messages. The
+//! objects themselves are handles of [`crate::tracing`].
 
 use core::cell::Cell;
 use core::marker::PhantomData;
@@ -73,6 +73,85 @@ impl<'a> EventMutexHeld<'a> {
         assert_event_mutex_held();
         // INVARIANT: the caller's contract.
         EventMutexHeld(PhantomData)
+    }
+}
+
+/// Proof that this task holds `event_mutex` for `'a` and has held it
+/// without a break since the `start()` of the seq_file read under way:
+/// what `start()` found under the lock is still so in the `next()` and
+/// `show()` that follow. The tracing core's own seq_files over the event
+/// lists hold `event_mutex` so, from `start()` to `stop()`
+/// (`t_start()`/`t_stop()`, `trigger_start()`/`trigger_stop()`).
+///
+/// seq_file cannot carry a guard from `start()` to `stop()`, so the lock
+/// is taken by [`lock_for_read`](Self::lock_for_read) and left held, and
+/// released by [`unlock_after_read`](Self::unlock_after_read). seq_file
+/// keeps the order they need (`fs/seq_file.c`): for one read, under the
+/// seq_file's own lock and in one task, it calls `start()`, then `show()`
+/// and `next()` any number of times, then `stop()`, which it calls after
+/// every `start()`, whatever `start()` returned (`seq_read_iter()`,
+/// `traverse()`).
+///
+/// # Invariants
+///
+/// This task holds `event_mutex` for all of `'a`, and has not released it
+/// since the `start()` of the read under way took it.
+#[derive(Clone, Copy)]
+pub(crate) struct SeqReadHeld<'a>(EventMutexHeld<'a>);
+
+impl SeqReadHeld<'_> {
+    /// For a seq_file's `start()`: takes `event_mutex`, runs `f` with the
+    /// proof, and leaves the lock held when it returns, for the `stop()`
+    /// that follows to release with
+    /// [`unlock_after_read`](Self::unlock_after_read). Sleeps.
+    pub(crate) fn lock_for_read<R>(f: impl FnOnce(SeqReadHeld<'_>) -> R) -> R {
+        let guard = EventMutexGuard::lock();
+        // INVARIANT: the lock is taken just above, for this read; the
+        // guard, which holds it for the call of `f`, is not dropped.
+        let ret = f(SeqReadHeld(guard.held()));
+        // The lock stays held after the guard: `stop()` releases it.
+        core::mem::forget(guard);
+        ret
+    }
+
+    /// For a seq_file's `next()` and `show()`: the proof, for the call.
+    ///
+    /// # Safety
+    ///
+    /// Called in the `next()` or `show()` of a seq_file whose `start()`
+    /// took the lock with [`lock_for_read`](Self::lock_for_read) and whose
+    /// `stop()` alone releases it, with [`unlock_after_read`]; `'a` must
+    /// end with that call.
+    ///
+    /// [`unlock_after_read`]: Self::unlock_after_read
+    pub(crate) unsafe fn assume<'a>() -> SeqReadHeld<'a> {
+        // INVARIANT: seq_file calls `next()` and `show()` between a
+        // `start()` and its `stop()`, in the task of both; the lock the
+        // `start()` took is held until that `stop()` (the caller's
+        // contract), after this call.
+        // SAFETY: as just argued, this task holds the lock for `'a`.
+        SeqReadHeld(unsafe { EventMutexHeld::assume() })
+    }
+
+    /// For a seq_file's `stop()`: releases the lock its `start()` took.
+    ///
+    /// # Safety
+    ///
+    /// Called in the `stop()` of a seq_file whose `start()` took the lock
+    /// with [`lock_for_read`](Self::lock_for_read).
+    pub(crate) unsafe fn unlock_after_read() {
+        assert_event_mutex_held();
+        // SAFETY: seq_file calls `stop()` after every `start()`, in the same
+        // task, and the `start()` left the lock held for it (the caller's
+        // contract): this task holds it, and this releases it once.
+        unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(bindings::event_mutex)) };
+    }
+}
+
+impl<'a> SeqReadHeld<'a> {
+    /// The lock's proof.
+    pub(crate) fn held(self) -> EventMutexHeld<'a> {
+        self.0
     }
 }
 

@@ -4,17 +4,14 @@
 //! seq_file record per entry ([`JsonCursor`]), so that its buffer stays a
 //! page or so whatever the histogram's size.
 
-use core::cell::UnsafeCell;
 use core::ptr;
-use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::alloc::KVVec;
-use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 
-use super::open::{drop_state, open, OpenFile, Seq};
+use super::open::{EventSeqFile, OpenFile, Record, Records};
 use crate::command;
 use crate::event::KernelSymbols;
 use crate::hist::histogram::KEY_SIZE_MAX;
@@ -22,66 +19,20 @@ use crate::hist::json;
 use crate::hist::map::SUMS_MAX;
 use crate::hist::output::ValStat;
 use crate::kernel_ext::seq_file::SeqFile;
-use crate::tracefs::EventMutexHeld;
+use crate::tracefs::{EventMutexHeld, SeqReadHeld};
 use crate::tracing::{EventFile, TriggerData};
 
-/// What an open `rhist_json` file keeps: where a read of it is, used by
-/// its seq_operations, which the seq_file calls under its own lock, one
-/// reader at a time, and by its release.
-type JsonFile = OpenFile<UnsafeCell<JsonCursor>>;
+/// The `rhist_json` file: its reads keep where they are, a
+/// [`JsonCursor`].
+pub(super) struct JsonFile;
 
-/// `open()` of an `rhist_json` file.
-///
-/// # Safety
-///
-/// Called by the VFS only, for the live `inode` of an `rhist_json` file
-/// and `filp`, the file being opened.
-pub(super) unsafe extern "C" fn open_json(
-    inode: *mut bindings::inode,
-    filp: *mut bindings::file,
-) -> c_int {
-    // SAFETY: forwarded from the VFS.
-    unsafe {
-        open(
-            inode,
-            filp,
-            Seq::Records(&JSON_SEQ_OPS),
-            UnsafeCell::new(JsonCursor::new()),
-        )
+impl EventSeqFile for JsonFile {
+    type Reader = JsonCursor;
+
+    fn reader() -> JsonCursor {
+        JsonCursor::new()
     }
 }
-
-/// Releases an `rhist_json` file [`open`] opened.
-///
-/// # Safety
-///
-/// Called by the VFS only, for the last reference of `filp`, an
-/// `rhist_json` file opened by this module, whose `inode` is live.
-pub(super) unsafe extern "C" fn release_json(
-    inode: *mut bindings::inode,
-    filp: *mut bindings::file,
-) -> c_int {
-    // SAFETY: as the caller promises, `open_json()` made `filp` a
-    // seq_file holding a `JsonFile`, and this is the last reference.
-    unsafe { drop_state::<UnsafeCell<JsonCursor>>(filp) };
-    // SAFETY: undoes `open()`'s `seq_open()`, then
-    // `tracing_open_file_tr()`.
-    unsafe {
-        bindings::seq_release(inode, filp);
-        bindings::tracing_release_file_tr(inode, filp)
-    }
-}
-
-/// The operations of the JSON file's seq_file: one record per piece of
-/// the document (its start, each histogram's head, each entry, each
-/// histogram's tail, its end), `event_mutex` held from `start()` to
-/// `stop()` as the tracing core's event lists hold it.
-static JSON_SEQ_OPS: bindings::seq_operations = bindings::seq_operations {
-    start: Some(json_start),
-    stop: Some(json_stop),
-    next: Some(json_next),
-    show: Some(json_show),
-};
 
 /// A record of the JSON document.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -106,7 +57,7 @@ enum Step {
 /// position `pos`. A histogram's entries are sorted once, when its head
 /// is reached, and kept across `read()`s (C's `hist` file, a single
 /// record, sorts them again for each larger buffer it tries).
-struct JsonCursor {
+pub(super) struct JsonCursor {
     /// The seq_file position of the record.
     pos: i64,
     /// What the record is.
@@ -290,130 +241,70 @@ impl JsonCursor {
     }
 }
 
-/// The cursor and the event file of the JSON file behind `m`.
-///
-/// # Safety
-///
-/// `m` must be the seq_file of an open `rhist_json` file, in one of its
-/// seq_operations (under the seq_file's lock, with `event_mutex` held
-/// for `'a`), and the cursor not otherwise borrowed.
-unsafe fn json_cursor<'a>(
-    held: EventMutexHeld<'a>,
-    m: *mut bindings::seq_file,
-) -> (&'a mut JsonCursor, Option<&'a EventFile>) {
-    // SAFETY: `open_json()` stored a `JsonFile` as the seq_file's
-    // private; the seq_file's lock makes this the cursor's only user.
-    let state = unsafe { &*(*m).private.cast::<JsonFile>() };
-    // SAFETY: the seq_file's lock, held for the call (this function's
-    // contract), makes this the cursor's only user.
-    let cursor = unsafe { &mut *state.extra.get() };
-    // SAFETY: `state.filp` is the file being read, of an event directory.
-    (cursor, unsafe { EventFile::of_open_file(held, state.filp) })
-}
-
-/// `start()` of the JSON file: takes `event_mutex` (until `stop()`) and
-/// finds the record at `*pos`.
-///
-/// # Safety
-///
-/// Called by seq_file only, for `m`, the seq_file of an open
-/// `rhist_json` file, and its position `pos`.
-unsafe extern "C" fn json_start(
-    m: *mut bindings::seq_file,
-    pos: *mut bindings::loff_t,
-) -> *mut c_void {
-    // SAFETY: `event_mutex` is a static, initialised mutex; `json_stop()`
-    // releases it, which seq_file calls after every `start()`.
-    unsafe { bindings::mutex_lock(ptr::addr_of_mut!(bindings::event_mutex)) };
-    // SAFETY: taken just above, until `json_stop()`.
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: the seq_file's contract (see `json_cursor()`).
-    let (cursor, file) = unsafe { json_cursor(held, m) };
-    let Some(file) = file else {
-        return code::ENODEV.to_ptr();
-    };
-    // SAFETY: `pos` is the seq_file's.
-    let pos = unsafe { *pos };
-    if pos == 0 || pos < cursor.pos {
-        cursor.reset();
-    }
-    // A read that goes on holds its histogram, or fails: the document
-    // cannot go on with another one's entries.
-    if !cursor.holds(held, file) {
-        cursor.step = Step::Failed(code::EAGAIN);
-    }
-    // A seek: the records before `pos` again.
-    while cursor.pos < pos && cursor.step != Step::Done {
-        // `holds()` after each move.
-        cursor.advance(held, file);
-    }
-    match cursor.step {
-        Step::Done => ptr::null_mut(),
-        Step::Failed(e) => e.to_ptr(),
-        _ => ptr::from_mut(cursor).cast(),
-    }
-}
-
-/// `next()` of the JSON file.
-///
-/// # Safety
-///
-/// Called by seq_file only, between `json_start()` and `json_stop()`,
-/// for `m`, the seq_file of an open `rhist_json` file, and its position
-/// `pos`.
-unsafe extern "C" fn json_next(
-    m: *mut bindings::seq_file,
-    _v: *mut c_void,
-    pos: *mut bindings::loff_t,
-) -> *mut c_void {
-    // SAFETY: `json_start()` took the lock, until `json_stop()`.
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: the seq_file's contract (see `json_cursor()`).
-    let (cursor, file) = unsafe { json_cursor(held, m) };
-    match file {
-        // The record was found by `json_start()` or moved to under the
-        // same hold: `holds()`.
-        Some(file) => cursor.advance(held, file),
-        None => {
-            cursor.step = Step::Failed(code::ENODEV);
-            cursor.pos += 1;
+/// The JSON file's records: one per piece of the document (its start,
+/// each histogram's head, each entry, each histogram's tail, its end),
+/// `event_mutex` held from `start()` to `stop()` as the tracing core's
+/// event lists hold it.
+impl Records for JsonFile {
+    /// Takes the read to the record at `pos`.
+    fn start(
+        held: SeqReadHeld<'_>,
+        state: &OpenFile<JsonCursor>,
+        cursor: &mut JsonCursor,
+        pos: i64,
+    ) -> Record {
+        let held = held.held();
+        let Some(file) = state.event_file(held) else {
+            return Record::Failed(code::ENODEV);
+        };
+        if pos == 0 || pos < cursor.pos {
+            cursor.reset();
+        }
+        // A read that goes on holds its histogram, or fails: the document
+        // cannot go on with another one's entries.
+        if !cursor.holds(held, file) {
+            cursor.step = Step::Failed(code::EAGAIN);
+        }
+        // A seek: the records before `pos` again.
+        while cursor.pos < pos && cursor.step != Step::Done {
+            // `holds()` after each move.
+            cursor.advance(held, file);
+        }
+        match cursor.step {
+            Step::Done => Record::End,
+            Step::Failed(e) => Record::Failed(e),
+            _ => Record::At,
         }
     }
-    // SAFETY: `pos` is the seq_file's.
-    unsafe { *pos = cursor.pos };
-    match cursor.step {
-        Step::Done => ptr::null_mut(),
-        _ => ptr::from_mut(cursor).cast(),
-    }
-}
 
-/// `show()` of the JSON file: the record the cursor is at.
-///
-/// # Safety
-///
-/// Called by seq_file only, between `json_start()` and `json_stop()`,
-/// for `m`, the seq_file of an open `rhist_json` file.
-unsafe extern "C" fn json_show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    // SAFETY: `json_start()` took the lock, until `json_stop()`.
-    let held = unsafe { EventMutexHeld::assume() };
-    // SAFETY: the seq_file's contract (see `json_cursor()`).
-    let (cursor, _) = unsafe { json_cursor(held, m) };
-    // SAFETY: `m` is being shown.
-    let out = unsafe { SeqFile::from_raw(m) };
-    // SAFETY: `json_start()` checked `holds()`, and every move since
-    // was under this hold of the lock.
-    match unsafe { cursor.show(held, out) } {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
+    fn next(
+        held: SeqReadHeld<'_>,
+        state: &OpenFile<JsonCursor>,
+        cursor: &mut JsonCursor,
+        pos: &mut i64,
+    ) -> Record {
+        let held = held.held();
+        match state.event_file(held) {
+            // The record was found by `start()` or moved to under the same
+            // hold: `holds()`.
+            Some(file) => cursor.advance(held, file),
+            None => {
+                cursor.step = Step::Failed(code::ENODEV);
+                cursor.pos += 1;
+            }
+        }
+        *pos = cursor.pos;
+        match cursor.step {
+            Step::Done => Record::End,
+            _ => Record::At,
+        }
     }
-}
 
-/// `stop()` of the JSON file: releases `event_mutex`.
-///
-/// # Safety
-///
-/// Called by seq_file only, after `json_start()`.
-unsafe extern "C" fn json_stop(_m: *mut bindings::seq_file, _v: *mut c_void) {
-    // SAFETY: `json_start()` took the lock.
-    unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(bindings::event_mutex)) };
+    /// Writes the record the cursor is at.
+    fn show(held: SeqReadHeld<'_>, cursor: &JsonCursor, out: &mut SeqFile) -> Result {
+        // SAFETY: `start()` checked `holds()` under this hold of the lock,
+        // unbroken since (`SeqReadHeld`), and every move since, by
+        // `next()`, was under it.
+        unsafe { cursor.show(held.held(), out) }
+    }
 }

@@ -6,7 +6,7 @@
 
 use core::fmt;
 use core::ptr;
-use kernel::ffi::{c_int, c_void};
+use kernel::ffi::c_void;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::alloc::{KVVec, KVec};
@@ -14,7 +14,7 @@ use kernel::bindings;
 use kernel::error::code;
 use kernel::prelude::*;
 
-use super::open::{event_hits, open, OpenFile, Seq};
+use super::open::{event_hits, EventSeqFile, OpenFile, Poll, ShowWhole};
 use crate::command::{self, Detached};
 use crate::event::KernelSymbols;
 use crate::hist::histogram::{Histogram, Snapshot, KEY_SIZE_MAX};
@@ -25,71 +25,45 @@ use crate::tracing::EventFile;
 // The poll bits of include/uapi/linux/eventpoll.h (casts, to bindgen).
 const EPOLLIN: bindings::__poll_t = 0x1;
 const EPOLLPRI: bindings::__poll_t = 0x2;
-const EPOLLERR: bindings::__poll_t = 0x8;
 const EPOLLRDNORM: bindings::__poll_t = 0x40;
 
-/// `poll()` of the `hist` file, as `event_hist_poll()`.
-///
-/// # Safety
-///
-/// Called by the VFS only, for `filp`, an open `rhist` file, and `wait`,
-/// the caller's poll table or null.
-pub(super) unsafe extern "C" fn poll_hist(
-    filp: *mut bindings::file,
-    wait: *mut bindings::poll_table_struct,
-) -> bindings::__poll_t {
-    let guard = EventMutexGuard::lock();
-    // SAFETY: `filp` is open (`open()` made it a seq_file with an
-    // `OpenFile`), and the VFS keeps it so for the call.
-    let state = unsafe {
-        &*(*(*filp).private_data.cast::<bindings::seq_file>())
-            .private
-            .cast::<OpenFile<()>>()
-    };
-    // SAFETY: `filp` is open, and an `rhist` file is in an event
-    // directory.
-    let Some(file) = (unsafe { EventFile::of_open_file(guard.held(), filp) }) else {
-        return EPOLLERR;
-    };
-    // SAFETY: `filp` and `wait` come from the VFS for this call.
-    unsafe { state.poller.wait(guard.held(), filp, wait) };
-    let hits = event_hits(guard.held(), file);
-    let mut mask = 0;
-    if state.last_read.get(guard.held()) != hits {
-        mask |= EPOLLIN | EPOLLRDNORM;
-    }
-    if state.last_act.replace(guard.held(), hits) != hits {
-        mask |= EPOLLPRI;
-    }
-    mask
+/// The `rhist` file: every rhist histogram of the event.
+pub(super) struct HistFile;
+
+/// The `rhist_debug` file: each rhist trigger's hist data.
+pub(super) struct DebugFile;
+
+impl EventSeqFile for HistFile {
+    type Reader = ();
+
+    fn reader() {}
 }
 
-/// `open()` of an `rhist` file.
-///
-/// # Safety
-///
-/// Called by the VFS only, for the live `inode` of an `rhist` file and
-/// `filp`, the file being opened.
-pub(super) unsafe extern "C" fn open_hist(
-    inode: *mut bindings::inode,
-    filp: *mut bindings::file,
-) -> c_int {
-    // SAFETY: forwarded from the VFS.
-    unsafe { open(inode, filp, Seq::Single(show_hist), ()) }
+impl EventSeqFile for DebugFile {
+    type Reader = ();
+
+    fn reader() {}
 }
 
-/// `open()` of an `rhist_debug` file.
-///
-/// # Safety
-///
-/// Called by the VFS only, for the live `inode` of an `rhist_debug` file
-/// and `filp`, the file being opened.
-pub(super) unsafe extern "C" fn open_debug(
-    inode: *mut bindings::inode,
-    filp: *mut bindings::file,
-) -> c_int {
-    // SAFETY: forwarded from the VFS.
-    unsafe { open(inode, filp, Seq::Single(show_debug), ()) }
+impl Poll for HistFile {
+    /// As `event_hist_poll()`: readable once the event's histograms
+    /// changed since the file was last read, `EPOLLPRI` once they changed
+    /// since it was last read or polled.
+    fn poll(
+        held: EventMutexHeld<'_>,
+        state: &OpenFile<()>,
+        file: &EventFile,
+    ) -> bindings::__poll_t {
+        let hits = event_hits(held, file);
+        let mut mask = 0;
+        if state.last_read.get(held) != hits {
+            mask |= EPOLLIN | EPOLLRDNORM;
+        }
+        if state.last_act.replace(held, hits) != hits {
+            mask |= EPOLLPRI;
+        }
+        mask
+    }
 }
 
 /// Bytes written into a vector that may be vmalloc()ed; a failed
@@ -203,8 +177,9 @@ type Each<'e> =
 /// is written with the lock held throughout.
 const DETACHED_TRIES: usize = 3;
 
-/// Writes, for every rhist trigger of the event behind `m`, the header
-/// C's hist file starts each histogram with, then what `each` writes.
+/// Writes into `out`, for every rhist trigger of the event of the file of
+/// `state`, the header C's hist file starts each histogram with, then
+/// what `each` writes.
 ///
 /// The text is written once per read, into memory of the open file's,
 /// and copied into seq_file's buffer: when it is too small, the retries
@@ -219,34 +194,20 @@ const DETACHED_TRIES: usize = 3;
 /// was cleared or grown meanwhile: it then describes each histogram at
 /// one moment, as `hist`'s does. Otherwise it is written again, the last
 /// time with the lock held throughout.
-///
-/// # Safety
-///
-/// `m` must be a seq_file opened by [`open`], being shown (in its show
-/// function) for the whole call.
-unsafe fn for_each_trigger(m: *mut bindings::seq_file, each: &mut Each<'_>) -> c_int {
-    // SAFETY: `m` is being shown, for as long as this call.
-    let out = unsafe { SeqFile::from_raw(m) };
-    // SAFETY: `open()` stored an `OpenFile<()>` as the seq_file's
-    // private, freed only as the file is released, after every show.
-    let state = unsafe { &*out.private().cast::<OpenFile<()>>() };
+fn for_each_trigger(state: &OpenFile<()>, out: &mut SeqFile, each: &mut Each<'_>) -> Result {
     // A retry with a larger buffer: the text is written already.
     let guard = EventMutexGuard::lock();
     if let Some(too_large) = state.too_large.take(guard.held()) {
         if out.overflow_below(too_large.need) {
             state.too_large.set(guard.held(), Some(too_large));
-            return 0;
+            return Ok(());
         }
         drop(guard);
         too_large.text.copy_to(out);
-        return 0;
+        return Ok(());
     }
     drop(guard);
-    // SAFETY: `state.filp` is the file being read, of an event directory.
-    let text = match unsafe { write_text(state, each) } {
-        Ok(text) => text,
-        Err(e) => return e.to_errno(),
-    };
+    let text = write_text(state, each)?;
     // One byte more: a buffer exactly full counts as overflowed.
     let need = text.len().saturating_add(1);
     if out.overflow_below(need) {
@@ -254,28 +215,22 @@ unsafe fn for_each_trigger(m: *mut bindings::seq_file, each: &mut Each<'_>) -> c
         state
             .too_large
             .set(guard.held(), Some(TooLarge { need, text }));
-        return 0;
+        return Ok(());
     }
     text.copy_to(out);
-    0
+    Ok(())
 }
 
 /// [`for_each_trigger`]'s text. The histograms detached are released
 /// with the lock held, or, on an error while it is not, dropped (each
 /// then takes it).
-///
-/// # Safety
-///
-/// `state.filp` must be an open file of an event directory.
-unsafe fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> {
+fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> {
     for attempt in 0..=DETACHED_TRIES {
         // Before the guard: on an early return, dropped after it.
         let mut later = KVec::new();
         let guard = EventMutexGuard::lock();
         let held = guard.held();
-        // SAFETY: `state.filp` is an open file of an event directory (this
-        // function's contract).
-        let file = unsafe { EventFile::of_open_file(held, state.filp) }.ok_or(code::ENODEV)?;
+        let file = state.event_file(held).ok_or(code::ENODEV)?;
         let may_detach = attempt < DETACHED_TRIES;
         let mut text = write_triggers(held, file, each, may_detach, &mut later)?;
         let hits = event_hits(held, file);
@@ -370,63 +325,56 @@ fn write_detached(out: &mut Chunk, detached: &Detached) -> Result {
     write_body(out, hist, snapshot.as_ref())
 }
 
-/// `show()` of an `rhist` file: every rhist histogram of the event.
-///
-/// # Safety
-///
-/// Called by seq_file only, for `m`, the seq_file of an open `rhist` file.
-unsafe extern "C" fn show_hist(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    let mut each = |out: &mut Text,
-                    held: EventMutexHeld<'_>,
-                    trigger: &command::Trigger,
-                    may_detach: bool|
-     -> Option<Detached> {
-        let hist = trigger.hist(held);
-        // Percentiles take long to write: without the lock.
-        if may_detach && hist.sketches().is_some() {
-            if let Some(detached) = trigger.detach(held) {
-                return Some(detached);
+impl ShowWhole for HistFile {
+    /// Every rhist histogram of the event, as `hist_show()`.
+    fn show(state: &OpenFile<()>, out: &mut SeqFile) -> Result {
+        let mut each = |out: &mut Text,
+                        held: EventMutexHeld<'_>,
+                        trigger: &command::Trigger,
+                        may_detach: bool|
+         -> Option<Detached> {
+            let hist = trigger.hist(held);
+            // Percentiles take long to write: without the lock.
+            if may_detach && hist.sketches().is_some() {
+                if let Some(detached) = trigger.detach(held) {
+                    return Some(detached);
+                }
             }
-        }
-        let mut key = [0u8; KEY_SIZE_MAX];
-        let snapshot = trigger.last_snapshot(&mut key);
-        if write_body(out, hist, snapshot.as_ref()).is_err() {
-            out.failed = true;
-        }
-        None
-    };
-    // SAFETY: the seq_file core calls this with a file `open()` opened.
-    unsafe { for_each_trigger(m, &mut each) }
+            let mut key = [0u8; KEY_SIZE_MAX];
+            let snapshot = trigger.last_snapshot(&mut key);
+            if write_body(out, hist, snapshot.as_ref()).is_err() {
+                out.failed = true;
+            }
+            None
+        };
+        for_each_trigger(state, out, &mut each)
+    }
 }
 
-/// `show()` of an `rhist_debug` file: each rhist trigger's hist data.
-///
-/// # Safety
-///
-/// Called by seq_file only, for `m`, the seq_file of an open
-/// `rhist_debug` file.
-unsafe extern "C" fn show_debug(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    let mut each = |out: &mut Text,
-                    held: EventMutexHeld<'_>,
-                    trigger: &command::Trigger,
-                    _may_detach: bool|
-     -> Option<Detached> {
-        let hist_data = trigger.data();
-        let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
-        // A reference's `var.hist_data`: the referenced hist data, hashed.
-        let var_hist_data = |out: &mut dyn fmt::Write, id: Option<u64>| {
-            let data = id.and_then(|id| trigger.referenced_data(id));
-            match data {
-                Some(d) => write!(out, "{}", HashedPointer(ptr::from_ref(d).cast())),
-                None => out.write_str("(null)"),
-            }
+impl ShowWhole for DebugFile {
+    /// Each rhist trigger's hist data, as `hist_debug_show()`.
+    fn show(state: &OpenFile<()>, out: &mut SeqFile) -> Result {
+        let mut each = |out: &mut Text,
+                        held: EventMutexHeld<'_>,
+                        trigger: &command::Trigger,
+                        _may_detach: bool|
+         -> Option<Detached> {
+            let hist_data = trigger.data();
+            let ptr = HashedPointer(ptr::from_ref(hist_data).cast());
+            // A reference's `var.hist_data`: the referenced hist data, hashed.
+            let var_hist_data = |out: &mut dyn fmt::Write, id: Option<u64>| {
+                let data = id.and_then(|id| trigger.referenced_data(id));
+                match data {
+                    Some(d) => write!(out, "{}", HashedPointer(ptr::from_ref(d).cast())),
+                    None => out.write_str("(null)"),
+                }
+            };
+            let _ = hist_data.write_debug_with(out, &ptr, &var_hist_data);
+            let _ = trigger.write_grow_debug(held, out);
+            None
         };
-        let _ = hist_data.write_debug_with(out, &ptr, &var_hist_data);
-        let _ = trigger.write_grow_debug(held, out);
-        None
-    };
-    // SAFETY: the seq_file core calls this with a file `open()` opened.
-    unsafe { for_each_trigger(m, &mut each) }
+        for_each_trigger(state, out, &mut each)
+    }
 }
 
 /// An address shown as `%p` shows it: hashed, so that reading the file

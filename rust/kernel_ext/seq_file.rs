@@ -28,7 +28,6 @@
 use core::fmt;
 
 use kernel::bindings;
-use kernel::ffi::c_void;
 use kernel::types::Opaque;
 
 /// A `struct seq_file` being shown.
@@ -101,14 +100,6 @@ impl SeqFile {
             (*m).count = (*m).size;
         }
         true
-    }
-
-    /// The `private` pointer its opener left, which seq_file passes on
-    /// untouched (`single_open()`'s `data`).
-    pub(crate) fn private(&self) -> *mut c_void {
-        // SAFETY: the seq_file is being shown (invariant); `private` is
-        // set when it is opened and not changed by seq_file.
-        unsafe { (*self.as_raw()).private }
     }
 }
 
