@@ -19,8 +19,8 @@ use crate::hist::histogram::TaskContext;
 use crate::hist::output::Resolver;
 use crate::hist::program::Here;
 use crate::kernel_ext::kallsyms::{sprint_symbol, SymbolBuf};
-use crate::kernel_ext::task;
 use crate::kernel_ext::list::ListIter;
+use crate::kernel_ext::task;
 use crate::shim;
 use crate::tracing::EventFile;
 
