@@ -40,15 +40,9 @@ unsafe fn event_str<'a>(p: *const c_char) -> &'a str {
 
 /// The fields of the event behind `file`, in the order of its format file,
 /// as the core describes them. The common fields are not included: the core
-/// knows their fixed layout.
-///
-/// # Safety
-///
-/// `file`'s event must stay registered for `'a` (an [`EventPin`] on it
-/// kept at least as long): the names and types borrow its strings.
-///
-/// [`EventPin`]: crate::tracing::EventPin
-pub(crate) unsafe fn fields<'a>(file: &EventFile) -> Result<KVec<EventField<'a>>> {
+/// knows their fixed layout. The names and types borrow the event's
+/// strings, for as long as `file` is borrowed.
+pub(crate) fn fields(file: &EventFile) -> Result<KVec<EventField<'_>>> {
     let mut out = KVec::new();
     // SAFETY: the event is registered while `file` is borrowed (invariant
     // of `EventFile`), so its call is live.
@@ -62,8 +56,8 @@ pub(crate) unsafe fn fields<'a>(file: &EventFile) -> Result<KVec<EventField<'a>>
         unsafe { ListIter::new(head, offset_of!(bindings::ftrace_event_field, link)) };
     for field in list {
         // SAFETY: the field's strings are NUL-terminated and live as long
-        // as the event, which stays registered for `'a` (the caller's
-        // promise).
+        // as the event, which stays registered while `file` is borrowed
+        // (invariant of `EventFile`): for the result's lifetime.
         let (name, type_name) = unsafe { (event_str(field.name), event_str(field.type_)) };
         out.push(
             EventField {

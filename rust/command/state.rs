@@ -617,9 +617,7 @@ impl Resolved {
 #[inline(never)]
 fn event_of(origin: &mut EventPin) -> Result<Event<'_>> {
     let file = origin.file();
-    // SAFETY: the pin keeps the event registered for as long as it is
-    // borrowed, so for the result's lifetime.
-    let fields = unsafe { event::fields(file) }?;
+    let fields = event::fields(file)?;
     let (system, name) = file.names();
     Ok(Event {
         system: core::str::from_utf8(system).unwrap_or(""),
