@@ -71,25 +71,32 @@ impl SynthPin {
         let Some(pin) = Self::find(held, name)? else {
             return Ok(None);
         };
-        let call = file.call();
+        // SAFETY: the event is live while pinned (invariant); only the
+        // address of its call is taken.
+        let its_call = unsafe { ptr::addr_of_mut!((*pin.0).call) };
         // Another kind of event in a group of that name is none.
-        Ok((ptr::addr_of!(pin.event().call).cast_mut() == call).then_some(pin))
+        Ok((its_call == file.call()).then_some(pin))
     }
 
-    fn event(&self) -> &bindings::synth_event {
-        // SAFETY: the event is live while pinned (invariant).
-        unsafe { &*self.0 }
+    /// The number of the event's fields. (The event is read field by
+    /// field, never as a `&synth_event`: other pins change its count
+    /// meanwhile.)
+    fn n_fields(&self) -> usize {
+        // SAFETY: the event is live while pinned (invariant); `n_fields`
+        // is set when it is made and never changed.
+        unsafe { (*self.0).n_fields as usize }
     }
 
     /// Field `pos` of the event.
     fn field(&self, pos: usize) -> Option<SynthField<'_>> {
-        let event = self.event();
-        if pos >= event.n_fields as usize {
+        if pos >= self.n_fields() {
             return None;
         }
-        // SAFETY: `fields` has `n_fields` live entries, which the event
-        // keeps as long as it lives.
-        let field = unsafe { &**event.fields.add(pos) };
+        // SAFETY: the event is live while pinned (invariant), and its
+        // `fields` array, made with it and never changed, has `n_fields`
+        // entries, each a field it owns, changed by no one after it is
+        // made: a shared reference to one is sound for the pin's borrow.
+        let field = unsafe { &**(*self.0).fields.add(pos) };
         // SAFETY: a field's type is a NUL-terminated string the event
         // owns.
         let type_name = unsafe { CStr::from_char_ptr(field.type_) };
@@ -108,7 +115,7 @@ impl SynthPin {
     /// value). Does nothing unless `var_ref_idx` has one index per field,
     /// each within `vals`. Lock-free, no allocation.
     pub(crate) fn trace(&self, vals: &[u64], var_ref_idx: &[u32]) {
-        let fits = var_ref_idx.len() == self.event().n_fields as usize
+        let fits = var_ref_idx.len() == self.n_fields()
             && var_ref_idx.iter().all(|&i| (i as usize) < vals.len());
         if !fits {
             return;
@@ -192,7 +199,7 @@ impl Synths {
 
 impl SynthLookup for Synths {
     fn n_fields(&self, name: &str) -> Option<usize> {
-        self.pin(name).map(|p| p.event().n_fields as usize)
+        self.pin(name).map(SynthPin::n_fields)
     }
 
     fn field(&self, name: &str, pos: usize) -> Option<SynthField<'_>> {
