@@ -26,7 +26,7 @@ mod resolve;
 mod state;
 
 use core::ptr::{self, NonNull};
-use kernel::ffi::{c_char, c_int};
+use kernel::ffi::c_int;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
@@ -57,8 +57,8 @@ use state::{BuildError, Hist, Resolved};
 pub(crate) use state::{Detached, Trigger};
 
 use crate::trigger_cmd::{
-    list_and_enable, parse, reg, remove_each, Attached, Command, Registered, Registry,
-    TriggerCommand, TriggerWrite,
+    list_and_enable, parse, print, reg, remove_each, unreg, unreg_all, Attached, Command,
+    Registered, Registry, TriggerCommand, TriggerWrite,
 };
 
 /// The `rhist` command (`hist` in the drop-in build).
@@ -66,11 +66,11 @@ static COMMAND: TriggerCommand = TriggerCommand::new(bindings::event_command {
     flags: bindings::event_command_flags_EVENT_CMD_FL_NEEDS_REC as c_int,
     parse: Some(parse::<Rhist>),
     reg: Some(reg::<Rhist>),
-    unreg: Some(unreg),
-    unreg_all: Some(unreg_all),
+    unreg: Some(unreg::<Rhist>),
+    unreg_all: Some(unreg_all::<Rhist>),
     trigger: Some(probe::on_event),
     free: Some(free),
-    print: Some(print),
+    print: Some(print::<Rhist>),
     ..TriggerCommand::common(crate::names::NAMES.command)
 });
 
@@ -205,6 +205,40 @@ impl Command for Rhist {
         // and holds a reference until it returns; `put()` drops one, as
         // `free()` does.
         unsafe { list_and_enable(held, file, data, ListEnd::Tail, &REGISTRY, put) }
+    }
+
+    /// Removes the rhist trigger of `file` with `data`'s text.
+    fn unreg(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) {
+        let filter = data.filter(held).and_then(|f| core::str::from_utf8(f).ok());
+        let Some(trigger) = state(held, data) else {
+            return;
+        };
+        let named = trigger.name().is_some().then_some(trigger);
+        if let Some(found) = find(held, file, trigger.data(), filter, named) {
+            // SAFETY: `find()` returns an rhist trigger on `file`, not used
+            // after this.
+            unsafe { unregister_one(held, found) };
+        }
+    }
+
+    /// Removes every rhist trigger of `file`.
+    fn unreg_all(held: EventMutexHeld<'_>, file: &EventFile) {
+        // As hist_file_check_refs(): none goes while another trigger
+        // references a variable of one of them.
+        let referenced = file
+            .triggers(held)
+            .any(|d| state(held, d).is_some_and(|t| t.referenced(held)));
+        if referenced {
+            return;
+        }
+        // SAFETY: each trigger `remove_each()` hands out is an rhist trigger
+        // on `file`'s list, not used after it is removed.
+        remove_each(held, file, is_ours, |d| unsafe { unregister_one(held, d) });
+    }
+
+    /// Shows the trigger's info line ([`write_info()`]).
+    fn print(held: EventMutexHeld<'_>, out: &mut SeqFile, data: &TriggerData) {
+        write_info(held, out, data);
     }
 
     unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]) {
@@ -426,89 +460,6 @@ fn clear(held: EventMutexHeld<'_>, data: &TriggerData, trigger: &Trigger) {
     for d in REGISTRY.iter(held).filter(|d| feeds(d)) {
         d.restore_paused(held);
     }
-}
-
-/// `unreg()`: removes the rhist trigger of `file` with `data`'s text.
-///
-/// # Safety
-///
-/// Called by the tracing core only: `data` is a live rhist trigger
-/// and `file` its live event file, with `event_mutex` held.
-unsafe extern "C" fn unreg(
-    _glob: *mut c_char,
-    data: *mut bindings::event_trigger_data,
-    file: *mut bindings::trace_event_file,
-) {
-    // SAFETY: `unreg()` is called from the command's `parse()`, which holds
-    // `event_mutex` for the call, with an rhist trigger and the file
-    // written, both live for the call (this function's contract).
-    let (held, data, file) = unsafe {
-        (
-            EventMutexHeld::assume(),
-            TriggerData::from_raw(data),
-            EventFile::from_raw(file),
-        )
-    };
-    let filter = data.filter(held).and_then(|f| core::str::from_utf8(f).ok());
-    let Some(trigger) = state(held, data) else {
-        return;
-    };
-    let named = trigger.name().is_some().then_some(trigger);
-    if let Some(found) = find(held, file, trigger.data(), filter, named) {
-        // SAFETY: `find()` returns an rhist trigger on `file`, not used
-        // after this.
-        unsafe { unregister_one(held, found) };
-    }
-}
-
-/// `unreg_all()`: removes every rhist trigger of `file` (the trigger file
-/// was opened with O_TRUNC).
-///
-/// # Safety
-///
-/// Called by the tracing core only, for the live `file`, with
-/// `event_mutex` held.
-unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
-    // SAFETY: the tracing core calls `unreg_all()` as it opens a trigger
-    // file with O_TRUNC, holding `event_mutex` for the call, for the
-    // file's event file, live while the lock is held.
-    let (held, file) = unsafe { (EventMutexHeld::assume(), EventFile::from_raw(file)) };
-    // As hist_file_check_refs(): none goes while another trigger
-    // references a variable of one of them.
-    let referenced = file
-        .triggers(held)
-        .any(|d| state(held, d).is_some_and(|t| t.referenced(held)));
-    if referenced {
-        return;
-    }
-    // SAFETY: each trigger `remove_each()` hands out is an rhist trigger
-    // on `file`'s list, not used after it is removed.
-    remove_each(held, file, is_ours, |d| unsafe { unregister_one(held, d) });
-}
-
-/// `print()`: shows the trigger in the event's trigger file.
-///
-/// # Safety
-///
-/// Called by the tracing core only: `m` is the trigger file being shown
-/// and `data` a live rhist trigger on it, with `event_mutex` held.
-unsafe extern "C" fn print(
-    m: *mut bindings::seq_file,
-    data: *mut bindings::event_trigger_data,
-) -> c_int {
-    // SAFETY: the tracing core shows a trigger file's triggers holding
-    // `event_mutex` (its seq_file's `start()` takes it); the trigger is
-    // on the list being shown, kept by the lock; `m` is the seq_file being
-    // shown for this call.
-    let (held, data, out) = unsafe {
-        (
-            EventMutexHeld::assume(),
-            TriggerData::from_raw(data),
-            SeqFile::from_raw(m),
-        )
-    };
-    write_info(held, out, data);
-    0
 }
 
 /// Writes the trigger info line of `data`, an rhist trigger, as hist

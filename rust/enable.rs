@@ -13,7 +13,7 @@
 //! module can remove them.
 
 use core::ptr::{self, NonNull};
-use kernel::ffi::{c_char, c_int, c_void};
+use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
@@ -26,8 +26,8 @@ use crate::kernel_ext::seq_file::SeqFile;
 use crate::tracefs::EventMutexHeld;
 use crate::tracing::{EventFile, EventPin, ListEnd, NewTrigger, Refs, TraceArray, TriggerData};
 use crate::trigger_cmd::{
-    list_and_enable, parse, reg, remove_each, Attached, Command, Registered, Registry,
-    TriggerCommand, TriggerWrite,
+    list_and_enable, parse, print, reg, remove_each, unreg, unreg_all, Attached, Command,
+    Registered, Registry, TriggerCommand, TriggerWrite,
 };
 
 /// What an enable trigger owns, in its `private_data`.
@@ -47,12 +47,12 @@ const fn enable_command(name: &'static core::ffi::CStr) -> TriggerCommand {
     TriggerCommand::new(bindings::event_command {
         parse: Some(parse::<Enable>),
         reg: Some(reg::<Enable>),
-        unreg: Some(unreg),
-        unreg_all: Some(unreg_all),
+        unreg: Some(unreg::<Enable>),
+        unreg_all: Some(unreg_all::<Enable>),
         trigger: Some(on_event),
         count_func: Some(count),
         free: Some(free),
-        print: Some(print),
+        print: Some(print::<Enable>),
         ..TriggerCommand::common(name)
     })
 }
@@ -202,53 +202,6 @@ fn remove_matching(held: EventMutexHeld<'_>, file: &EventFile, target_file: &Eve
     }
 }
 
-/// `unreg()`: removes the trigger of `file` that acts on what `data`
-/// acts on.
-///
-/// # Safety
-///
-/// Called by the tracing core only: `data` describes a trigger of one of
-/// this module's enable or disable commands and `file` is live, with
-/// `event_mutex` held.
-unsafe extern "C" fn unreg(
-    _glob: *mut c_char,
-    data: *mut bindings::event_trigger_data,
-    file: *mut bindings::trace_event_file,
-) {
-    // SAFETY: `unreg()` is called from the command's `parse()`, which holds
-    // `event_mutex` for the call, with the trigger `parse()` set up and
-    // the file written, both live for the call.
-    let (held, data, file) = unsafe {
-        (
-            EventMutexHeld::assume(),
-            TriggerData::from_raw(data),
-            EventFile::from_raw(file),
-        )
-    };
-    if let Some(target) = target(data) {
-        remove_matching(held, file, target.target.file());
-    }
-}
-
-/// `unreg_all()`: removes every enable trigger of `file` (the trigger
-/// file was opened with O_TRUNC).
-///
-/// # Safety
-///
-/// Called by the tracing core only, for the live `file`, with
-/// `event_mutex` held.
-unsafe extern "C" fn unreg_all(file: *mut bindings::trace_event_file) {
-    // SAFETY: the tracing core calls `unreg_all()` as it opens a trigger
-    // file with O_TRUNC, holding `event_mutex` for the call, for the
-    // file's event file, live while the lock is held.
-    let (held, file) = unsafe { (EventMutexHeld::assume(), EventFile::from_raw(file)) };
-    // SAFETY: each trigger `remove_each()` hands out is an enable trigger
-    // on `file`'s list, not used after it is removed.
-    remove_each(held, file, is_enable, |d| unsafe {
-        unregister_one(held, file, d)
-    });
-}
-
 /// `trigger()`: continues or pauses the target's rhist triggers. Runs on
 /// the event path: no allocation, lock or sleep.
 ///
@@ -291,55 +244,6 @@ unsafe extern "C" fn count(
     // SAFETY: the tracing core calls this only for attached triggers,
     // freed only after the probes that can see them finished.
     unsafe { TriggerData::from_raw(data) }.take_count()
-}
-
-/// `print()`: `enable_rhist:<system>:<event>:unlimited|count=N[ if
-/// <filter>]`, as `event_enable_trigger_print()` shows enable_hist's.
-///
-/// # Safety
-///
-/// Called by the tracing core only: `m` is the trigger file being shown
-/// and `data` a live trigger of one of this module's enable or disable
-/// commands on it, with `event_mutex` held.
-unsafe extern "C" fn print(
-    m: *mut bindings::seq_file,
-    data: *mut bindings::event_trigger_data,
-) -> c_int {
-    // SAFETY: the tracing core shows a trigger file's triggers holding
-    // `event_mutex` (its seq_file's `start()` takes it); the trigger is
-    // on the list being shown, kept by the lock; `m` is the seq_file being
-    // shown for this call.
-    let (held, data, out) = unsafe {
-        (
-            EventMutexHeld::assume(),
-            TriggerData::from_raw(data),
-            SeqFile::from_raw(m),
-        )
-    };
-    let Some(target) = target(data) else {
-        return 0;
-    };
-    let (system, event) = target.target.file().names();
-    let name = if target.enable {
-        crate::names::NAMES.enable
-    } else {
-        crate::names::NAMES.disable
-    };
-    for part in [name.to_bytes(), b":", system, b":", event] {
-        out.write_bytes(part);
-    }
-    let count = data.count();
-    if count == !0 {
-        out.write_bytes(b":unlimited");
-    } else {
-        let _ = core::fmt::Write::write_fmt(out, format_args!(":count={}", count as i64));
-    }
-    if let Some(filter) = data.filter(held) {
-        out.write_bytes(b" if ");
-        out.write_bytes(filter);
-    }
-    out.write_bytes(b"\n");
-    0
 }
 
 /// `free()`: [`put()`], for the tracing core when it clears the triggers
@@ -447,6 +351,50 @@ impl Command for Enable {
         // list; `create_or_remove()` reserved its slot in `REGISTRY` and
         // holds a reference until it returns; `put()` drops one.
         unsafe { list_and_enable(held, file, data, ListEnd::Head, &REGISTRY, put) }
+    }
+
+    /// Removes the trigger of `file` that acts on what `data` acts on.
+    fn unreg(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) {
+        if let Some(target) = target(data) {
+            remove_matching(held, file, target.target.file());
+        }
+    }
+
+    /// Removes every enable trigger of `file`.
+    fn unreg_all(held: EventMutexHeld<'_>, file: &EventFile) {
+        // SAFETY: each trigger `remove_each()` hands out is an enable trigger
+        // on `file`'s list, not used after it is removed.
+        remove_each(held, file, is_enable, |d| unsafe {
+            unregister_one(held, file, d)
+        });
+    }
+
+    /// `enable_rhist:<system>:<event>:unlimited|count=N[ if <filter>]`, as
+    /// `event_enable_trigger_print()` shows enable_hist's.
+    fn print(held: EventMutexHeld<'_>, out: &mut SeqFile, data: &TriggerData) {
+        let Some(target) = target(data) else {
+            return;
+        };
+        let (system, event) = target.target.file().names();
+        let name = if target.enable {
+            crate::names::NAMES.enable
+        } else {
+            crate::names::NAMES.disable
+        };
+        for part in [name.to_bytes(), b":", system, b":", event] {
+            out.write_bytes(part);
+        }
+        let count = data.count();
+        if count == !0 {
+            out.write_bytes(b":unlimited");
+        } else {
+            let _ = core::fmt::Write::write_fmt(out, format_args!(":count={}", count as i64));
+        }
+        if let Some(filter) = data.filter(held) {
+            out.write_bytes(b" if ");
+            out.write_bytes(filter);
+        }
+        out.write_bytes(b"\n");
     }
 
     unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]) {

@@ -17,6 +17,7 @@ use kernel::error::Error;
 use kernel::prelude::*;
 use kernel::str::CStr;
 
+use crate::kernel_ext::seq_file::SeqFile;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 use crate::tracing::{EventFile, ListEnd, TriggerData};
 
@@ -102,8 +103,9 @@ impl Drop for Registered {
 }
 
 /// What a command of this module gives the scaffold the commands share:
-/// its `reg()` ([`reg`]) and the removal of its triggers at unload
-/// ([`Attached`]).
+/// the typed halves of its callbacks, which the adapters of this file
+/// call ([`parse`], [`reg`], [`unreg`], [`unreg_all`], [`print`]), and the
+/// removal of its triggers at unload ([`Attached`]).
 pub(crate) trait Command {
     /// The triggers the command attached.
     const REGISTRY: &'static Registry;
@@ -120,6 +122,18 @@ pub(crate) trait Command {
     /// for `file`, on no list, with a slot reserved in
     /// [`Command::REGISTRY`]; the caller must hold a reference of its own.
     unsafe fn register(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) -> c_int;
+
+    /// `unreg()`: removes the trigger of `file` that `data`, a trigger
+    /// that `parse()` set up, describes.
+    fn unreg(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile);
+
+    /// `unreg_all()`: removes every trigger of this command from `file`
+    /// (its trigger file was opened with O_TRUNC).
+    fn unreg_all(held: EventMutexHeld<'_>, file: &EventFile);
+
+    /// `print()`: shows `data`, a trigger of this command, in its event's
+    /// trigger file.
+    fn print(held: EventMutexHeld<'_>, out: &mut SeqFile, data: &TriggerData);
 
     /// Takes `triggers` off their files' lists and drops the lists'
     /// references.
@@ -207,6 +221,74 @@ pub(crate) unsafe extern "C" fn reg<C: Command>(
             EventFile::from_raw(file),
         )
     }
+}
+
+/// `unreg()` of every command: [`Command::unreg`].
+///
+/// # Safety
+///
+/// Called by the tracing core only, from `event_trigger_unregister()`,
+/// for command `C`.
+pub(crate) unsafe extern "C" fn unreg<C: Command>(
+    _glob: *mut c_char,
+    data: *mut bindings::event_trigger_data,
+    file: *mut bindings::trace_event_file,
+) {
+    // SAFETY: the tracing core calls a command's `unreg()` only from
+    // `event_trigger_unregister()`, which only that command's `parse()`
+    // calls (this module's never do), from `trigger_process_regex()`: with
+    // `event_mutex` held for the call, the trigger `parse()` set up, which
+    // it holds a reference on, and the event file written, found under
+    // the lock and not marked freed: both live for the call.
+    let (held, data, file) = unsafe {
+        (
+            EventMutexHeld::assume(),
+            TriggerData::from_raw(data),
+            EventFile::from_raw(file),
+        )
+    };
+    C::unreg(held, data, file);
+}
+
+/// `unreg_all()` of every command: [`Command::unreg_all`].
+///
+/// # Safety
+///
+/// Called by the tracing core only, from `event_trigger_regex_open()`.
+pub(crate) unsafe extern "C" fn unreg_all<C: Command>(file: *mut bindings::trace_event_file) {
+    // SAFETY: the tracing core calls `unreg_all()` only from
+    // `event_trigger_regex_open()`, as it opens a trigger file with
+    // O_TRUNC: it holds `event_mutex` for the call, and `file` is the event
+    // file it found under the lock with `event_file_file()`, not marked
+    // freed, so live while the lock is held.
+    let (held, file) = unsafe { (EventMutexHeld::assume(), EventFile::from_raw(file)) };
+    C::unreg_all(held, file);
+}
+
+/// `print()` of every command: [`Command::print`].
+///
+/// # Safety
+///
+/// Called by the tracing core only, from `trigger_show()`.
+pub(crate) unsafe extern "C" fn print<C: Command>(
+    m: *mut bindings::seq_file,
+    data: *mut bindings::event_trigger_data,
+) -> c_int {
+    // SAFETY: the tracing core calls `print()` only from `trigger_show()`,
+    // the show of a trigger file's seq_file, which `seq_read_iter()` calls
+    // with the seq_file's lock held, between `trigger_start()`, which takes
+    // `event_mutex`, and `trigger_stop()`, which releases it: the lock is
+    // held for the call, and keeps `data`, on the list being shown, live;
+    // `m` is the seq_file being shown, used by no one else meanwhile.
+    let (held, out, data) = unsafe {
+        (
+            EventMutexHeld::assume(),
+            SeqFile::from_raw(m),
+            TriggerData::from_raw(data),
+        )
+    };
+    C::print(held, out, data);
+    0
 }
 
 /// The triggers command `C` attached: removed when dropped, which must
