@@ -52,13 +52,13 @@ use attach::detach;
 use attach::{attach, unregister_one, AttachSetup};
 use errors::reject;
 pub(crate) use grow::queue_work as grow_queue_work;
-use lifetime::{free, put, DeferredWork, DEFERRED};
+use lifetime::{put, DeferredWork, DEFERRED};
 use state::{BuildError, Hist, Resolved};
 pub(crate) use state::{Detached, Trigger};
 
 use crate::trigger_cmd::{
-    list_and_enable, parse, print, reg, remove_each, unreg, unreg_all, Attached, Command,
-    Registered, Registry, TriggerCommand, TriggerWrite,
+    free, list_and_enable, parse, print, reg, remove_each, unreg, unreg_all, Attached, Command,
+    Registered, Registry, TriggerCommand, TriggerWrite, Unlinked,
 };
 
 /// The `rhist` command (`hist` in the drop-in build).
@@ -69,7 +69,7 @@ static COMMAND: TriggerCommand = TriggerCommand::new(bindings::event_command {
     unreg: Some(unreg::<Rhist>),
     unreg_all: Some(unreg_all::<Rhist>),
     trigger: Some(probe::on_event),
-    free: Some(free),
+    free: Some(free::<Rhist>),
     print: Some(print::<Rhist>),
     ..TriggerCommand::common(crate::names::NAMES.command)
 });
@@ -239,6 +239,11 @@ impl Command for Rhist {
     /// Shows the trigger's info line ([`write_info()`]).
     fn print(held: EventMutexHeld<'_>, out: &mut SeqFile, data: &TriggerData) {
         write_info(held, out, data);
+    }
+
+    /// [`lifetime::free()`].
+    fn free(held: EventMutexHeld<'_>, unlinked: Unlinked<'_, Self>) {
+        lifetime::free(held, unlinked);
     }
 
     unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]) {

@@ -26,8 +26,8 @@ use crate::kernel_ext::seq_file::SeqFile;
 use crate::tracefs::EventMutexHeld;
 use crate::tracing::{EventFile, EventPin, ListEnd, NewTrigger, Refs, TraceArray, TriggerData};
 use crate::trigger_cmd::{
-    list_and_enable, parse, print, reg, remove_each, unreg, unreg_all, Attached, Command,
-    Registered, Registry, TriggerCommand, TriggerWrite,
+    free, list_and_enable, parse, print, reg, remove_each, unreg, unreg_all, Attached, Command,
+    Registered, Registry, TriggerCommand, TriggerWrite, Unlinked,
 };
 
 /// What an enable trigger owns, in its `private_data`.
@@ -51,7 +51,7 @@ const fn enable_command(name: &'static core::ffi::CStr) -> TriggerCommand {
         unreg_all: Some(unreg_all::<Enable>),
         trigger: Some(on_event),
         count_func: Some(count),
-        free: Some(free),
+        free: Some(free::<Enable>),
         print: Some(print::<Enable>),
         ..TriggerCommand::common(name)
     })
@@ -246,22 +246,6 @@ unsafe extern "C" fn count(
     unsafe { TriggerData::from_raw(data) }.take_count()
 }
 
-/// `free()`: [`put()`], for the tracing core when it clears the triggers
-/// of an instance being removed.
-///
-/// # Safety
-///
-/// Called by the tracing core only, for a live trigger of one of this
-/// module's enable or disable commands that it has unlinked, with
-/// `event_mutex` held.
-unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
-    // SAFETY: the tracing core calls `free()` from
-    // `clear_event_triggers()`, with `event_mutex` held for the call, for
-    // a trigger that is live, unlinked, and not used by it after this
-    // call: what `put()` needs of a last reference.
-    unsafe { put(EventMutexHeld::assume(), TriggerData::from_raw(data)) };
-}
-
 /// Drops a reference on `data`; with the last one it takes the target
 /// out of soft mode and frees the trigger.
 ///
@@ -395,6 +379,16 @@ impl Command for Enable {
             out.write_bytes(filter);
         }
         out.write_bytes(b"\n");
+    }
+
+    /// [`put()`], for the tracing core when it clears the triggers of an
+    /// instance being removed.
+    fn free(held: EventMutexHeld<'_>, unlinked: Unlinked<'_, Self>) {
+        // SAFETY: `unlinked` is a trigger of one of these commands, off its
+        // list, whose reference is handed over, and that the tracing core
+        // does not use after this (invariant of `Unlinked`); nor does this
+        // function.
+        unsafe { put(held, unlinked.data()) };
     }
 
     unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]) {

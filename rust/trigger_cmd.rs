@@ -104,9 +104,9 @@ impl Drop for Registered {
 
 /// What a command of this module gives the scaffold the commands share:
 /// the typed halves of its callbacks, which the adapters of this file
-/// call ([`parse`], [`reg`], [`unreg`], [`unreg_all`], [`print`]), and the
-/// removal of its triggers at unload ([`Attached`]).
-pub(crate) trait Command {
+/// call ([`parse`], [`reg`], [`unreg`], [`unreg_all`], [`print`],
+/// [`free`]), and the removal of its triggers at unload ([`Attached`]).
+pub(crate) trait Command: Sized {
     /// The triggers the command attached.
     const REGISTRY: &'static Registry;
 
@@ -134,6 +134,10 @@ pub(crate) trait Command {
     /// `print()`: shows `data`, a trigger of this command, in its event's
     /// trigger file.
     fn print(held: EventMutexHeld<'_>, out: &mut SeqFile, data: &TriggerData);
+
+    /// `free()`: drops the reference the tracing core hands over with a
+    /// trigger it took off its list.
+    fn free(held: EventMutexHeld<'_>, unlinked: Unlinked<'_, Self>);
 
     /// Takes `triggers` off their files' lists and drops the lists'
     /// references.
@@ -289,6 +293,50 @@ pub(crate) unsafe extern "C" fn print<C: Command>(
     };
     C::print(held, out, data);
     0
+}
+
+/// A trigger of command `C` that the tracing core took off its event's
+/// list, handed to the command's `free()` with the list's reference.
+///
+/// # Invariants
+///
+/// `data` is a trigger of a command whose callbacks are `C`'s, live for
+/// `'a` and on no list; the holder owns the list's reference on it, and
+/// the tracing core does not use the trigger after `free()` returns.
+pub(crate) struct Unlinked<'a, C> {
+    data: &'a TriggerData,
+    _command: PhantomData<C>,
+}
+
+impl<'a, C> Unlinked<'a, C> {
+    /// The trigger.
+    pub(crate) fn data(&self) -> &'a TriggerData {
+        self.data
+    }
+}
+
+/// `free()` of every command: [`Command::free`].
+///
+/// # Safety
+///
+/// Called by the tracing core only, from `clear_event_triggers()`.
+pub(crate) unsafe extern "C" fn free<C: Command>(data: *mut bindings::event_trigger_data) {
+    // SAFETY: the tracing core calls the `free()` of this module's
+    // commands only from `clear_event_triggers()` (its other calls are in
+    // its own commands' `unreg()`s), which its callers call with
+    // `event_mutex` held: held for the call. It calls it through
+    // `data->cmd_ops`, so for a trigger of `C`'s command, live until the
+    // list's reference, which it hands over, is dropped, and just taken
+    // off its list with `list_del_rcu()`; it does not use it after.
+    let (held, data) = unsafe { (EventMutexHeld::assume(), TriggerData::from_raw(data)) };
+    // INVARIANT: as argued above.
+    C::free(
+        held,
+        Unlinked {
+            data,
+            _command: PhantomData,
+        },
+    );
 }
 
 /// The triggers command `C` attached: removed when dropped, which must

@@ -6,19 +6,19 @@
 
 use core::cell::UnsafeCell;
 
-use kernel::bindings;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::workqueue::{self, Work, WorkItem};
 use kernel::{impl_has_work, new_work};
 
 use super::state::Trigger;
-use super::REGISTRY;
+use super::{Rhist, REGISTRY};
 use crate::kernel_ext::workqueue::flush_work;
 use crate::tracefs::{EventMutexCell, EventMutexGuard, EventMutexHeld};
 use crate::tracing::{Refs, TriggerData};
+use crate::trigger_cmd::Unlinked;
 
-/// `free()`: the tracing core drops its reference on `data` as it
+/// `free()`: the tracing core drops its reference on a trigger as it
 /// removes an instance (`clear_event_triggers()`), the only place it
 /// calls this. It holds `event_mutex` and `trace_types_lock` there, which
 /// dropping a trigger may take (through [`InstanceRef`], or a hidden
@@ -26,21 +26,11 @@ use crate::tracing::{Refs, TriggerData};
 /// [`Deferred::release()`].
 ///
 /// [`InstanceRef`]: crate::tracing::InstanceRef
-///
-/// # Safety
-///
-/// Called by the tracing core only, for a live rhist trigger it has
-/// unlinked, with `event_mutex` held.
-pub(super) unsafe extern "C" fn free(data: *mut bindings::event_trigger_data) {
-    // SAFETY: the tracing core calls `free()` from
-    // `clear_event_triggers()`, with `event_mutex` held for the call, for
-    // an rhist trigger it has unlinked, live for the call and not used by
-    // it after.
-    let (held, state) = unsafe {
-        let held = EventMutexHeld::assume();
-        (held, release(held, TriggerData::from_raw(data)))
-    };
-    if let Some(state) = state {
+pub(super) fn free(held: EventMutexHeld<'_>, unlinked: Unlinked<'_, Rhist>) {
+    // SAFETY: `unlinked` is an rhist trigger, off its list, whose
+    // reference is handed over, and that the tracing core does not use
+    // after this (invariant of `Unlinked`); nor does this function.
+    if let Some(state) = unsafe { release(held, unlinked.data()) } {
         DEFERRED.push(held, state);
     }
 }
