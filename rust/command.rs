@@ -57,22 +57,12 @@ use state::{BuildError, Hist, Resolved};
 pub(crate) use state::{Detached, Trigger};
 
 use crate::trigger_cmd::{
-    free, list_and_enable, parse, print, reg, remove_each, unreg, unreg_all, Attached, Command,
-    Registered, Registry, TriggerCommand, TriggerWrite, Unlinked,
+    list_and_enable, remove_each, Attached, Command, Registered, Registry, TriggerCommand,
+    TriggerFn, TriggerWrite, Unlinked,
 };
 
 /// The `rhist` command (`hist` in the drop-in build).
-static COMMAND: TriggerCommand = TriggerCommand::new(bindings::event_command {
-    flags: bindings::event_command_flags_EVENT_CMD_FL_NEEDS_REC as c_int,
-    parse: Some(parse::<Rhist>),
-    reg: Some(reg::<Rhist>),
-    unreg: Some(unreg::<Rhist>),
-    unreg_all: Some(unreg_all::<Rhist>),
-    trigger: Some(probe::on_event),
-    free: Some(free::<Rhist>),
-    print: Some(print::<Rhist>),
-    ..TriggerCommand::common(crate::names::NAMES.command)
-});
+static COMMAND: TriggerCommand = TriggerCommand::new::<Rhist>(crate::names::NAMES.command);
 
 fn command() -> *mut bindings::event_command {
     COMMAND.as_ptr()
@@ -176,8 +166,11 @@ fn find_named<'a>(held: EventMutexHeld<'a>, name: &str) -> Option<&'a Trigger> {
         .find(|t| t.name() == Some(name))
 }
 
+#[vtable]
 impl Command for Rhist {
     const REGISTRY: &'static Registry = &REGISTRY;
+    const FLAGS: c_int = bindings::event_command_flags_EVENT_CMD_FL_NEEDS_REC as c_int;
+    const OWN_TRIGGER: Option<TriggerFn> = Some(probe::on_event);
 
     /// Handles `[!]rhist:<param> [if <filter>]`, as hist's parse does.
     fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int {

@@ -16,7 +16,6 @@ use core::ptr::{self, NonNull};
 use kernel::ffi::{c_int, c_void};
 
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::bindings;
 use kernel::error::{code, Error};
 use kernel::prelude::*;
 
@@ -26,8 +25,8 @@ use crate::kernel_ext::seq_file::SeqFile;
 use crate::tracefs::EventMutexHeld;
 use crate::tracing::{EventFile, EventPin, ListEnd, NewTrigger, Refs, TraceArray, TriggerData};
 use crate::trigger_cmd::{
-    free, list_and_enable, parse, print, reg, remove_each, unreg, unreg_all, Attached, Command,
-    Registered, Registry, TriggerCommand, TriggerWrite, Unlinked,
+    list_and_enable, remove_each, Attached, Command, Fired, Registered, Registry, TriggerCommand,
+    TriggerWrite, Unlinked,
 };
 
 /// What an enable trigger owns, in its `private_data`.
@@ -42,23 +41,10 @@ struct Target {
     on: EventPin,
 }
 
-/// `enable_rhist` (`enable`) or `disable_rhist` (`disable`).
-const fn enable_command(name: &'static core::ffi::CStr) -> TriggerCommand {
-    TriggerCommand::new(bindings::event_command {
-        parse: Some(parse::<Enable>),
-        reg: Some(reg::<Enable>),
-        unreg: Some(unreg::<Enable>),
-        unreg_all: Some(unreg_all::<Enable>),
-        trigger: Some(on_event),
-        count_func: Some(count),
-        free: Some(free::<Enable>),
-        print: Some(print::<Enable>),
-        ..TriggerCommand::common(name)
-    })
-}
-
-static ENABLE: TriggerCommand = enable_command(crate::names::NAMES.enable);
-static DISABLE: TriggerCommand = enable_command(crate::names::NAMES.disable);
+/// `enable_rhist` (`enable_hist` in the drop-in build).
+static ENABLE: TriggerCommand = TriggerCommand::new::<Enable>(crate::names::NAMES.enable);
+/// `disable_rhist` (`disable_hist` in the drop-in build).
+static DISABLE: TriggerCommand = TriggerCommand::new::<Enable>(crate::names::NAMES.disable);
 
 /// The enable triggers rhist has attached, guarded by `event_mutex`.
 static REGISTRY: Registry = Registry::new();
@@ -202,50 +188,6 @@ fn remove_matching(held: EventMutexHeld<'_>, file: &EventFile, target_file: &Eve
     }
 }
 
-/// `trigger()`: continues or pauses the target's rhist triggers. Runs on
-/// the event path: no allocation, lock or sleep.
-///
-/// # Safety
-///
-/// Called by the tracing core only, from a probe, for a live trigger of
-/// one of this module's enable or disable commands.
-unsafe extern "C" fn on_event(
-    data: *mut bindings::event_trigger_data,
-    _buffer: *mut bindings::trace_buffer,
-    _rec: *mut c_void,
-    _rbe: *mut bindings::ring_buffer_event,
-) {
-    // SAFETY: the tracing core calls this only for attached enable
-    // triggers, freed only after the probes that can see them finished.
-    let Some(target) = target(unsafe { TriggerData::from_raw(data) }) else {
-        return;
-    };
-    let paused = !target.enable;
-    // SAFETY: this is a probe, an RCU-sched reader, until it returns.
-    for test in unsafe { target.target.file().triggers_rcu() } {
-        if is_ours(test) {
-            test.set_paused(paused);
-        }
-    }
-}
-
-/// `count_func()`: lets a counted trigger fire `count` times.
-///
-/// # Safety
-///
-/// Called by the tracing core only, from a probe, for a live trigger of
-/// one of this module's enable or disable commands.
-unsafe extern "C" fn count(
-    data: *mut bindings::event_trigger_data,
-    _buffer: *mut bindings::trace_buffer,
-    _rec: *mut c_void,
-    _rbe: *mut bindings::ring_buffer_event,
-) -> bool {
-    // SAFETY: the tracing core calls this only for attached triggers,
-    // freed only after the probes that can see them finished.
-    unsafe { TriggerData::from_raw(data) }.take_count()
-}
-
 /// Drops a reference on `data`; with the last one it takes the target
 /// out of soft mode and frees the trigger.
 ///
@@ -309,6 +251,7 @@ impl Registration {
 /// registry for the two).
 struct Enable;
 
+#[vtable]
 impl Command for Enable {
     const REGISTRY: &'static Registry = &REGISTRY;
 
@@ -351,6 +294,26 @@ impl Command for Enable {
         remove_each(held, file, is_enable, |d| unsafe {
             unregister_one(held, file, d)
         });
+    }
+
+    /// Continues or pauses the target's rhist triggers.
+    #[inline(always)]
+    fn trigger(fired: Fired<'_, Self>) {
+        let Some(target) = target(fired.data()) else {
+            return;
+        };
+        let paused = !target.enable;
+        for test in fired.triggers_of(target.target.file()) {
+            if is_ours(test) {
+                test.set_paused(paused);
+            }
+        }
+    }
+
+    /// Lets a counted trigger fire `count` times.
+    #[inline(always)]
+    fn count(fired: Fired<'_, Self>) -> bool {
+        fired.data().take_count()
     }
 
     /// `enable_rhist:<system>:<event>:unlimited|count=N[ if <filter>]`, as

@@ -9,11 +9,12 @@
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
-use kernel::ffi::{c_char, c_int};
+use kernel::ffi::{c_char, c_int, c_void};
 
 use kernel::alloc::{flags::GFP_KERNEL, AllocError};
 use kernel::bindings;
-use kernel::error::Error;
+use kernel::build_error;
+use kernel::error::{Error, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
@@ -30,35 +31,37 @@ pub(crate) struct TriggerCommand(UnsafeCell<bindings::event_command>);
 unsafe impl Sync for TriggerCommand {}
 
 impl TriggerCommand {
-    /// The command `cmd`; start from [`TriggerCommand::common`].
-    pub(crate) const fn new(cmd: bindings::event_command) -> Self {
-        TriggerCommand(UnsafeCell::new(cmd))
-    }
-
-    /// What every command of this module has: its `name`, a filter set
-    /// by the tracing core's `set_trigger_filter()`, and `init()` taking
-    /// a reference ([`take_ref`]). No trigger type: those of the tracing
-    /// core's own commands are theirs alone.
-    pub(crate) const fn common(name: &'static core::ffi::CStr) -> bindings::event_command {
-        bindings::event_command {
+    /// The command `name`, whose callbacks are those of `C`: each an
+    /// adapter below that calls `C`'s method; `count_func()` only if `C`
+    /// has one, and `trigger()` [`Command::OWN_TRIGGER`] if `C` has no
+    /// [`Command::trigger`]. A filter is set by the tracing core's
+    /// `set_trigger_filter()`, and `init()` takes a reference
+    /// ([`take_ref`]). No trigger type: those of the tracing core's own
+    /// commands are theirs alone.
+    pub(crate) const fn new<C: Command>(name: &'static core::ffi::CStr) -> Self {
+        TriggerCommand(UnsafeCell::new(bindings::event_command {
             list: bindings::list_head {
                 next: ptr::null_mut(),
                 prev: ptr::null_mut(),
             },
             name: name.as_ptr().cast::<c_char>().cast_mut(),
             trigger_type: bindings::event_trigger_type_ETT_NONE,
-            flags: 0,
-            parse: None,
-            reg: None,
-            unreg: None,
-            unreg_all: None,
+            flags: C::FLAGS,
+            parse: Some(parse::<C>),
+            reg: Some(reg::<C>),
+            unreg: Some(unreg::<C>),
+            unreg_all: Some(unreg_all::<C>),
             set_filter: Some(bindings::set_trigger_filter),
-            trigger: None,
-            count_func: None,
+            trigger: if C::HAS_TRIGGER {
+                Some(trigger::<C>)
+            } else {
+                C::OWN_TRIGGER
+            },
+            count_func: if C::HAS_COUNT { Some(count::<C>) } else { None },
             init: Some(take_ref),
-            free: None,
-            print: None,
-        }
+            free: Some(free::<C>),
+            print: Some(print::<C>),
+        }))
     }
 
     /// The command, as the tracing core knows it.
@@ -102,13 +105,21 @@ impl Drop for Registered {
     }
 }
 
-/// What a command of this module gives the scaffold the commands share:
-/// the typed halves of its callbacks, which the adapters of this file
-/// call ([`parse`], [`reg`], [`unreg`], [`unreg_all`], [`print`],
-/// [`free`]), and the removal of its triggers at unload ([`Attached`]).
+/// A trigger command of this module: the callbacks of its
+/// `event_command` ([`TriggerCommand::new`]), and the removal of its
+/// triggers at unload ([`Attached`]). Each callback but
+/// [`Command::OWN_TRIGGER`] is an adapter of this file, which takes the
+/// tracing core's pointers to the typed arguments of the method it
+/// calls: only [`Command::register`] and [`Command::remove_all`], which
+/// this module calls itself, ask more of their caller than their
+/// arguments' types show.
+#[vtable]
 pub(crate) trait Command: Sized {
     /// The triggers the command attached.
     const REGISTRY: &'static Registry;
+
+    /// The command's `EVENT_CMD_FL_*` flags.
+    const FLAGS: c_int = 0;
 
     /// Carries out `write`, a write of this command. Returns 0 or a
     /// negative errno.
@@ -131,6 +142,24 @@ pub(crate) trait Command: Sized {
     /// (its trigger file was opened with O_TRUNC).
     fn unreg_all(held: EventMutexHeld<'_>, file: &EventFile);
 
+    /// The `trigger()` of a command whose probe is its own function, in
+    /// place of [`Command::trigger`] in an adapter: rhist's, whose
+    /// out-of-line paths that adapter would make callable from other
+    /// crates, with an `endbr64` each (see `probe::on_event()`).
+    const OWN_TRIGGER: Option<TriggerFn> = None;
+
+    /// `trigger()`: what the trigger does for the event being traced.
+    /// Runs on the event path: no allocation, lock or sleep.
+    fn trigger(_fired: Fired<'_, Self>) {
+        build_error(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `count_func()`: whether a counted trigger fires this time, counting
+    /// it down.
+    fn count(_fired: Fired<'_, Self>) -> bool {
+        build_error(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `print()`: shows `data`, a trigger of this command, in its event's
     /// trigger file.
     fn print(held: EventMutexHeld<'_>, out: &mut SeqFile, data: &TriggerData);
@@ -150,6 +179,14 @@ pub(crate) trait Command: Sized {
     /// `event_mutex`.
     unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]);
 }
+
+/// A command's `trigger()` callback, as the tracing core calls it.
+pub(crate) type TriggerFn = unsafe extern "C" fn(
+    *mut bindings::event_trigger_data,
+    *mut bindings::trace_buffer,
+    *mut c_void,
+    *mut bindings::ring_buffer_event,
+);
 
 /// A write of `[!]<command>:<text>` to an event's trigger file.
 #[derive(Clone, Copy)]
@@ -171,7 +208,7 @@ pub(crate) struct TriggerWrite<'a> {
 /// Called by the tracing core only, for a write to the live `file`'s
 /// trigger file, with `event_mutex` held: `cmd_ops` is command `C`,
 /// `glob` and `param_and_filter` NUL-terminated strings or null.
-pub(crate) unsafe extern "C" fn parse<C: Command>(
+unsafe extern "C" fn parse<C: Command>(
     cmd_ops: *mut bindings::event_command,
     file: *mut bindings::trace_event_file,
     glob: *mut c_char,
@@ -208,7 +245,7 @@ pub(crate) unsafe extern "C" fn parse<C: Command>(
 /// # Safety
 ///
 /// As for [`Command::register`], with `event_mutex` held.
-pub(crate) unsafe extern "C" fn reg<C: Command>(
+unsafe extern "C" fn reg<C: Command>(
     _glob: *mut c_char,
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
@@ -233,7 +270,7 @@ pub(crate) unsafe extern "C" fn reg<C: Command>(
 ///
 /// Called by the tracing core only, from `event_trigger_unregister()`,
 /// for command `C`.
-pub(crate) unsafe extern "C" fn unreg<C: Command>(
+unsafe extern "C" fn unreg<C: Command>(
     _glob: *mut c_char,
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
@@ -259,7 +296,7 @@ pub(crate) unsafe extern "C" fn unreg<C: Command>(
 /// # Safety
 ///
 /// Called by the tracing core only, from `event_trigger_regex_open()`.
-pub(crate) unsafe extern "C" fn unreg_all<C: Command>(file: *mut bindings::trace_event_file) {
+unsafe extern "C" fn unreg_all<C: Command>(file: *mut bindings::trace_event_file) {
     // SAFETY: the tracing core calls `unreg_all()` only from
     // `event_trigger_regex_open()`, as it opens a trigger file with
     // O_TRUNC: it holds `event_mutex` for the call, and `file` is the event
@@ -269,12 +306,110 @@ pub(crate) unsafe extern "C" fn unreg_all<C: Command>(file: *mut bindings::trace
     C::unreg_all(held, file);
 }
 
+/// A trigger of command `C` firing for the event being traced. What
+/// [`Command::trigger`] and [`Command::count`] are given.
+///
+/// # Invariants
+///
+/// For `'a` this task runs a tracepoint handler with
+/// `rcu_read_lock_sched()` held: an RCU-sched reader, preemption
+/// disabled. `data` is a trigger of a command whose callbacks are `C`'s,
+/// which the tracing core found on the list of the event being traced,
+/// live for `'a`.
+pub(crate) struct Fired<'a, C> {
+    data: &'a TriggerData,
+    _command: PhantomData<C>,
+}
+
+impl<'a, C> Fired<'a, C> {
+    /// The trigger of a call of `trigger()` or `count_func()`, for the
+    /// call.
+    ///
+    /// # Safety
+    ///
+    /// `data` must be the trigger of a call that the tracing core makes
+    /// from `data_ops_trigger()` to the `trigger()` or `count_func()` of a
+    /// command whose callbacks are `C`'s, and `'a` must end before the call
+    /// returns. `data_ops_trigger()` calls them through `data->cmd_ops`, so
+    /// for a trigger of that command, which `event_triggers_call()` or
+    /// `event_triggers_post_call()` found on the list of the event being
+    /// traced, from a tracepoint handler that holds `rcu_read_lock_sched()`
+    /// until the call returns.
+    #[inline(always)]
+    pub(crate) unsafe fn from_raw(data: *mut bindings::event_trigger_data) -> Self {
+        // SAFETY: a trigger is freed (`trigger_data_free()`) only after
+        // `tracepoint_synchronize_unregister()`, which waits for the probe
+        // of this call (the caller's promise): `data` is live for `'a`.
+        let data = unsafe { TriggerData::from_raw(data) };
+        // INVARIANT: the caller's promise, and `data` live for `'a`.
+        Fired {
+            data,
+            _command: PhantomData,
+        }
+    }
+
+    /// The trigger firing.
+    #[inline(always)]
+    pub(crate) fn data(&self) -> &'a TriggerData {
+        self.data
+    }
+
+    /// The triggers on `file`'s list, as C's `list_for_each_entry_rcu()`
+    /// reads them.
+    #[inline(always)]
+    pub(crate) fn triggers_of<'b>(
+        &'b self,
+        file: &'b EventFile,
+    ) -> impl Iterator<Item = &'b TriggerData> + 'b {
+        // SAFETY: this task is an RCU-sched reader for `'a` (invariant),
+        // which outlives `'b`, the borrow of the iterator and of the
+        // triggers it yields.
+        unsafe { file.triggers_rcu() }
+    }
+}
+
+/// `trigger()` of every command that has [`Command::trigger`].
+///
+/// # Safety
+///
+/// Called by the tracing core only, as `C`'s `trigger()`.
+unsafe extern "C" fn trigger<C: Command>(
+    data: *mut bindings::event_trigger_data,
+    _buffer: *mut bindings::trace_buffer,
+    _rec: *mut c_void,
+    _rbe: *mut bindings::ring_buffer_event,
+) {
+    // SAFETY: this is the `trigger()` of `C`'s commands
+    // (`TriggerCommand::new()`), which only the tracing core calls, from
+    // `data_ops_trigger()`: what `Fired::from_raw()` requires, for this
+    // call.
+    C::trigger(unsafe { Fired::from_raw(data) });
+}
+
+/// `count_func()` of every command that has [`Command::count`].
+///
+/// # Safety
+///
+/// Called by the tracing core only, as `C`'s `count_func()`.
+unsafe extern "C" fn count<C: Command>(
+    data: *mut bindings::event_trigger_data,
+    _buffer: *mut bindings::trace_buffer,
+    _rec: *mut c_void,
+    _rbe: *mut bindings::ring_buffer_event,
+) -> bool {
+    // SAFETY: this is the `count_func()` of `C`'s commands
+    // (`TriggerCommand::new()`), which only the tracing core calls, from
+    // `data_ops_trigger()`: what `Fired::from_raw()` requires, for this
+    // call.
+    C::count(unsafe { Fired::from_raw(data) })
+}
+
 /// `print()` of every command: [`Command::print`].
 ///
 /// # Safety
 ///
 /// Called by the tracing core only, from `trigger_show()`.
-pub(crate) unsafe extern "C" fn print<C: Command>(
+unsafe extern "C" fn print<C: Command>(
     m: *mut bindings::seq_file,
     data: *mut bindings::event_trigger_data,
 ) -> c_int {
@@ -320,7 +455,7 @@ impl<'a, C> Unlinked<'a, C> {
 /// # Safety
 ///
 /// Called by the tracing core only, from `clear_event_triggers()`.
-pub(crate) unsafe extern "C" fn free<C: Command>(data: *mut bindings::event_trigger_data) {
+unsafe extern "C" fn free<C: Command>(data: *mut bindings::event_trigger_data) {
     // SAFETY: the tracing core calls the `free()` of this module's
     // commands only from `clear_event_triggers()` (its other calls are in
     // its own commands' `unreg()`s), which its callers call with
@@ -373,7 +508,7 @@ impl<C: Command> Drop for Attached<C> {
 /// Called by the tracing core only (`register_trigger()` and the like),
 /// for a live trigger of one of this module's commands, with
 /// `event_mutex` held.
-pub(crate) unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data) -> c_int {
+unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data) -> c_int {
     // SAFETY: the tracing core calls `init()` as it registers a trigger,
     // with `event_mutex` held for the call, and the trigger live for it
     // (this function's contract).
