@@ -57,7 +57,7 @@ use state::{BuildError, Hist, Resolved};
 pub(crate) use state::{Detached, Trigger};
 
 use crate::trigger_cmd::{
-    list_and_enable, remove_each, Attached, Command, Registered, Registry, TriggerCommand,
+    list_and_enable, remove_each, Attached, Command, Fired, Registered, Registry, TriggerCommand,
     TriggerFn, TriggerWrite, Unlinked,
 };
 
@@ -83,18 +83,16 @@ pub(crate) fn state<'a>(_held: EventMutexHeld<'a>, data: &'a TriggerData) -> Opt
     (is_ours(data) && !state.is_null()).then(|| unsafe { &*state })
 }
 
-/// [`state()`] for the probe, which runs without the lock and knows its
-/// trigger to be an attached rhist trigger.
-///
-/// # Safety
-///
-/// `data` must be an rhist trigger that `attach()` set up.
-unsafe fn state_rcu(data: &TriggerData) -> &Trigger {
-    // SAFETY: an rhist trigger that `attach()` set up (the caller's
-    // promise) owns a `Trigger` in its private data until it is freed
-    // (`release()`): for as long as `data` is borrowed (invariant of
-    // `TriggerData`).
-    unsafe { &*data.private_data().cast::<Trigger>() }
+/// [`state()`] for the probe, which runs without the lock, for a trigger
+/// on its event's list.
+fn state_rcu<'a>(fired: &Fired<'a, Rhist>) -> &'a Trigger {
+    // SAFETY: an rhist trigger that fires is on its event's list
+    // (invariant of `Fired`), which only `list_and_enable()` puts it on,
+    // from `Rhist::register()`, for a trigger that `attach()` set up (its
+    // contract): one whose private data is a `Trigger` it owns until it
+    // is freed (`release()`), after the probes that may run it have
+    // finished, so not for `'a`, while this probe runs.
+    unsafe { &*fired.data().private_data().cast::<Trigger>() }
 }
 
 /// The rhist triggers attached: each is live, until `release()` takes it

@@ -306,8 +306,10 @@ unsafe extern "C" fn unreg_all<C: Command>(file: *mut bindings::trace_event_file
     C::unreg_all(held, file);
 }
 
-/// A trigger of command `C` firing for the event being traced. What
-/// [`Command::trigger`] and [`Command::count`] are given.
+/// A trigger of command `C` firing for the event being traced, with what
+/// the tracing core passes it: the ring buffer, and the record and its
+/// ring buffer event (null when it passes none). What [`Command::trigger`]
+/// and [`Command::count`] are given.
 ///
 /// # Invariants
 ///
@@ -315,28 +317,38 @@ unsafe extern "C" fn unreg_all<C: Command>(file: *mut bindings::trace_event_file
 /// `rcu_read_lock_sched()` held: an RCU-sched reader, preemption
 /// disabled. `data` is a trigger of a command whose callbacks are `C`'s,
 /// which the tracing core found on the list of the event being traced,
-/// live for `'a`.
+/// live for `'a`; `rec`, if not null, is that event's record, and `rbe`,
+/// if not null, its ring buffer event, both live for `'a`.
 pub(crate) struct Fired<'a, C> {
     data: &'a TriggerData,
+    buffer: *mut bindings::trace_buffer,
+    rec: *mut c_void,
+    rbe: *mut bindings::ring_buffer_event,
     _command: PhantomData<C>,
 }
 
 impl<'a, C> Fired<'a, C> {
-    /// The trigger of a call of `trigger()` or `count_func()`, for the
-    /// call.
+    /// The trigger, event and record of a call of `trigger()` or
+    /// `count_func()`, for the call.
     ///
     /// # Safety
     ///
-    /// `data` must be the trigger of a call that the tracing core makes
+    /// The arguments must be those of a call that the tracing core makes
     /// from `data_ops_trigger()` to the `trigger()` or `count_func()` of a
     /// command whose callbacks are `C`'s, and `'a` must end before the call
     /// returns. `data_ops_trigger()` calls them through `data->cmd_ops`, so
     /// for a trigger of that command, which `event_triggers_call()` or
     /// `event_triggers_post_call()` found on the list of the event being
     /// traced, from a tracepoint handler that holds `rcu_read_lock_sched()`
-    /// until the call returns.
+    /// until the call returns; it passes the event's record and ring
+    /// buffer event, or nulls.
     #[inline(always)]
-    pub(crate) unsafe fn from_raw(data: *mut bindings::event_trigger_data) -> Self {
+    pub(crate) unsafe fn from_raw(
+        data: *mut bindings::event_trigger_data,
+        buffer: *mut bindings::trace_buffer,
+        rec: *mut c_void,
+        rbe: *mut bindings::ring_buffer_event,
+    ) -> Self {
         // SAFETY: a trigger is freed (`trigger_data_free()`) only after
         // `tracepoint_synchronize_unregister()`, which waits for the probe
         // of this call (the caller's promise): `data` is live for `'a`.
@@ -344,6 +356,9 @@ impl<'a, C> Fired<'a, C> {
         // INVARIANT: the caller's promise, and `data` live for `'a`.
         Fired {
             data,
+            buffer,
+            rec,
+            rbe,
             _command: PhantomData,
         }
     }
@@ -352,6 +367,25 @@ impl<'a, C> Fired<'a, C> {
     #[inline(always)]
     pub(crate) fn data(&self) -> &'a TriggerData {
         self.data
+    }
+
+    /// The ring buffer the event is written to, or null.
+    #[inline(always)]
+    pub(crate) fn buffer(&self) -> *mut bindings::trace_buffer {
+        self.buffer
+    }
+
+    /// The record of the event being traced, or null: live for `'a`.
+    #[inline(always)]
+    pub(crate) fn rec(&self) -> *mut c_void {
+        self.rec
+    }
+
+    /// The ring buffer event of [`rec()`](Self::rec), or null: live for
+    /// `'a`.
+    #[inline(always)]
+    pub(crate) fn rbe(&self) -> *mut bindings::ring_buffer_event {
+        self.rbe
     }
 
     /// The triggers on `file`'s list, as C's `list_for_each_entry_rcu()`
@@ -375,15 +409,15 @@ impl<'a, C> Fired<'a, C> {
 /// Called by the tracing core only, as `C`'s `trigger()`.
 unsafe extern "C" fn trigger<C: Command>(
     data: *mut bindings::event_trigger_data,
-    _buffer: *mut bindings::trace_buffer,
-    _rec: *mut c_void,
-    _rbe: *mut bindings::ring_buffer_event,
+    buffer: *mut bindings::trace_buffer,
+    rec: *mut c_void,
+    rbe: *mut bindings::ring_buffer_event,
 ) {
     // SAFETY: this is the `trigger()` of `C`'s commands
     // (`TriggerCommand::new()`), which only the tracing core calls, from
     // `data_ops_trigger()`: what `Fired::from_raw()` requires, for this
     // call.
-    C::trigger(unsafe { Fired::from_raw(data) });
+    C::trigger(unsafe { Fired::from_raw(data, buffer, rec, rbe) });
 }
 
 /// `count_func()` of every command that has [`Command::count`].
@@ -393,15 +427,15 @@ unsafe extern "C" fn trigger<C: Command>(
 /// Called by the tracing core only, as `C`'s `count_func()`.
 unsafe extern "C" fn count<C: Command>(
     data: *mut bindings::event_trigger_data,
-    _buffer: *mut bindings::trace_buffer,
-    _rec: *mut c_void,
-    _rbe: *mut bindings::ring_buffer_event,
+    buffer: *mut bindings::trace_buffer,
+    rec: *mut c_void,
+    rbe: *mut bindings::ring_buffer_event,
 ) -> bool {
     // SAFETY: this is the `count_func()` of `C`'s commands
     // (`TriggerCommand::new()`), which only the tracing core calls, from
     // `data_ops_trigger()`: what `Fired::from_raw()` requires, for this
     // call.
-    C::count(unsafe { Fired::from_raw(data) })
+    C::count(unsafe { Fired::from_raw(data, buffer, rec, rbe) })
 }
 
 /// `print()` of every command: [`Command::print`].

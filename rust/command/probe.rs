@@ -12,12 +12,12 @@ use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
 
 use super::state::{ProbePath, Trigger};
-use super::state_rcu;
+use super::{state_rcu, Rhist};
 use crate::event::{OnThisCpu, ProbeContext};
 use crate::hist::histogram::Histogram;
 use crate::poll;
 use crate::shim;
-use crate::tracing::TriggerData;
+use crate::trigger_cmd::Fired;
 
 /// The bytes the event path may read of a record at `rec` for which
 /// `ring_buffer_event_length()` says `reported`.
@@ -41,13 +41,18 @@ fn record_len(rec: *const c_void, reported: usize) -> usize {
 }
 
 /// `trigger()`: the probe path, run for every event the trigger sees.
-/// It must not allocate, lock or sleep.
+/// It must not allocate, lock or sleep. rhist's own
+/// ([`Command::OWN_TRIGGER`]), not [`Command::trigger`] in the generic
+/// adapter: inlined there, its body would make the functions it calls out
+/// of line callable from other crates, each then starting with an
+/// `endbr64`.
+///
+/// [`Command::OWN_TRIGGER`]: crate::trigger_cmd::Command::OWN_TRIGGER
+/// [`Command::trigger`]: crate::trigger_cmd::Command::trigger
 ///
 /// # Safety
 ///
-/// Called by the tracing core only, from a probe (preemption disabled),
-/// for an rhist trigger on the list of the event being traced; `rec` and
-/// `rbe`, if not null, are the record being traced and its ring buffer event.
+/// Called by the tracing core only, as rhist's `trigger()`.
 // In the page of the shapes of one or two numbers: see
 // `Histogram::update_compiled()`.
 #[link_section = ".text.rhist_event"]
@@ -57,18 +62,22 @@ pub(super) unsafe extern "C" fn on_event(
     rec: *mut c_void,
     rbe: *mut bindings::ring_buffer_event,
 ) {
+    // SAFETY: this is the `trigger()` of rhist's command
+    // (`Rhist::OWN_TRIGGER`), which only the tracing core calls, from
+    // `data_ops_trigger()`: what `Fired::from_raw()` requires, for this
+    // call.
+    let fired = unsafe { Fired::<Rhist>::from_raw(data, buffer, rec, rbe) };
+    let (buffer, rec, rbe) = (fired.buffer(), fired.rec(), fired.rbe());
     // The tracing core passes a record and its ring buffer event, or
     // neither; only the paths that read the event test it.
     if rec.is_null() {
         return;
     }
-    // SAFETY: the tracing core calls this only for attached rhist
-    // triggers, which `free()` frees only after the probes that can see
-    // them have finished: `data` is live for the call, and an rhist
-    // trigger that `attach()` set up.
-    let trigger = unsafe { state_rcu(TriggerData::from_raw(data)) };
+    let trigger = state_rcu(&fired);
     match trigger.path() {
-        // SAFETY: `on_event()`'s arguments, `rec` not null.
+        // SAFETY: `buffer`, `rec` and `rbe` are `fired`'s (the event being
+        // traced: its invariant), `rec` not null; `len` is the trigger's
+        // fixed part.
         ProbePath::Fixed(len) => unsafe {
             account(trigger, trigger.hist_probe(), len, buffer, rec, rbe)
         },
@@ -79,10 +88,13 @@ pub(super) unsafe extern "C" fn on_event(
             // returns.
             let gen = unsafe { growing.current_rcu() };
             if gen.near() {
-                // SAFETY: `on_event()`'s arguments, `rec` not null.
+                // SAFETY: `buffer`, `rec` and `rbe` are `fired`'s (the
+                // event being traced: its invariant), `rec` not null.
                 return unsafe { on_event_grow(trigger, buffer, rec, rbe) };
             }
-            // SAFETY: as above. The generation runs the same program as
+            // SAFETY: `buffer`, `rec` and `rbe` are `fired`'s (the event
+            // being traced: its invariant), `rec` not null; `len` is the
+            // trigger's fixed part. The generation runs the same program as
             // a plain map (a `:grow` trigger's path is `GrowFixed` only
             // when its generations have one).
             unsafe { account(trigger, gen.histogram(), len, buffer, rec, rbe) }
@@ -91,9 +103,10 @@ pub(super) unsafe extern "C" fn on_event(
             if rbe.is_null() {
                 return;
             }
-            // SAFETY: `rec` and `rbe` are not null (checked above) and are
-            // the record and ring buffer event the tracing core is tracing
-            // in this call: what `on_event_sized()` requires.
+            // SAFETY: `buffer`, `rec` and `rbe` are `fired`'s, `rec` and
+            // `rbe` not null (checked above): the record and ring buffer
+            // event the tracing core is tracing in this call (invariant of
+            // `Fired`), what `on_event_sized()` requires.
             unsafe { on_event_sized(trigger, buffer, rec, rbe) }
         }
     }
@@ -106,8 +119,8 @@ pub(super) unsafe extern "C" fn on_event(
 ///
 /// # Safety
 ///
-/// `buffer`, `rec` and `rbe` are `on_event()`'s, `rec` not null; `len` is
-/// the trigger's fixed part ([`ProbePath::Fixed`] or
+/// `buffer`, `rec` and `rbe` are those of `on_event()`'s [`Fired`], `rec`
+/// not null; `len` is the trigger's fixed part ([`ProbePath::Fixed`] or
 /// [`ProbePath::GrowFixed`]).
 #[inline(always)]
 unsafe fn account(
@@ -140,8 +153,9 @@ unsafe fn account(
 ///
 /// # Safety
 ///
-/// The arguments are `on_event()`'s, `rec` not null; `rbe` not null for
-/// a trigger that reads past its event's fixed part.
+/// `buffer`, `rec` and `rbe` are those of `on_event()`'s [`Fired`], `rec`
+/// not null; `rbe` not null for a trigger that reads past its event's
+/// fixed part.
 #[cold]
 #[inline(never)]
 unsafe fn on_event_grow(
@@ -188,8 +202,8 @@ unsafe fn on_event_grow(
 ///
 /// # Safety
 ///
-/// The arguments are `on_event()`'s: `rec` and `rbe` non-null, the
-/// record and the ring buffer event being traced.
+/// `buffer`, `rec` and `rbe` are those of `on_event()`'s [`Fired`]: `rec`
+/// and `rbe` non-null, the record and the ring buffer event being traced.
 #[inline(never)]
 #[link_section = ".text.rhist_event.string"]
 unsafe fn on_event_sized(
@@ -199,9 +213,9 @@ unsafe fn on_event_sized(
     rbe: *mut bindings::ring_buffer_event,
 ) {
     if trigger.growing().is_some() {
-        // SAFETY: `buffer`, `rec` and `rbe` are `on_event()`'s, `rec` and
-        // `rbe` not null (this function's contract): what
-        // `on_event_grow()` requires.
+        // SAFETY: `buffer`, `rec` and `rbe` are those of `on_event()`'s
+        // `Fired`, `rec` and `rbe` not null (this function's contract):
+        // what `on_event_grow()` requires.
         return unsafe { on_event_grow(trigger, buffer, rec, rbe) };
     }
     // SAFETY: `rbe` is the event being traced, live during the call.
