@@ -5,7 +5,9 @@
 //! stack, task), and symbol names for output.
 
 use core::fmt::{self, Write};
+use core::marker::PhantomData;
 use core::mem::offset_of;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -22,7 +24,7 @@ use crate::kernel_ext::kallsyms::{sprint_symbol, SymbolBuf};
 use crate::kernel_ext::list::ListIter;
 use crate::kernel_ext::task;
 use crate::shim;
-use crate::tracing::EventFile;
+use crate::tracing::{EventFile, TraceArray};
 
 /// A kernel string that lives as long as the event it belongs to.
 ///
@@ -149,26 +151,83 @@ impl Here for OnThisCpu {
     }
 }
 
-/// The event being traced, as the trigger callback sees it.
-pub(crate) struct ProbeContext {
-    pub(crate) buffer: *mut bindings::trace_buffer,
-    pub(crate) rbe: *mut bindings::ring_buffer_event,
-    pub(crate) tr: *mut bindings::trace_array,
+/// The ring buffer event being traced, in its ring buffer, as the tracing
+/// core passes them to a trigger.
+///
+/// # Invariants
+///
+/// `rbe` is the ring buffer event of the event being traced, and `buffer`
+/// the ring buffer it is written to, both live for `'a`.
+#[derive(Clone, Copy)]
+pub(crate) struct RingEvent<'a> {
+    buffer: *mut bindings::trace_buffer,
+    rbe: NonNull<bindings::ring_buffer_event>,
+    _traced: PhantomData<&'a bindings::ring_buffer_event>,
 }
 
-impl EventContext for ProbeContext {
+impl<'a> RingEvent<'a> {
+    /// The event `rbe` of `buffer`.
+    ///
+    /// # Safety
+    ///
+    /// `rbe` must be the ring buffer event being traced, and `buffer` its
+    /// ring buffer, both live for `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn new(
+        buffer: *mut bindings::trace_buffer,
+        rbe: NonNull<bindings::ring_buffer_event>,
+    ) -> Self {
+        // INVARIANT: the caller's promise.
+        RingEvent {
+            buffer,
+            rbe,
+            _traced: PhantomData,
+        }
+    }
+
+    /// The length the ring buffer gives its record
+    /// (`ring_buffer_event_length()`).
+    #[inline(always)]
+    pub(crate) fn length(self) -> usize {
+        // SAFETY: `rbe` is live for `'a` (invariant), and is only read.
+        unsafe { bindings::ring_buffer_event_length(self.rbe.as_ptr()) as usize }
+    }
+
+    /// The event's time stamp in its buffer's clock
+    /// (`tracing_event_time_stamp()`).
+    fn timestamp(self) -> u64 {
+        // SAFETY: `rbe` and its ring buffer `buffer` are live for `'a`
+        // (invariant), and are only read.
+        unsafe { bindings::tracing_event_time_stamp(self.buffer, self.rbe.as_ptr()) }
+    }
+}
+
+/// The event being traced, as the general path reads it: its ring buffer
+/// event, and the trace array of the trigger's file.
+pub(crate) struct ProbeContext<'a> {
+    event: RingEvent<'a>,
+    instance: &'a TraceArray,
+}
+
+impl<'a> ProbeContext<'a> {
+    /// The context of `event`, traced in `instance`.
+    #[inline(always)]
+    pub(crate) fn new(event: RingEvent<'a>, instance: &'a TraceArray) -> Self {
+        ProbeContext { event, instance }
+    }
+}
+
+impl EventContext for ProbeContext<'_> {
     fn cpu(&self) -> u32 {
         this_cpu()
     }
 
     fn timestamp(&self) -> u64 {
-        // SAFETY: `buffer` and `rbe` are the event's, valid during the call.
-        unsafe { bindings::tracing_event_time_stamp(self.buffer, self.rbe) }
+        self.event.timestamp()
     }
 
     fn clock_in_ns(&self) -> bool {
-        // SAFETY: `tr` is the event file's trace array, live while it is.
-        unsafe { bindings::trace_clock_in_ns(self.tr) }
+        self.instance.clock_in_ns()
     }
 
     fn stacktrace(&self, out: &mut [u64]) {
@@ -246,7 +305,7 @@ fn first_frame_shown(raw: &[u64]) -> usize {
 /// anchor is unknown.
 const HIST_STACKTRACE_SKIP: usize = 5;
 
-impl TaskContext for ProbeContext {
+impl TaskContext for ProbeContext<'_> {
     /// Not `current!().pid()`: the 6.12 kernel crate's `Task::pid()`
     /// reads the field at bindgen's offset in `task_struct` (0x3f0 on the
     /// test kernel), where C's `current->pid` is at 0x400, and reads 0 for

@@ -18,6 +18,7 @@ use kernel::error::{Error, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
+use crate::event::RingEvent;
 use crate::kernel_ext::seq_file::SeqFile;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
 use crate::tracing::{EventFile, ListEnd, TriggerData};
@@ -369,23 +370,20 @@ impl<'a, C> Fired<'a, C> {
         self.data
     }
 
-    /// The ring buffer the event is written to, or null.
-    #[inline(always)]
-    pub(crate) fn buffer(&self) -> *mut bindings::trace_buffer {
-        self.buffer
-    }
-
     /// The record of the event being traced, or null: live for `'a`.
     #[inline(always)]
     pub(crate) fn rec(&self) -> *mut c_void {
         self.rec
     }
 
-    /// The ring buffer event of [`rec()`](Self::rec), or null: live for
-    /// `'a`.
+    /// The ring buffer event of [`rec()`](Self::rec), in its ring buffer,
+    /// if the tracing core passed one.
     #[inline(always)]
-    pub(crate) fn rbe(&self) -> *mut bindings::ring_buffer_event {
-        self.rbe
+    pub(crate) fn ring_event(&self) -> Option<RingEvent<'a>> {
+        let rbe = NonNull::new(self.rbe)?;
+        // SAFETY: a ring buffer event passed is the event being traced's,
+        // in `buffer`, both live for `'a` (invariant).
+        Some(unsafe { RingEvent::new(self.buffer, rbe) })
     }
 
     /// The triggers on `file`'s list, as C's `list_for_each_entry_rcu()`

@@ -13,7 +13,7 @@ use kernel::page::PAGE_SIZE;
 
 use super::state::{ProbePath, Trigger};
 use super::{state_rcu, Rhist};
-use crate::event::{OnThisCpu, ProbeContext};
+use crate::event::{OnThisCpu, ProbeContext, RingEvent};
 use crate::hist::histogram::Histogram;
 use crate::poll;
 use crate::shim;
@@ -67,7 +67,7 @@ pub(super) unsafe extern "C" fn on_event(
     // `data_ops_trigger()`: what `Fired::from_raw()` requires, for this
     // call.
     let fired = unsafe { Fired::<Rhist>::from_raw(data, buffer, rec, rbe) };
-    let (buffer, rec, rbe) = (fired.buffer(), fired.rec(), fired.rbe());
+    let (rec, event) = (fired.rec(), fired.ring_event());
     // The tracing core passes a record and its ring buffer event, or
     // neither; only the paths that read the event test it.
     if rec.is_null() {
@@ -75,12 +75,9 @@ pub(super) unsafe extern "C" fn on_event(
     }
     let trigger = state_rcu(&fired);
     match trigger.path() {
-        // SAFETY: `buffer`, `rec` and `rbe` are `fired`'s (the event being
-        // traced: its invariant), `rec` not null; `len` is the trigger's
-        // fixed part.
-        ProbePath::Fixed(len) => unsafe {
-            account(trigger, trigger.hist_probe(), len, buffer, rec, rbe)
-        },
+        // SAFETY: `rec` is `fired`'s record (the event being traced: its
+        // invariant), not null; `len` is the trigger's fixed part.
+        ProbePath::Fixed(len) => unsafe { account(trigger, trigger.hist_probe(), len, rec, event) },
         ProbePath::GrowFixed(len, growing) => {
             // The generation, loaded once, and a compare: near its
             // threshold, the event goes out of line, to ask after it.
@@ -88,26 +85,25 @@ pub(super) unsafe extern "C" fn on_event(
             // returns.
             let gen = unsafe { growing.current_rcu() };
             if gen.near() {
-                // SAFETY: `buffer`, `rec` and `rbe` are `fired`'s (the
-                // event being traced: its invariant), `rec` not null.
-                return unsafe { on_event_grow(trigger, buffer, rec, rbe) };
+                // SAFETY: `rec` is `fired`'s record (the event being
+                // traced: its invariant), not null.
+                return unsafe { on_event_grow(trigger, rec, event) };
             }
-            // SAFETY: `buffer`, `rec` and `rbe` are `fired`'s (the event
-            // being traced: its invariant), `rec` not null; `len` is the
-            // trigger's fixed part. The generation runs the same program as
-            // a plain map (a `:grow` trigger's path is `GrowFixed` only
-            // when its generations have one).
-            unsafe { account(trigger, gen.histogram(), len, buffer, rec, rbe) }
+            // SAFETY: `rec` is `fired`'s record (the event being traced:
+            // its invariant), not null; `len` is the trigger's fixed part.
+            // The generation runs the same program as a plain map (a
+            // `:grow` trigger's path is `GrowFixed` only when its
+            // generations have one).
+            unsafe { account(trigger, gen.histogram(), len, rec, event) }
         }
         ProbePath::Sized => {
-            if rbe.is_null() {
+            let Some(event) = event else {
                 return;
-            }
-            // SAFETY: `buffer`, `rec` and `rbe` are `fired`'s, `rec` and
-            // `rbe` not null (checked above): the record and ring buffer
-            // event the tracing core is tracing in this call (invariant of
-            // `Fired`), what `on_event_sized()` requires.
-            unsafe { on_event_sized(trigger, buffer, rec, rbe) }
+            };
+            // SAFETY: `rec` is `fired`'s record, not null, and `event` its
+            // ring buffer event (invariant of `Fired`): what
+            // `on_event_sized()` requires.
+            unsafe { on_event_sized(trigger, rec, event) }
         }
     }
 }
@@ -119,17 +115,16 @@ pub(super) unsafe extern "C" fn on_event(
 ///
 /// # Safety
 ///
-/// `buffer`, `rec` and `rbe` are those of `on_event()`'s [`Fired`], `rec`
-/// not null; `len` is the trigger's fixed part ([`ProbePath::Fixed`] or
-/// [`ProbePath::GrowFixed`]).
+/// `rec` is the record of `on_event()`'s [`Fired`], not null, and `event`
+/// its ring buffer event if it has one; `len` is the trigger's fixed part
+/// ([`ProbePath::Fixed`] or [`ProbePath::GrowFixed`]).
 #[inline(always)]
 unsafe fn account(
     trigger: &Trigger,
     hist: &Histogram<'_>,
     len: usize,
-    buffer: *mut bindings::trace_buffer,
     rec: *mut c_void,
-    rbe: *mut bindings::ring_buffer_event,
+    event: Option<RingEvent<'_>>,
 ) {
     // A record holds at least the fixed part of its event, which holds
     // every field (a fixed path is only set for the trigger's own event).
@@ -140,8 +135,10 @@ unsafe fn account(
     // not even the ring buffer event. The compiled program wakes the
     // pollers itself, last. Every call here is the last thing done, a
     // jump: the code saves no registers.
-    if !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) && !rbe.is_null() {
-        on_event_general(hist, trigger, rec, buffer, rbe);
+    if !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
+        if let Some(event) = event {
+            on_event_general(hist, trigger, rec, event);
+        }
     }
 }
 
@@ -153,43 +150,35 @@ unsafe fn account(
 ///
 /// # Safety
 ///
-/// `buffer`, `rec` and `rbe` are those of `on_event()`'s [`Fired`], `rec`
-/// not null; `rbe` not null for a trigger that reads past its event's
-/// fixed part.
+/// `rec` is the record of `on_event()`'s [`Fired`], not null, and `event`
+/// its ring buffer event if it has one.
 #[cold]
 #[inline(never)]
-unsafe fn on_event_grow(
-    trigger: &Trigger,
-    buffer: *mut bindings::trace_buffer,
-    rec: *mut c_void,
-    rbe: *mut bindings::ring_buffer_event,
-) {
-    let (len, growing) = match (trigger.path(), trigger.growing()) {
-        (ProbePath::GrowFixed(len, growing), _) => (len, growing),
-        (ProbePath::Sized, Some(growing)) if !rbe.is_null() => {
-            // SAFETY: `rbe` is the event being traced, live during the call.
-            let reported = unsafe { bindings::ring_buffer_event_length(rbe) as usize };
-            (record_len(rec, reported), growing)
+unsafe fn on_event_grow(trigger: &Trigger, rec: *mut c_void, event: Option<RingEvent<'_>>) {
+    let (len, growing) = match (trigger.path(), trigger.growing(), event) {
+        (ProbePath::GrowFixed(len, growing), _, _) => (len, growing),
+        (ProbePath::Sized, Some(growing), Some(event)) => {
+            (record_len(rec, event.length()), growing)
         }
         _ => return,
     };
     // SAFETY: `rec` is the data of an event of the trigger's own event,
     // whose records hold at least its fixed part, `len` bytes; or of
-    // `rbe`, which holds at least `len` bytes: what `record_len()`
+    // `event`, which holds at least `len` bytes: what `record_len()`
     // allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
     // SAFETY: in the probe, the generation not used after it returns.
     let gen = unsafe { growing.current_rcu() };
     let hist = gen.histogram();
     if trigger.on_synthetic() || !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
-        if rbe.is_null() {
+        let Some(event) = event else {
             return;
-        }
+        };
         let Some(_level) = Nesting::enter() else {
             return;
         };
         // A `:grow` trigger has no actions or references.
-        hist.update_general(rec, &probe_context(trigger, buffer, rbe));
+        hist.update_general(rec, &probe_context(trigger, event));
         poll::wake_pollers();
     }
     growing.after_update(gen);
@@ -202,31 +191,24 @@ unsafe fn on_event_grow(
 ///
 /// # Safety
 ///
-/// `buffer`, `rec` and `rbe` are those of `on_event()`'s [`Fired`]: `rec`
-/// and `rbe` non-null, the record and the ring buffer event being traced.
+/// `rec` is the record of `on_event()`'s [`Fired`], not null, and `event`
+/// its ring buffer event.
 #[inline(never)]
 #[link_section = ".text.rhist_event.string"]
-unsafe fn on_event_sized(
-    trigger: &Trigger,
-    buffer: *mut bindings::trace_buffer,
-    rec: *mut c_void,
-    rbe: *mut bindings::ring_buffer_event,
-) {
+unsafe fn on_event_sized(trigger: &Trigger, rec: *mut c_void, event: RingEvent<'_>) {
     if trigger.growing().is_some() {
-        // SAFETY: `buffer`, `rec` and `rbe` are those of `on_event()`'s
-        // `Fired`, `rec` and `rbe` not null (this function's contract):
-        // what `on_event_grow()` requires.
-        return unsafe { on_event_grow(trigger, buffer, rec, rbe) };
+        // SAFETY: `rec` and `event` are those of `on_event()`'s `Fired`,
+        // `rec` not null (this function's contract): what
+        // `on_event_grow()` requires.
+        return unsafe { on_event_grow(trigger, rec, Some(event)) };
     }
-    // SAFETY: `rbe` is the event being traced, live during the call.
-    let reported = unsafe { bindings::ring_buffer_event_length(rbe) as usize };
-    let len = record_len(rec, reported);
-    // SAFETY: `rec` is the data of `rbe`, which holds at least `len`
+    let len = record_len(rec, event.length());
+    // SAFETY: `rec` is the data of `event`, which holds at least `len`
     // bytes: what `record_len()` allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
     let hist = trigger.hist_probe();
     if trigger.on_synthetic() || !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
-        on_event_general(hist, trigger, rec, buffer, rbe);
+        on_event_general(hist, trigger, rec, event);
     }
 }
 
@@ -243,39 +225,21 @@ unsafe fn on_event_sized(
 /// through others, where hist stops it, and bounds the stack it takes.
 /// A compiled trigger emits nothing, and runs on no synthetic event.
 #[inline(never)]
-fn on_event_general(
-    hist: &Histogram<'_>,
-    trigger: &Trigger,
-    rec: &[u8],
-    buffer: *mut bindings::trace_buffer,
-    rbe: *mut bindings::ring_buffer_event,
-) {
+fn on_event_general(hist: &Histogram<'_>, trigger: &Trigger, rec: &[u8], event: RingEvent<'_>) {
     let Some(_level) = Nesting::enter() else {
         return;
     };
-    trigger.update(hist, rec, &probe_context(trigger, buffer, rbe));
+    trigger.update(hist, rec, &probe_context(trigger, event));
     poll::wake_pollers();
 }
 
-/// The context the general path reads: the event's buffer and record,
-/// and the trace array of the trigger's file.
+/// The context the general path reads: the event's ring buffer event,
+/// and the trace array of the trigger's file. The trigger, borrowed for
+/// this call, pins its file (`Trigger::file()`), whose trace array is
+/// live while it is.
 #[inline(always)]
-fn probe_context(
-    trigger: &Trigger,
-    buffer: *mut bindings::trace_buffer,
-    rbe: *mut bindings::ring_buffer_event,
-) -> ProbeContext {
-    ProbeContext {
-        buffer,
-        rbe,
-        // The trigger, borrowed for this call, pins its file
-        // (`Trigger::file()`). The trace array outlives the trigger as
-        // well: an instance is freed only after the tracing core's
-        // `clear_event_triggers()` removed and freed its triggers
-        // (`free()`, then `trigger_data_free()`, which waits for running
-        // probes first).
-        tr: trigger.file().trace_array().as_ptr(),
-    }
+fn probe_context<'a>(trigger: &'a Trigger, event: RingEvent<'a>) -> ProbeContext<'a> {
+    ProbeContext::new(event, trigger.file().trace_array())
 }
 
 /// One level of the event path's nesting on this CPU, left when dropped.

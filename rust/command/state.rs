@@ -473,7 +473,7 @@ impl Trigger {
     /// histograms' variables first if there are any. `hist` is
     /// [`hist_probe`](Self::hist_probe)'s, which the probe has in hand.
     #[inline]
-    pub(crate) fn update(&self, hist: &Histogram<'_>, rec: &[u8], ctx: &ProbeContext) {
+    pub(crate) fn update(&self, hist: &Histogram<'_>, rec: &[u8], ctx: &ProbeContext<'_>) {
         if self.refs.is_empty() && hist.data().n_actions() == 0 {
             return hist.update_general(rec, ctx);
         }

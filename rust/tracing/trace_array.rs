@@ -119,6 +119,14 @@ impl TraceArray {
         unsafe { bindings::tracing_set_clock(self.as_ptr(), clock.as_ptr().cast()) }
     }
 
+    /// Whether the instance's trace clock counts nanoseconds
+    /// (`trace_clock_in_ns()`).
+    pub(crate) fn clock_in_ns(&self) -> bool {
+        // SAFETY: the array is live (invariant); the callee reads its clock
+        // id, in any context.
+        unsafe { bindings::trace_clock_in_ns(self.as_ptr()) }
+    }
+
     /// Has the instance's events written straight to the ring buffer
     /// (`set`), or drops such a request: C's
     /// `tracing_set_filter_buffering()`, a count.
