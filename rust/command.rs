@@ -164,8 +164,16 @@ fn find_named<'a>(held: EventMutexHeld<'a>, name: &str) -> Option<&'a Trigger> {
         .find(|t| t.name() == Some(name))
 }
 
+// SAFETY: `reg()` lists a trigger only through `list_and_enable()`,
+// which puts it in `REGISTRY`. `lifetime::release()` takes a trigger out
+// of the registry only with its last reference, which a listed trigger's
+// list holds: so only once it is off its list. `free()` drops the one
+// reference handed over; `remove_all()` unlinks each trigger and drops the
+// list's reference (`unregister_one()`). The probe (`probe::on_event()`)
+// does not sleep; the only lock it may take is `snapshot()`'s spinning
+// `max_lock`, as hist's.
 #[vtable]
-impl Command for Rhist {
+unsafe impl Command for Rhist {
     const REGISTRY: &'static Registry = &REGISTRY;
     const FLAGS: c_int = bindings::event_command_flags_EVENT_CMD_FL_NEEDS_REC as c_int;
     const OWN_TRIGGER: Option<TriggerFn> = Some(probe::on_event);
@@ -192,9 +200,9 @@ impl Command for Rhist {
     /// Attaches `data` to `file`, at the tail of its trigger list.
     unsafe fn register(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) -> c_int {
         // SAFETY: `data` is an rhist trigger set up by `attach()` for
-        // `file`, on no list; `attach()` reserved its slot in `REGISTRY`
-        // and holds a reference until it returns; `put()` drops one, as
-        // `free()` does.
+        // `file`, on no list, never given a count; `attach()` reserved its
+        // slot in `REGISTRY` and holds a reference until it returns;
+        // `put()` drops one, as `free()` does.
         unsafe { list_and_enable(held, file, data, ListEnd::Tail, &REGISTRY, put) }
     }
 

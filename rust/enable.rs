@@ -237,12 +237,24 @@ pub(crate) struct Registration {
 
 impl Registration {
     /// Registers `enable_rhist` and `disable_rhist`.
+    ///
+    /// The triggers' removal is made first: once `enable_rhist` is
+    /// registered a user may attach a trigger, and if `disable_rhist`
+    /// then fails to register, that trigger must go before the module
+    /// does.
     pub(crate) fn new() -> Result<Self> {
+        // SAFETY: `attached` is dropped only after both commands are
+        // unregistered: made before them, it is dropped after them if
+        // either fails to register (locals drop in reverse order), and
+        // otherwise it is the last field of the result (fields drop in
+        // order).
+        let attached = unsafe { Attached::new() };
+        let enable = ENABLE.register()?;
+        let disable = DISABLE.register()?;
         Ok(Registration {
-            _enable: ENABLE.register()?,
-            _disable: DISABLE.register()?,
-            // SAFETY: dropped after both commands (the fields' order).
-            _attached: unsafe { Attached::new() },
+            _enable: enable,
+            _disable: disable,
+            _attached: attached,
         })
     }
 }
@@ -251,8 +263,15 @@ impl Registration {
 /// registry for the two).
 struct Enable;
 
+// SAFETY: `register()` lists a trigger only through `list_and_enable()`,
+// which puts it in `REGISTRY`. `put()` takes a trigger out of the registry
+// only with its last reference, which a listed trigger's list holds: so
+// only once it is off its list. `free()` drops the one reference handed
+// over; `remove_all()` unregisters each trigger (`unregister_one()`:
+// unlinked, the list's reference dropped). `trigger()` and `count()` only
+// walk an RCU list and read or write flags: no lock, no sleep.
 #[vtable]
-impl Command for Enable {
+unsafe impl Command for Enable {
     const REGISTRY: &'static Registry = &REGISTRY;
 
     /// Handles `[!](enable|disable)_rhist:<param> [if <filter>]`.
@@ -275,8 +294,9 @@ impl Command for Enable {
             }
         }
         // SAFETY: `data` is an enable trigger set up for `file`, on no
-        // list; `create_or_remove()` reserved its slot in `REGISTRY` and
-        // holds a reference until it returns; `put()` drops one.
+        // list, its count one these commands' `count()` counts down;
+        // `create_or_remove()` reserved its slot in `REGISTRY` and holds a
+        // reference until it returns; `put()` drops one.
         unsafe { list_and_enable(held, file, data, ListEnd::Head, &REGISTRY, put) }
     }
 

@@ -10,12 +10,15 @@ use kernel::bindings;
 //
 // SAFETY: each declaration matches its definition in
 // `include/rhist_shim.c` (name, argument and return types). Those marked
-// `safe` have no precondition: they take no raw pointer (only
+// `safe` have no precondition on memory: they take no raw pointer (only
 // `rhist_current_comm()` takes one, as a reference to the 16 bytes it
-// fills), and any argument of their types is valid, in any context their
-// doc allows. A pointer one returns (`rhist_map_alloc()`) is its
-// caller's to use. A call that sleeps is a bug in atomic context, not a
-// memory-safety one, as for the kernel crate's `Mutex::lock()`.
+// fills), and any argument of their types is valid. A pointer one
+// returns (`rhist_map_alloc()`) is its caller's to use. Some sleep
+// (their docs say so): that the types do not prevent, and a sleep inside
+// an RCU read-side critical section would end it while the reader still
+// uses what it protects. The event path must not call them: an
+// obligation of `trigger_cmd::Command`'s implementations, checked by
+// review, not by the compiler.
 #[allow(improper_ctypes)]
 unsafe extern "C" {
     /// `event_file_file()`: the event file behind an open tracefs file, or

@@ -27,8 +27,10 @@ use crate::tracing::{EventFile, ListEnd, TriggerData};
 /// of commands while [`Registered`].
 pub(crate) struct TriggerCommand(UnsafeCell<bindings::event_command>);
 
-// SAFETY: the tracing core changes the command (its list node) only under
-// its own lock; this module never writes to it.
+// SAFETY: shared access from Rust only reads `name` (in `register()`),
+// which nothing writes after the command is made; the tracing core writes
+// the command's `list` node only under its `trigger_cmd_mutex`, and reads
+// the rest. This module never writes to it.
 unsafe impl Sync for TriggerCommand {}
 
 impl TriggerCommand {
@@ -40,6 +42,11 @@ impl TriggerCommand {
     /// ([`take_ref`]). No trigger type: those of the tracing core's own
     /// commands are theirs alone.
     pub(crate) const fn new<C: Command>(name: &'static core::ffi::CStr) -> Self {
+        // `data_ops_trigger()` calls `trigger()` without a check.
+        assert!(
+            C::HAS_TRIGGER || C::OWN_TRIGGER.is_some(),
+            "a command needs a trigger()"
+        );
         TriggerCommand(UnsafeCell::new(bindings::event_command {
             list: bindings::list_head {
                 next: ptr::null_mut(),
@@ -114,8 +121,27 @@ impl Drop for Registered {
 /// calls: only [`Command::register`] and [`Command::remove_all`], which
 /// this module calls itself, ask more of their caller than their
 /// arguments' types show.
+///
+/// # Safety
+///
+/// The module's unloading ([`Attached`]) removes what an implementation
+/// leaves attached only through [`Command::REGISTRY`], so an
+/// implementation must keep it exact:
+///
+/// - every trigger of the command on an event file's list is in the
+///   registry ([`list_and_enable()`] puts it there), and every trigger in
+///   the registry is on its file's list, holding the list's reference;
+/// - a trigger leaves the registry ([`Registry::remove`]) only as it is
+///   taken off its list or freed, never while it is listed;
+/// - [`Command::free`] drops exactly the reference handed over with the
+///   [`Unlinked`] trigger, and [`Command::remove_all`] takes each trigger
+///   it is given off its list and drops the list's reference;
+/// - [`Command::trigger`] and [`Command::count`] run as the event path
+///   does: they must not sleep, which would end the RCU read-side
+///   critical section that keeps their [`Fired`] live (nothing in the
+///   types stops a call of a sleeping safe function there).
 #[vtable]
-pub(crate) trait Command: Sized {
+pub(crate) unsafe trait Command: Sized {
     /// The triggers the command attached.
     const REGISTRY: &'static Registry;
 
@@ -150,7 +176,8 @@ pub(crate) trait Command: Sized {
     const OWN_TRIGGER: Option<TriggerFn> = None;
 
     /// `trigger()`: what the trigger does for the event being traced.
-    /// Runs on the event path: no allocation, lock or sleep.
+    /// Runs on the event path: no allocation, no sleep (see the trait's
+    /// `# Safety`), no sleeping lock.
     fn trigger(_fired: Fired<'_, Self>) {
         build_error(VTABLE_DEFAULT_ERROR)
     }
@@ -217,10 +244,13 @@ unsafe extern "C" fn parse<C: Command>(
     param_and_filter: *mut c_char,
 ) -> c_int {
     // SAFETY: the tracing core calls `parse()` from
-    // `trigger_process_regex()`, which holds `event_mutex` throughout; its
-    // `file` is the event file whose trigger file is written, found under
-    // the lock and not marked freed, so on its instance's list and live
-    // for the call; the command's arguments are NUL-terminated strings,
+    // `trigger_process_regex()` (which holds `trigger_cmd_mutex`), whose
+    // caller `event_trigger_regex_write()` holds `event_mutex` throughout;
+    // its `file` is the event file whose trigger file is written, found
+    // under that lock with `event_file_file()`, not marked freed, so on
+    // its instance's list and live for the call. (The boot-time callers,
+    // `trace_boot` and the `trace_trigger=` option, run before a module can
+    // register a command.) the command's arguments are NUL-terminated strings,
     // or null, that live for the call.
     let (held, file, glob, text) = unsafe {
         (
@@ -239,9 +269,12 @@ unsafe extern "C" fn parse<C: Command>(
     C::parse(held, write)
 }
 
-/// `reg()` of every command: [`Command::register`]. The tracing core
-/// calls a command's `reg()` only from that command's `parse()`, and this
-/// module's `parse()`s call it only for triggers they set up.
+/// `reg()` of every command: [`Command::register`]. The 6.12 tracing core
+/// calls `cmd_ops->reg()` only from `event_trigger_register()`, which
+/// only its own commands' `parse()`s use: this module's call
+/// [`Command::register`] directly, so this is never called today. It is
+/// installed so that a core helper handed one of these triggers would
+/// attach it as this module does.
 ///
 /// # Safety
 ///
@@ -251,11 +284,11 @@ unsafe extern "C" fn reg<C: Command>(
     data: *mut bindings::event_trigger_data,
     file: *mut bindings::trace_event_file,
 ) -> c_int {
-    // SAFETY: the tracing core calls a command's `reg()` only from that
-    // command's `parse()`, under its `event_mutex`; and this module's
-    // `parse()`s call it only for a trigger they set up for the file they
-    // were given, both live for the call, as `Command::register()` needs
-    // (this function's contract).
+    // SAFETY: the tracing core calls `reg()` only from
+    // `event_trigger_register()`, from a command's `parse()`, under
+    // `event_mutex` (see `parse()` above), for a trigger that `parse()` set
+    // up for the file it was given, both live for the call, as
+    // `Command::register()` needs (this function's contract).
     unsafe {
         C::register(
             EventMutexHeld::assume(),
@@ -314,9 +347,13 @@ unsafe extern "C" fn unreg_all<C: Command>(file: *mut bindings::trace_event_file
 ///
 /// # Invariants
 ///
-/// For `'a` this task runs a tracepoint handler with
-/// `rcu_read_lock_sched()` held: an RCU-sched reader, preemption
-/// disabled. `data` is a trigger of a command whose callbacks are `C`'s,
+/// For `'a` this task is an RCU reader that `synchronize_rcu()` waits
+/// for: most often a tracepoint handler under `rcu_read_lock_sched()`;
+/// a uprobe event's soft-disabled call runs under `rcu_read_lock()` (and
+/// passes no record), a `trace_marker` write with its ring buffer event
+/// reserved, preemption disabled. When `rec` is not null, preemption is
+/// disabled: the event's ring buffer reservation disables it until the
+/// commit, after the triggers. `data` is a trigger of a command whose callbacks are `C`'s,
 /// which the tracing core found on the list of the event being traced,
 /// live for `'a`; `rec`, if not null, is that event's record, and `rbe`,
 /// if not null, its ring buffer event, both live for `'a`.
@@ -340,9 +377,9 @@ impl<'a, C> Fired<'a, C> {
     /// returns. `data_ops_trigger()` calls them through `data->cmd_ops`, so
     /// for a trigger of that command, which `event_triggers_call()` or
     /// `event_triggers_post_call()` found on the list of the event being
-    /// traced, from a tracepoint handler that holds `rcu_read_lock_sched()`
-    /// until the call returns; it passes the event's record and ring
-    /// buffer event, or nulls.
+    /// traced, by an RCU reader (see the type's invariants) until the call
+    /// returns; it passes the event's record and ring buffer event, or
+    /// nulls.
     #[inline(always)]
     pub(crate) unsafe fn from_raw(
         data: *mut bindings::event_trigger_data,
@@ -351,8 +388,9 @@ impl<'a, C> Fired<'a, C> {
         rbe: *mut bindings::ring_buffer_event,
     ) -> Self {
         // SAFETY: a trigger is freed (`trigger_data_free()`) only after
-        // `tracepoint_synchronize_unregister()`, which waits for the probe
-        // of this call (the caller's promise): `data` is live for `'a`.
+        // `tracepoint_synchronize_unregister()`, whose `synchronize_rcu()`
+        // waits for the RCU reader making this call (the caller's
+        // promise): `data` is live for `'a`.
         let data = unsafe { TriggerData::from_raw(data) };
         // INVARIANT: the caller's promise, and `data` live for `'a`.
         Fired {
@@ -393,7 +431,7 @@ impl<'a, C> Fired<'a, C> {
         &'b self,
         file: &'b EventFile,
     ) -> impl Iterator<Item = &'b TriggerData> + 'b {
-        // SAFETY: this task is an RCU-sched reader for `'a` (invariant),
+        // SAFETY: this task is an RCU reader for `'a` (invariant),
         // which outlives `'b`, the borrow of the iterator and of the
         // triggers it yields.
         unsafe { file.triggers_rcu() }
@@ -467,9 +505,10 @@ unsafe extern "C" fn print<C: Command>(
 ///
 /// # Invariants
 ///
-/// `data` is a trigger of a command whose callbacks are `C`'s, live for
-/// `'a` and on no list; the holder owns the list's reference on it, and
-/// the tracing core does not use the trigger after `free()` returns.
+/// `data` is a trigger of a command whose callbacks are `C`'s, on no list,
+/// live for `'a` until the holder drops the list's reference on it, which
+/// it owns (that may free it: `data` is not used after); the tracing core
+/// does not use the trigger after `free()` returns.
 pub(crate) struct Unlinked<'a, C> {
     data: &'a TriggerData,
     _command: PhantomData<C>,
@@ -496,7 +535,9 @@ unsafe extern "C" fn free<C: Command>(data: *mut bindings::event_trigger_data) {
     // list's reference, which it hands over, is dropped, and just taken
     // off its list with `list_del_rcu()`; it does not use it after.
     let (held, data) = unsafe { (EventMutexHeld::assume(), TriggerData::from_raw(data)) };
-    // INVARIANT: as argued above.
+    // INVARIANT: a trigger of `C`'s command (found through `cmd_ops`),
+    // off its list, with the list's reference handed over, not used by
+    // the tracing core after this call.
     C::free(
         held,
         Unlinked {
@@ -533,7 +574,11 @@ impl<C: Command> Drop for Attached<C> {
     }
 }
 
-/// `init()` of every command: takes a reference on `data`.
+/// `init()` of every command: takes a reference on `data`. The 6.12
+/// tracing core calls `cmd_ops->init()` only from its own commands'
+/// registration (`register_trigger()`, `event_enable_register_trigger()`,
+/// hist's), never for this module's, which count their references
+/// themselves ([`list_and_enable()`]); installed as [`reg`] is.
 ///
 /// # Safety
 ///
@@ -558,7 +603,8 @@ unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data) -> c_int 
 /// # Safety
 ///
 /// `data` must be a trigger of the command `registry` and `put` belong
-/// to, set up for `file`, on no list, with a slot reserved in `registry`.
+/// to, set up for `file`, on no list, with a slot reserved in `registry`;
+/// given a count only if the command has [`Command::count`].
 /// The caller must hold a reference of its own, and `put` must drop one
 /// reference, as the command's `free()` does, freeing the trigger with
 /// the last.
@@ -572,8 +618,10 @@ pub(crate) unsafe fn list_and_enable(
 ) -> c_int {
     // The list's reference, dropped when the trigger is taken off it.
     data.get_ref(held);
-    // SAFETY: `data` is set up for `file`, on no list (the caller's
-    // promise), and stays live while listed: the list holds a reference.
+    // SAFETY: `data` is set up for `file`, on no list, counted only if its
+    // command has a `count_func()` (the caller's promise; every command
+    // has a `trigger()`: `TriggerCommand::new()` asserts it), and stays
+    // live while listed: the list holds a reference.
     unsafe { file.add_trigger(held, data, end) };
     file.update_cond_flag(held);
     let ret = file.trigger_mode_get(held);
@@ -619,7 +667,10 @@ pub(crate) fn remove_each<'a>(
 ///
 /// The vector is accessed only with `event_mutex` held, and no reference
 /// to it outlives the method call that made it. Each trigger in it is
-/// live until it is taken out.
+/// live until it is taken out. With a [`Command`]'s implementation
+/// keeping its part (see its `# Safety`), the registry holds every
+/// trigger of its command that is on an event file's list, and only
+/// those.
 pub(crate) struct Registry(UnsafeCell<KVec<NonNull<TriggerData>>>);
 
 // SAFETY: every access is serialised by the lock each method is shown

@@ -81,7 +81,9 @@ unsafe fn release(held: EventMutexHeld<'_>, data: &TriggerData) -> Option<KBox<T
 /// Trigger states the tracing core freed while holding `trace_types_lock`,
 /// to be dropped without it: a list through [`Trigger::deferred_next`].
 /// A work item drops them soon after; so does the next command written,
-/// and the module's unloading, whichever comes first.
+/// and the module's unloading, whichever comes first. A state here is
+/// only dropped, never read: its instance may have been freed since (see
+/// `EventPin`'s invariants).
 ///
 /// # Invariants
 ///

@@ -2,7 +2,8 @@
 
 //! The probe: what runs for every event an rhist trigger sees, in the
 //! tracing core's event path (`event_triggers_call()`). It must not
-//! allocate, lock or sleep. A compiled trigger's program runs first, in
+//! allocate, sleep or take a sleeping lock (a `snapshot()` action takes
+//! the spinning `max_lock`, as hist's does). A compiled trigger's program runs first, in
 //! few instructions; the others take the general path, which sets up the
 //! context (the task, the ring buffer, the histograms referenced) and
 //! counts how deeply it nests.
@@ -41,7 +42,7 @@ fn record_len(rec: *const c_void, reported: usize) -> usize {
 }
 
 /// `trigger()`: the probe path, run for every event the trigger sees.
-/// It must not allocate, lock or sleep. rhist's own
+/// It must not allocate, sleep or take a sleeping lock. rhist's own
 /// ([`Command::OWN_TRIGGER`]), not [`Command::trigger`] in the generic
 /// adapter: inlined there, its body would make the functions it calls out
 /// of line callable from other crates, each then starting with an

@@ -53,7 +53,11 @@ use kernel::bindings;
 /// `head` and `node` are list heads of a list that the constructor's
 /// contract keeps walkable for `'a`; unless it is `head`, `node`, not yet
 /// handed out, is linked or (for an RCU reader) not yet freed, and is the
-/// member at byte offset `offset` of a `T` live for `'a`.
+/// member at byte offset `offset` of a `T` live for `'a` unless a caller
+/// that holds the lock frees it after it is handed out. Such a caller
+/// does not use that entry's reference again: the `T`s walked are
+/// `Opaque` wrappers, so a reference to one, unused, asserts nothing of
+/// its memory.
 pub(crate) struct ListIter<'a, T, const RCU: bool> {
     head: *mut bindings::list_head,
     node: *mut bindings::list_head,

@@ -170,19 +170,20 @@ impl EventFile {
         unsafe { ListIter::new(self.triggers_head(), TRIGGER_LIST) }
     }
 
-    /// The triggers attached to the file, for an RCU-sched reader: C's
+    /// The triggers attached to the file, for an RCU reader: C's
     /// `list_for_each_entry_rcu()`.
     ///
     /// # Safety
     ///
-    /// The caller must be an RCU-sched reader (a probe) for as long as the
-    /// iterator and the triggers it yields are used.
+    /// The caller must be an RCU reader that `synchronize_rcu()` waits
+    /// for (a probe) for as long as the iterator and the triggers it
+    /// yields are used.
     pub(crate) unsafe fn triggers_rcu(&self) -> impl Iterator<Item = &TriggerData> {
         // SAFETY: every node on `file->triggers` is the `list` member of an
         // `event_trigger_data`, which `TriggerData` wraps; writers add them
         // with `list_add_rcu()`/`list_add_tail_rcu()` (`add_trigger()`),
         // remove them with `list_del_rcu()` and free them only after the
-        // RCU-sched readers that may have seen them finish
+        // RCU readers that may have seen them finish
         // (`trigger_data_free()`), and the caller is one for as long as the
         // iterator is used (the caller's promise).
         unsafe { ListIter::new_rcu(self.triggers_head(), TRIGGER_LIST) }
@@ -195,6 +196,9 @@ impl EventFile {
     ///
     /// `data` must be set up for this file (its command, private data and
     /// filter), on no list, and stay live until it is taken off again.
+    /// Its command must have a `trigger()`, and a `count_func()` if
+    /// `data` was given a count (`NewTrigger::set_count()`): the probe
+    /// path calls them unchecked (`data_ops_trigger()`).
     pub(crate) unsafe fn add_trigger(
         &self,
         _held: EventMutexHeld<'_>,
@@ -331,9 +335,13 @@ pub(crate) enum ListEnd {
 /// # Invariants
 ///
 /// `0` points at an event file on which the value holds one reference,
-/// whose event it has pinned; the file's trace array is not freed while
-/// the owner can reach the pin (the tracing core removes, and frees, the
-/// triggers of an instance, which own the pins, before the instance).
+/// whose event it has pinned. The file's trace array is not freed while
+/// the pin's owner is in use: the tracing core removes, and frees, the
+/// triggers of an instance, which own the pins, before the instance. A
+/// trigger's state whose drop is deferred past that (`command::lifetime`'s
+/// `Deferred`, which drops what the tracing core freed while holding
+/// `trace_types_lock`) may outlive the trace array: it is only dropped,
+/// and `EventPin::drop()` does not touch the trace array.
 pub(crate) struct EventPin(NonNull<EventFile>);
 
 // SAFETY: the reference and the pin may be dropped on any CPU, and the
