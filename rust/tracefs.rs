@@ -104,7 +104,15 @@ impl SeqReadHeld<'_> {
     /// proof, and leaves the lock held when it returns, for the `stop()`
     /// that follows to release with
     /// [`unlock_after_read`](Self::unlock_after_read). Sleeps.
-    pub(crate) fn lock_for_read<R>(f: impl FnOnce(SeqReadHeld<'_>) -> R) -> R {
+    ///
+    /// # Safety
+    ///
+    /// Called only in the `start()` of a seq_file whose `stop()` calls
+    /// [`unlock_after_read`](Self::unlock_after_read): a proof made
+    /// anywhere else would not be the hold of one read that readers of
+    /// this type rely on (a cursor checked under it), and the lock would
+    /// stay held.
+    pub(crate) unsafe fn lock_for_read<R>(f: impl FnOnce(SeqReadHeld<'_>) -> R) -> R {
         let guard = EventMutexGuard::lock();
         // INVARIANT: the lock is taken just above, for this read; the
         // guard, which holds it for the call of `f`, is not dropped.

@@ -53,6 +53,13 @@ enum Step {
     Failed(Error),
 }
 
+// SAFETY: `data` is the one field that is not `Send` by itself: an
+// address, compared under `event_mutex` by whichever task reads the file,
+// and dereferenced only once `start()` found it on the file's list under
+// the same hold of the lock (`holds()`); nothing in it is tied to the task
+// that set it.
+unsafe impl Send for JsonCursor {}
+
 /// Where a read of an `rhist_json` file is: the record at seq_file
 /// position `pos`. A histogram's entries are sorted once, when its head
 /// is reached, and kept across `read()`s (C's `hist` file, a single
@@ -66,7 +73,8 @@ pub(super) struct JsonCursor {
     /// among the event's rhist triggers, and its address, both checked
     /// again by each `start()` (the lock was dropped in between).
     trig_no: usize,
-    /// (Only compared: it may have been freed since.)
+    /// (Compared, and dereferenced only once found again on the list
+    /// under the lock: it may have been freed since.)
     data: *const TriggerData,
     /// Its contents' version when the head was shown: a `clear`, a grow
     /// or another histogram made at the same address changes it.

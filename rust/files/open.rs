@@ -35,8 +35,10 @@ use crate::tracing::EventFile;
 pub(super) trait EventSeqFile: Sized + 'static {
     /// What a read of an open file keeps from one seq_file callback to
     /// the next, besides [`OpenFile`]'s: only those callbacks use it,
-    /// which seq_file makes one at a time, so each gets it `&mut`.
-    type Reader: 'static;
+    /// which seq_file makes one at a time, so each gets it `&mut`. They
+    /// may run in any task that reads the file, and `release()` (which
+    /// drops it) in another: hence `Send`.
+    type Reader: Send + 'static;
 
     /// The reader of a file just opened.
     fn reader() -> Self::Reader;
@@ -467,7 +469,10 @@ impl<F: Records> RecordsAdapter<F> {
         m: *mut bindings::seq_file,
         pos: *mut bindings::loff_t,
     ) -> *mut c_void {
-        SeqReadHeld::lock_for_read(|held| {
+        // SAFETY: this is the `start()` of `F`'s seq_operations, whose
+        // `stop()` (below) calls `unlock_after_read()`.
+        let with_lock = |f| unsafe { SeqReadHeld::lock_for_read(f) };
+        with_lock(|held: SeqReadHeld<'_>| {
             // SAFETY: `seq_open()` in `open()` made `m` the seq_file of an
             // `F` file, whose operations only seq_file calls, under its
             // lock, for this call.
