@@ -1019,12 +1019,16 @@ fn tied_value_borrows_its_owner() {
     check!(tied_in_place_fails());
 }
 
+/// Every check after the CPUs are let go (`drop(cpus)`): a failed one
+/// ends the test's task without running destructors, which would leave
+/// `cpu_hotplug_lock` held.
 fn this_cpu_is_the_kernels() {
     let Ok(cpus) = OnlineCpus::get() else {
         check!(false);
         return;
     };
     let Ok(mut seen) = KVVec::from_elem((u32::MAX, u32::MAX), cpus.ids().len(), GFP_KERNEL) else {
+        drop(cpus);
         check!(false);
         return;
     };
@@ -1034,10 +1038,11 @@ fn this_cpu_is_the_kernels() {
             percpu::raw_smp_processor_id_from_c(),
         );
     });
+    let mut each = cpus.ids().iter().zip(seen.iter());
+    let all_match = each.all(|(&cpu, &(ours, kernels))| ours == cpu && kernels == cpu);
+    drop(cpus);
     check!(ran.is_ok());
-    for (&cpu, &(ours, kernels)) in cpus.ids().iter().zip(seen.iter()) {
-        check!(ours == cpu && kernels == cpu);
-    }
+    check!(all_match);
 }
 
 /// The event path's read of the current task's name (`common_comm`
@@ -1052,6 +1057,7 @@ fn current_comm_is_the_kernels() {
     };
     let Ok(mut seen) = KVVec::from_elem(([0u8; 16], [0u8; 16]), cpus.ids().len(), GFP_KERNEL)
     else {
+        drop(cpus);
         check!(false);
         return;
     };
@@ -1065,6 +1071,8 @@ fn current_comm_is_the_kernels() {
             seen.1 = task::current_comm();
         },
     );
+    // The checks once the CPUs are let go (see `this_cpu_is_the_kernels`).
+    drop(cpus);
     check!(ran.is_ok());
     for (ours, kernels) in seen.iter() {
         check!(ours == kernels && kernels[0] != 0);
