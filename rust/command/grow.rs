@@ -38,7 +38,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use super::map_memory::MapMemory;
-use super::state::{histogram_in, HistSource, HistogramOf, Resolved};
+use super::state::{histogram_into, HistSource, HistogramOf, Resolved};
 use super::{state, REGISTRY};
 use crate::event_work::{queue_where_it_runs, Asked};
 use crate::hist::grow::{fold_into, spare_bits, GrowStats, GrowTrigger};
@@ -85,9 +85,17 @@ impl Generation {
             .storage_bytes()
             .map_err(|e| Error::from_errno(-e.errno()))?;
         let memory = MapMemory::new(bytes)?;
+        let source = HistSource::new(resolved, memory);
+        // SAFETY: `histogram_into()` returns `Ok` only once it has written
+        // a whole histogram into the place.
+        let hist = unsafe {
+            Tied::try_init(source, move |source, place| {
+                histogram_into(source, place, params, bytes, None, false)
+            })
+        };
         // INVARIANT: no older generation yet.
         let init = try_init!(Generation {
-            hist <- histogram_in(resolved, memory, params, bytes, None, false),
+            hist <- hist,
             trigger: GrowTrigger::new(bits, near_slack()),
             bits,
             older: AtomicPtr::new(ptr::null_mut()),

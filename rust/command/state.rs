@@ -5,6 +5,7 @@
 //! more triggers share ([`Hist`]), and the trigger on one event file
 //! ([`Trigger`]).
 
+use core::mem::MaybeUninit;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -731,8 +732,16 @@ impl Hist {
         // INVARIANT: `hist` and the generations of `grow` read the data of
         // `resolved`; `grow` was made, and `hist` is interpreted, if it
         // asks for `:grow`.
+        let source = HistSource::new(&resolved, memory);
+        // SAFETY: `histogram_into()` returns `Ok` only once it has written
+        // a whole histogram into the place.
+        let hist = unsafe {
+            Tied::try_init(source, move |source, place| {
+                histogram_into(source, place, params, bytes, pool, interpreted)
+            })
+        };
         let init = try_init!(Hist {
-            hist <- histogram_in(&resolved, memory, params, bytes, pool, interpreted),
+            hist <- hist,
             grow,
             synths,
             snapshot,
@@ -757,45 +766,56 @@ impl Hist {
     }
 }
 
-/// The histogram of `resolved`, built where it is to live, over
-/// `memory`: the map of `params` in its first `bytes`, the sketches of
-/// `pool` after them; with no compiled path if `interpreted`.
-pub(super) fn histogram_in(
-    resolved: &Arc<Resolved>,
-    memory: MapMemory,
+impl HistSource {
+    /// What the histogram of `resolved` borrows: `resolved`, and `memory`.
+    pub(super) fn new(resolved: &Arc<Resolved>, memory: MapMemory) -> Self {
+        HistSource {
+            resolved: resolved.clone(),
+            memory,
+        }
+    }
+}
+
+/// Writes the histogram of `source`'s resolved trigger into `place`,
+/// over `source`'s memory: the map of `params` in its first `bytes`, the
+/// sketches of `pool` after them; with no compiled path if
+/// `interpreted`. Returns `Ok` only once it has written a whole
+/// histogram into `place`: the closure a caller gives
+/// [`Tied::try_init`] calls it.
+///
+/// Each caller makes its initialiser itself, in a function that returns
+/// no `impl Trait`: rustc takes what a function returns as `impl Trait`,
+/// a private one's too, to be reachable from outside the crate, its
+/// hidden type with it (here the closure, whose arguments are a
+/// `Histogram`'s place). Every `pub` method of the core's `Histogram`
+/// then had a global symbol, and no longer knew its callers: the general
+/// path's `&dyn` context was not the probe's any more, but a pointer
+/// called through on each event.
+pub(super) fn histogram_into<'a>(
+    source: &'a mut HistSource,
+    place: &mut MaybeUninit<Histogram<'a>>,
     params: MapParams,
     bytes: usize,
     pool: Option<PoolParams>,
     interpreted: bool,
-) -> impl Init<Tied<HistSource, HistogramOf>, Error> {
-    let source = HistSource {
-        resolved: resolved.clone(),
-        memory,
-    };
+) -> Result<(), Error> {
     let map_error = |e: hist::map::MapError| Error::from_errno(-e.errno());
-    // SAFETY: the closure returns `Ok` only after `with_sketches_in()`
-    // did, which wrote a whole histogram into the place.
-    unsafe {
-        Tied::try_init(source, move |source, place| {
-            let HistSource { resolved, memory } = source;
-            let memory = memory.as_uninit_mut();
-            let (map_part, pool_part) = memory.split_at_mut(bytes.min(memory.len()));
-            let map = TracingMap::new_uninit(params, map_part).map_err(map_error)?;
-            let sketches = match pool {
-                Some(p) => Some(
-                    SketchPool::new_uninit(p, pool_part)
-                        .map_err(|e| Error::from_errno(-e.errno()))?,
-                ),
-                None => None,
-            };
-            let hist = Histogram::with_sketches_in(place, resolved.data(), map, sketches)
-                .map_err(map_error)?;
-            if interpreted {
-                hist.interpret();
-            }
-            Ok(())
-        })
+    let HistSource { resolved, memory } = source;
+    let memory = memory.as_uninit_mut();
+    let (map_part, pool_part) = memory.split_at_mut(bytes.min(memory.len()));
+    let map = TracingMap::new_uninit(params, map_part).map_err(map_error)?;
+    let sketches = match pool {
+        Some(p) => {
+            Some(SketchPool::new_uninit(p, pool_part).map_err(|e| Error::from_errno(-e.errno()))?)
+        }
+        None => None,
+    };
+    let hist =
+        Histogram::with_sketches_in(place, resolved.data(), map, sketches).map_err(map_error)?;
+    if interpreted {
+        hist.interpret();
     }
+    Ok(())
 }
 
 impl ActionSink for Hist {
