@@ -62,24 +62,23 @@ impl CaseEntry {
         let run: unsafe extern "C" fn(*mut bindings::kunit) = run_case::<C>;
         // INVARIANT: `run_case::<C>()`, `C::NAME`; the rest what
         // `KUNIT_CASE()` leaves to the zero of a static.
-        Self(bindings::kunit_case {
-            run_case: Some(run),
-            name: C::NAME.as_ptr().cast(),
-            generate_params: None,
-            attr: bindings::kunit_attributes {
-                speed: bindings::kunit_speed_KUNIT_SPEED_UNSET,
-            },
-            status: bindings::kunit_status_KUNIT_SUCCESS,
-            module_name: core::ptr::null_mut(),
-            log: core::ptr::null_mut(),
-        })
+        Self(Self::case(Some(run), C::NAME.as_ptr().cast()))
     }
 
     /// The all-zero case that ends a table.
     const fn end() -> bindings::kunit_case {
+        Self::case(None, core::ptr::null())
+    }
+
+    /// A case of `run_case` named `name`, every other field as a static
+    /// zeroed by C would have it.
+    const fn case(
+        run_case: Option<unsafe extern "C" fn(*mut bindings::kunit)>,
+        name: *const kernel::ffi::c_char,
+    ) -> bindings::kunit_case {
         bindings::kunit_case {
-            run_case: None,
-            name: core::ptr::null(),
+            run_case,
+            name,
             generate_params: None,
             attr: bindings::kunit_attributes {
                 speed: bindings::kunit_speed_KUNIT_SPEED_UNSET,
