@@ -469,19 +469,20 @@ impl<F: Records> RecordsAdapter<F> {
         m: *mut bindings::seq_file,
         pos: *mut bindings::loff_t,
     ) -> *mut c_void {
+        // SAFETY: `seq_open()` in `open()` made `m` the seq_file of an `F`
+        // file, whose operations only seq_file calls, under its lock, for
+        // this call.
+        let (state, reader) = unsafe { reading::<F>(m) };
+        // SAFETY: `pos` is the seq_file's position, `&m->index`, which
+        // seq_file passes to `start()` under its lock.
+        let pos = unsafe { *pos };
         // SAFETY: this is the `start()` of `F`'s seq_operations, whose
         // `stop()` (below) calls `unlock_after_read()`.
-        let with_lock = |f| unsafe { SeqReadHeld::lock_for_read(f) };
-        with_lock(|held: SeqReadHeld<'_>| {
-            // SAFETY: `seq_open()` in `open()` made `m` the seq_file of an
-            // `F` file, whose operations only seq_file calls, under its
-            // lock, for this call.
-            let (state, reader) = unsafe { reading::<F>(m) };
-            // SAFETY: `pos` is the seq_file's position, `&m->index`, which
-            // seq_file passes to `start()` under its lock.
-            let pos = unsafe { *pos };
-            Self::record_ptr(F::start(held, state, reader, pos), reader)
-        })
+        unsafe {
+            SeqReadHeld::lock_for_read(|held| {
+                Self::record_ptr(F::start(held, state, reader, pos), reader)
+            })
+        }
     }
 
     /// `next()`.
