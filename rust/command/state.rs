@@ -172,9 +172,9 @@ fn new_version() -> u64 {
 // the instance by `InstanceRef`), which may be dropped on any CPU; the
 // histogram itself is lock-free and made for concurrent use from any CPU.
 unsafe impl Send for Hist {}
-// SAFETY: as above; shared access only reads or updates atomics, or
-// calls the tracing core's event and snapshot functions, which any CPU
-// may.
+// SAFETY: a histogram is updated by the probes of every CPU at once; shared
+// access only reads or updates atomics, or calls the tracing core's event
+// and snapshot functions, which any CPU may.
 unsafe impl Sync for Hist {}
 
 /// The state of one rhist trigger, owned by its `event_trigger_data`

@@ -39,10 +39,10 @@ pub(crate) struct EventFile(Opaque<bindings::trace_event_file>);
 // uses it from any CPU, changing its lists and counts under its locks or
 // with atomics, as the methods below do.
 unsafe impl Send for EventFile {}
-// SAFETY: as above; shared access only reads fields fixed while the file
-// is live, or goes through the tracing core's functions and lists, under
-// `event_mutex` (the methods that take an `EventMutexHeld`) or as an
-// RCU-sched reader.
+// SAFETY: the tracing core shares event files between CPUs; shared access
+// only reads fields fixed while the file is live, or goes through the
+// tracing core's functions and lists, under `event_mutex` (the methods that
+// take an `EventMutexHeld`) or as an RCU-sched reader.
 unsafe impl Sync for EventFile {}
 
 impl EventFile {

@@ -38,9 +38,9 @@ pub(crate) struct TraceArray(Opaque<bindings::trace_array>);
 // SAFETY: a trace array is not tied to a CPU or task; the tracing core
 // uses it from any CPU, under its locks.
 unsafe impl Send for TraceArray {}
-// SAFETY: as above; the methods go through the tracing core's functions,
-// which take the locks they need, or walk the events under
-// `event_mutex` (an `EventMutexHeld`).
+// SAFETY: the tracing core shares trace arrays between CPUs; the methods go
+// through the tracing core's functions, which take the locks they need, or
+// walk the events under `event_mutex` (an `EventMutexHeld`).
 unsafe impl Sync for TraceArray {}
 
 impl TraceArray {

@@ -149,7 +149,8 @@ impl TriggerData {
         // `'a` (`_held`).
         let p = unsafe { (*self.as_ptr()).filter_str };
         // SAFETY: a filter string is null or NUL-terminated, and freed
-        // only when changed or with the trigger: not for `'a`, as above.
+        // only when changed or with the trigger, both with the lock held:
+        // not for `'a`.
         (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
     }
 
