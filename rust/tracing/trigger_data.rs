@@ -150,7 +150,8 @@ impl TriggerData {
         let p = unsafe { (*self.as_ptr()).filter_str };
         // SAFETY: a filter string is null or NUL-terminated, and freed
         // only when changed or with the trigger, both with the lock held:
-        // not for `'a`.
+        // by no other task for `'a` (`_held`), and by this one only through
+        // `free()`, whose caller promises `self` is not used after it.
         (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
     }
 
