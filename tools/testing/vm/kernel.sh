@@ -15,6 +15,12 @@ set -euo pipefail
 
 flavour=${1:-${RHIST_FLAVOUR:-test}}
 tree=$(kernel_tree "$flavour")
+
+# One build of a flavour's tree at a time: a second (another clone or
+# worktree sharing the cache) waits, then finds the kernel built.
+mkdir -p "$RHIST_KCACHE"
+exec 9> "$RHIST_KCACHE/linux-$flavour.lock"
+flock 9
 tarball=/usr/src/linux-source-6.12.tar.xz
 config_dir=$RHIST_TOP/tools/testing/config
 fragments=("$config_dir/rhist.config")
