@@ -956,14 +956,9 @@ fn tied_words() -> Result<bool> {
 fn tied_words_in_place() -> Result<bool> {
     let mut text = KVec::new();
     text.extend_from_slice(b"two words", GFP_KERNEL)?;
-    // SAFETY: the closure returns `Ok` only once it has written the
-    // words into the place.
-    let init = unsafe {
-        Tied::<_, WordsOf>::try_init(text, |text, place| {
-            place.write(words_of(text)?);
-            Ok::<_, Error>(())
-        })
-    };
+    let init = Tied::<_, WordsOf>::try_init(text, |text, place| {
+        Ok::<_, Error>(place.write(words_of(text)?))
+    });
     let words = KBox::try_init(init, GFP_KERNEL)?;
     Ok(words.get().len() == 2 && words.get()[0] == "two" && words.get()[1] == "words")
 }
@@ -984,14 +979,9 @@ fn tied_drop_order_in_place() -> Result<bool> {
     let owner = Owner {
         dropped: AtomicBool::new(false),
     };
-    // SAFETY: the closure writes the watcher into the place before it
-    // returns `Ok`.
-    let init = unsafe {
-        Tied::<_, WatcherOf>::try_init(owner, |owner, place| {
-            place.write(Watcher(owner));
-            Ok::<_, Error>(())
-        })
-    };
+    let init = Tied::<_, WatcherOf>::try_init(owner, |owner, place| {
+        Ok::<_, Error>(place.write(Watcher(owner)))
+    });
     let tied = KBox::try_init(init, GFP_KERNEL)?;
     let there = !tied.get().0.dropped.load(Ordering::Relaxed);
     drop(tied);
@@ -1005,8 +995,7 @@ fn tied_in_place_fails() -> bool {
     let owner = Owner {
         dropped: AtomicBool::new(false),
     };
-    // SAFETY: the closure never returns `Ok`.
-    let init = unsafe { Tied::<_, WatcherOf>::try_init(owner, |_, _| Err::<(), Error>(EINVAL)) };
+    let init = Tied::<_, WatcherOf>::try_init(owner, |_, _| Err(EINVAL));
     let failed = matches!(KBox::try_init(init, GFP_KERNEL), Err(e) if e == EINVAL);
     failed && OWNERS_DROPPED.load(Ordering::Relaxed) == before + 1
 }

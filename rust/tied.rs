@@ -26,7 +26,7 @@
 //! (to `'static`, inside [`Tied`], never handed out).
 
 use core::mem::{ManuallyDrop, MaybeUninit};
-use core::ptr::addr_of_mut;
+use core::ptr::{self, addr_of_mut};
 
 use kernel::alloc::{flags::GFP_KERNEL, AllocError, KBox};
 use kernel::init::{self, Init};
@@ -150,16 +150,16 @@ impl<O, F: Family> Tied<O, F> {
     /// the [`Tied`] is initialised rather than returned: a large value
     /// (a histogram) is never on the stack. `make` gets the owner, and the
     /// value's place, each for a lifetime it cannot name: the value may
-    /// borrow the owner, not its own place.
-    ///
-    /// # Safety
-    ///
-    /// `make` returns `Ok` only once it has written a whole value into
-    /// the place it is given.
+    /// borrow the owner, not its own place. It returns the value as
+    /// written into the place (`MaybeUninit::write()`): a reference to
+    /// anything else fails the initialisation, as out of memory.
     #[inline]
-    pub(crate) unsafe fn try_init<E: From<AllocError>>(
+    pub(crate) fn try_init<E: From<AllocError>>(
         owner: O,
-        make: impl for<'a, 'p> FnOnce(&'a mut O, &'p mut MaybeUninit<F::Of<'a>>) -> Result<(), E>,
+        make: impl for<'a, 'p> FnOnce(
+            &'a mut O,
+            &'p mut MaybeUninit<F::Of<'a>>,
+        ) -> Result<&'p mut F::Of<'a>, E>,
     ) -> impl Init<Self, E>
     where
         O: 'static,
@@ -182,14 +182,20 @@ impl<O, F: Family> Tied<O, F> {
             // cannot hold a borrow of the place, whose lifetime is not
             // the owner's. `MaybeUninit` asks nothing of its contents.
             let place = unsafe { &mut *place };
+            let place_at = place.as_ptr();
             // On an error the box goes with `owner`, and whatever `make`
             // wrote is left as it is, never dropped: nothing in `*slot`
             // needs a drop.
-            make(contents, place)?;
+            let written = make(contents, place)?;
+            // A reference to the place, as safe code can only have one,
+            // is to a value written there.
+            if !ptr::eq(ptr::from_mut(written).cast_const(), place_at) {
+                return Err(AllocError.into());
+            }
             // SAFETY: `slot` is valid for writes of a `Self`.
             unsafe { addr_of_mut!((*slot).owner).write(owner) };
-            // INVARIANT: as in `try_new()`; `make` wrote the whole value
-            // (our contract), and the owner is written: `*slot` is whole.
+            // INVARIANT: as in `try_new()`; the value is whole in its place
+            // (checked above), and the owner is written: `*slot` is whole.
             Ok(())
         };
         // SAFETY: the closure returns `Ok` once both fields of `*slot` are

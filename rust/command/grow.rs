@@ -86,13 +86,9 @@ impl Generation {
             .map_err(|e| Error::from_errno(-e.errno()))?;
         let memory = MapMemory::new(bytes)?;
         let source = HistSource::new(resolved, memory);
-        // SAFETY: `histogram_into()` returns `Ok` only once it has written
-        // a whole histogram into the place.
-        let hist = unsafe {
-            Tied::try_init(source, move |source, place| {
-                histogram_into(source, place, params, bytes, None, false)
-            })
-        };
+        let hist = Tied::try_init(source, move |source, place| {
+            histogram_into(source, place, params, bytes, None, false)
+        });
         // INVARIANT: no older generation yet.
         let init = try_init!(Generation {
             hist <- hist,

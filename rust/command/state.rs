@@ -733,13 +733,9 @@ impl Hist {
         // `resolved`; `grow` was made, and `hist` is interpreted, if it
         // asks for `:grow`.
         let source = HistSource::new(&resolved, memory);
-        // SAFETY: `histogram_into()` returns `Ok` only once it has written
-        // a whole histogram into the place.
-        let hist = unsafe {
-            Tied::try_init(source, move |source, place| {
-                histogram_into(source, place, params, bytes, pool, interpreted)
-            })
-        };
+        let hist = Tied::try_init(source, move |source, place| {
+            histogram_into(source, place, params, bytes, pool, interpreted)
+        });
         let init = try_init!(Hist {
             hist <- hist,
             grow,
@@ -791,14 +787,14 @@ impl HistSource {
 /// then had a global symbol, and no longer knew its callers: the general
 /// path's `&dyn` context was not the probe's any more, but a pointer
 /// called through on each event.
-pub(super) fn histogram_into<'a>(
+pub(super) fn histogram_into<'a, 'p>(
     source: &'a mut HistSource,
-    place: &mut MaybeUninit<Histogram<'a>>,
+    place: &'p mut MaybeUninit<Histogram<'a>>,
     params: MapParams,
     bytes: usize,
     pool: Option<PoolParams>,
     interpreted: bool,
-) -> Result<(), Error> {
+) -> Result<&'p mut Histogram<'a>, Error> {
     let map_error = |e: hist::map::MapError| Error::from_errno(-e.errno());
     let HistSource { resolved, memory } = source;
     let memory = memory.as_uninit_mut();
@@ -815,7 +811,7 @@ pub(super) fn histogram_into<'a>(
     if interpreted {
         hist.interpret();
     }
-    Ok(())
+    Ok(hist)
 }
 
 impl ActionSink for Hist {
