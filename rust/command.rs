@@ -11,7 +11,8 @@
 //! - [`attach`](mod@attach): how a trigger is attached to its event, and detached;
 //! - [`resolve`]: what a build looks up beyond the text (other triggers'
 //!   variables, referenced histograms, hidden histograms);
-//! - [`lifetime`]: how a trigger and its state go;
+//! - [`lifetime`]: the states of triggers the tracing core frees, dropped
+//!   later;
 //! - [`probe`]: what runs for every event a trigger sees;
 //! - [`errors`]: the entries a rejected command leaves in
 //!   tracing/error_log.
@@ -25,7 +26,7 @@ mod probe;
 mod resolve;
 mod state;
 
-use core::ptr::{self, NonNull};
+use core::ptr;
 use kernel::ffi::c_int;
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -46,27 +47,21 @@ use crate::kernel_ext::seq_file::SeqFile;
 use crate::shim;
 use crate::snapshot::SnapshotCond;
 use crate::synth::Synths;
-use crate::tracefs::EventMutexHeld;
-use crate::tracing::{EventFile, ListEnd, NewTrigger, TriggerData};
-use attach::detach;
-use attach::{attach, unregister_one, AttachSetup};
+use crate::tracefs::{EventMutexHeld, EventMutexScope};
+use crate::tracing::{EventFile, Listed, TriggerData, Unlisted};
+use attach::{attach, detach, unregister_one, AttachSetup};
 use errors::reject;
 pub(crate) use grow::queue_work as grow_queue_work;
-use lifetime::{put, DeferredWork, DEFERRED};
+use lifetime::{DeferredWork, DEFERRED};
 use state::{BuildError, Hist, Resolved};
 pub(crate) use state::{Detached, Trigger};
 
 use crate::trigger_cmd::{
-    list_and_enable, remove_each, Attached, Command, Fired, Registered, Registry, TriggerCommand,
-    TriggerFn, TriggerWrite, Unlinked,
+    remove_each, Attached, Command, Fired, Registry, TriggerCommand, TriggerFn, TriggerWrite,
 };
 
 /// The `rhist` command (`hist` in the drop-in build).
-static COMMAND: TriggerCommand = TriggerCommand::new::<Rhist>(crate::names::NAMES.command);
-
-fn command() -> *mut bindings::event_command {
-    COMMAND.as_ptr()
-}
+static COMMAND: TriggerCommand<Rhist> = TriggerCommand::new(crate::names::NAMES.command);
 
 /// Whether `data` is an rhist trigger.
 pub(crate) fn is_ours(data: &TriggerData) -> bool {
@@ -76,28 +71,22 @@ pub(crate) fn is_ours(data: &TriggerData) -> bool {
 /// The rhist state of `data`, if it is an rhist trigger with one (one
 /// that `attach()` set up), borrowed while the lock is held.
 pub(crate) fn state<'a>(_held: EventMutexHeld<'a>, data: &'a TriggerData) -> Option<&'a Trigger> {
-    let state = data.private_data().cast::<Trigger>();
-    // SAFETY: the private data of an rhist trigger is null or a `Trigger`
-    // it owns (`attach()`) until it is freed (`release()`): for as long
-    // as `data` is borrowed (invariant of `TriggerData`).
-    (is_ours(data) && !state.is_null()).then(|| unsafe { &*state })
+    COMMAND.private_of(data)
 }
 
 /// [`state()`] for the probe, which runs without the lock, for a trigger
 /// on its event's list.
 fn state_rcu<'a>(fired: &Fired<'a, Rhist>) -> &'a Trigger {
     // SAFETY: an rhist trigger that fires is on its event's list
-    // (invariant of `Fired`), which only `list_and_enable()` puts it on,
-    // from `Rhist::register()`, for a trigger that `attach()` set up (its
-    // contract): one whose private data is a `Trigger` it owns until it
-    // is freed (`release()`), after the probes that may run it have
-    // finished, so not for `'a`, while this probe runs.
+    // (invariant of `Fired`), which only `REGISTRY.list()` in `attach()`
+    // puts it on, once its private data is the `Trigger` it owns until
+    // it is freed (`Unlisted::release()`), after the probes that may run
+    // it have finished: not for `'a`, while this probe runs.
     unsafe { &*fired.data().private_data().cast::<Trigger>() }
 }
 
-/// The rhist triggers attached: each is live, until `release()` takes it
-/// out and frees it.
-static REGISTRY: Registry = Registry::new();
+/// The rhist triggers attached, each with its list's reference.
+static REGISTRY: Registry<Trigger> = Registry::new();
 
 /// The `rhist` command, as the scaffold it shares with `enable_rhist`
 /// sees it.
@@ -106,9 +95,8 @@ pub(super) struct Rhist;
 /// The command, registered with the tracing core; dropping it removes
 /// every trigger of it.
 pub(crate) struct Registration {
-    // Dropped in this order: no trigger can be added, then those attached
-    // go, then the work item that freed states goes, then the grow's.
-    _command: Registered,
+    // Dropped in this order: the command and its triggers go, then the
+    // work item that freed states goes, then the grow's.
     _attached: Attached<Rhist>,
     _deferred: DeferredWork,
     _grow: grow::GrowWorker,
@@ -124,9 +112,7 @@ impl Registration {
         Ok(Registration {
             _grow: grow,
             _deferred: deferred,
-            _command: COMMAND.register()?,
-            // SAFETY: dropped after `_command` (the fields' order).
-            _attached: unsafe { Attached::new() },
+            _attached: Attached::register(&COMMAND, None)?,
         })
     }
 }
@@ -164,32 +150,35 @@ fn find_named<'a>(held: EventMutexHeld<'a>, name: &str) -> Option<&'a Trigger> {
         .find(|t| t.name() == Some(name))
 }
 
-// SAFETY: `reg()` lists a trigger only through `list_and_enable()`,
-// which puts it in `REGISTRY`. `lifetime::release()` takes a trigger out
-// of the registry only with its last reference, which a listed trigger's
-// list holds: so only once it is off its list. `free()` drops the one
-// reference handed over; `remove_all()` unlinks each trigger and drops the
-// list's reference (`unregister_one()`). The probe (`probe::on_event()`)
-// does not sleep; the only lock it may take is `snapshot()`'s spinning
-// `max_lock`, as hist's.
+// SAFETY: `attach()` lists a trigger only with `REGISTRY.list()`, and
+// every trigger taken out of it is removed: by `unregister_one()`, by
+// `free()` (the tracing core unlinked it) and by `remove_all()`. The
+// probe (`probe::on_event()`) does not sleep; the only lock it may take
+// is `snapshot()`'s spinning `max_lock`, as hist's.
 #[vtable]
 unsafe impl Command for Rhist {
-    const REGISTRY: &'static Registry = &REGISTRY;
+    type Private = Trigger;
+    const REGISTRY: &'static Registry<Trigger> = &REGISTRY;
     const FLAGS: c_int = bindings::event_command_flags_EVENT_CMD_FL_NEEDS_REC as c_int;
     const OWN_TRIGGER: Option<TriggerFn> = Some(probe::on_event);
 
     /// Handles `[!]rhist:<param> [if <filter>]`, as hist's parse does.
-    fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int {
+    fn parse(scope: &mut EventMutexScope<'_>, write: TriggerWrite<'_>) -> c_int {
         let (file, remove) = (write.file, write.remove);
         let Some(text) = write.text else {
             return code::EINVAL.to_errno();
         };
         // What an instance's removal left is dropped before a command looks
-        // at the triggers, as it would have been in hist.
-        // SAFETY: `trace_types_lock` is not held: no caller of the tracing
-        // core's `trigger_process_regex()` takes it.
-        unsafe { DEFERRED.release(held) };
-        match run_command(held, write.cmd_ops, file, text, remove) {
+        // at the triggers, as it would have been in hist. No caller of the
+        // tracing core's `trigger_process_regex()` holds `trace_types_lock`.
+        DEFERRED.release(scope);
+        let result = if remove {
+            remove_command(scope, file, text)
+        } else {
+            run_command(scope.held(), file, text)
+        };
+        let held = scope.held();
+        match result {
             Ok(()) => 0,
             Err(BuildError::Hist(err)) => reject(held, file, text, &err),
             Err(BuildError::NoMapMemory) => errors::no_map_memory(held, file, text),
@@ -197,31 +186,23 @@ unsafe impl Command for Rhist {
         }
     }
 
-    /// Attaches `data` to `file`, at the tail of its trigger list.
-    unsafe fn register(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) -> c_int {
-        // SAFETY: `data` is an rhist trigger set up by `attach()` for
-        // `file`, on no list, never given a count; `attach()` reserved its
-        // slot in `REGISTRY` and holds a reference until it returns;
-        // `put()` drops one, as `free()` does.
-        unsafe { list_and_enable(held, file, data, ListEnd::Tail, &REGISTRY, put) }
-    }
-
     /// Removes the rhist trigger of `file` with `data`'s text.
-    fn unreg(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) {
+    fn unreg(scope: &mut EventMutexScope<'_>, data: &TriggerData, file: &EventFile) {
+        let held = scope.held();
         let filter = data.filter(held).and_then(|f| core::str::from_utf8(f).ok());
         let Some(trigger) = state(held, data) else {
             return;
         };
         let named = trigger.name().is_some().then_some(trigger);
-        if let Some(found) = find(held, file, trigger.data(), filter, named) {
-            // SAFETY: `find()` returns an rhist trigger on `file`, not used
-            // after this.
-            unsafe { unregister_one(held, found) };
+        let found = find(held, file, trigger.data(), filter, named).map(TriggerData::id);
+        if let Some(id) = found {
+            unregister_one(scope, id);
         }
     }
 
     /// Removes every rhist trigger of `file`.
-    fn unreg_all(held: EventMutexHeld<'_>, file: &EventFile) {
+    fn unreg_all(scope: &mut EventMutexScope<'_>, file: &EventFile) {
+        let held = scope.held();
         // As hist_file_check_refs(): none goes while another trigger
         // references a variable of one of them.
         let referenced = file
@@ -230,9 +211,7 @@ unsafe impl Command for Rhist {
         if referenced {
             return;
         }
-        // SAFETY: each trigger `remove_each()` hands out is an rhist trigger
-        // on `file`'s list, not used after it is removed.
-        remove_each(held, file, is_ours, |d| unsafe { unregister_one(held, d) });
+        remove_each(scope, file, is_ours, unregister_one);
     }
 
     /// Shows the trigger's info line ([`write_info()`]).
@@ -241,39 +220,44 @@ unsafe impl Command for Rhist {
     }
 
     /// [`lifetime::free()`].
-    fn free(held: EventMutexHeld<'_>, unlinked: Unlinked<'_, Self>) {
-        lifetime::free(held, unlinked);
+    fn free(scope: &mut EventMutexScope<'_>, unlisted: Unlisted<Trigger>) {
+        lifetime::free(scope.held(), unlisted);
     }
 
-    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]) {
-        for data in triggers {
-            // SAFETY: each trigger is live and on its file's list (the
-            // caller's promise).
-            unsafe { detach(held, data.as_ref()) };
+    fn remove_all(scope: &mut EventMutexScope<'_>, triggers: KVec<Listed<Trigger>>) {
+        // Every trigger off its list first, as `clear_event_triggers()`
+        // does, so that no probe still feeds a trigger whose variables
+        // the others' states drop; one by one if there is no room to keep
+        // them meanwhile.
+        let mut off = KVec::new();
+        if off.reserve(triggers.len(), GFP_KERNEL).is_ok() {
+            for listed in triggers {
+                // Cannot fail: reserved above.
+                let _ = off.push(detach(scope, listed), GFP_KERNEL);
+            }
+            for unlisted in off {
+                drop(unlisted.release(scope.held()));
+            }
+        } else {
+            for listed in triggers {
+                drop(detach(scope, listed).release(scope.held()));
+            }
         }
-        for data in triggers {
-            // SAFETY: `data` is detached and holds the list's reference,
-            // and is not used after this; `put()` waits for running probes
-            // before it frees. This task holds no lock but `event_mutex`
-            // (the caller's promise).
-            unsafe { put(held, data.as_ref()) };
-        }
-        // SAFETY: no lock but `event_mutex` is held (the caller's
-        // promise), so not `trace_types_lock`.
-        unsafe { DEFERRED.release(held) };
+        // No lock but `event_mutex` is held (`remove_all()`'s caller holds
+        // none), so not `trace_types_lock`.
+        DEFERRED.release(scope);
     }
 }
 
-/// Carries out `[!]rhist:<text>` on `file`: creates, removes, pauses,
-/// continues or clears a trigger. `cmd_ops` is this command.
-fn run_command(
+/// Parses and resolves `[!]rhist:<text>` for `file` (`remove` for `!`)
+/// and, where hist sets the filter this early, checks it.
+fn resolve(
     held: EventMutexHeld<'_>,
-    cmd_ops: *mut bindings::event_command,
     file: &EventFile,
     text: &[u8],
     remove: bool,
-) -> Result<(), BuildError> {
-    let mut resolved = Resolved::new(held, file, text, remove)?;
+) -> Result<Resolved, BuildError> {
+    let resolved = Resolved::new(held, file, text, remove)?;
     let spec = resolved.data().spec();
     let has_actions = !spec.action_strs().is_empty();
     // hist sets the filter right after building, before it looks for the
@@ -290,30 +274,53 @@ fn run_command(
         || has_actions;
     if early {
         if let Some(filter) = spec.filter() {
-            check_filter(held, cmd_ops, file, filter)?;
+            check_filter(held, file, filter)?;
         }
     }
+    Ok(resolved)
+}
 
+/// Carries out `!rhist:<text>` on `file`: removes the trigger it
+/// describes, if there is one.
+fn remove_command(
+    scope: &mut EventMutexScope<'_>,
+    file: &EventFile,
+    text: &[u8],
+) -> Result<(), BuildError> {
+    let held = scope.held();
+    let resolved = resolve(held, file, text, true)?;
+    let spec = resolved.data().spec();
+    // A named trigger is one of those sharing the histogram of the first
+    // trigger of that name.
+    let named = spec.name_attr().and_then(|name| find_named(held, name));
+    // Like hist, removing a trigger that is not there is no error.
+    let Some(data) = find(held, file, resolved.data(), spec.filter_expr(), named) else {
+        return Ok(());
+    };
+    // A trigger whose variables another references stays, with nothing
+    // logged, as in hist.
+    if state(held, data).is_some_and(|t| t.referenced(held)) {
+        return Err(BuildError::Kernel(code::EBUSY));
+    }
+    let id = data.id();
+    unregister_one(scope, id);
+    Ok(())
+}
+
+/// Carries out `rhist:<text>` on `file`: creates, pauses, continues or
+/// clears a trigger.
+fn run_command(
+    held: EventMutexHeld<'_>,
+    file: &EventFile,
+    text: &[u8],
+) -> Result<(), BuildError> {
+    let mut resolved = resolve(held, file, text, false)?;
+    let spec = resolved.data().spec();
+    let has_actions = !spec.action_strs().is_empty();
     // A named trigger shares the histogram of the first trigger of that
     // name, on whichever event, if they match (checked as the trigger is
-    // registered, below). It is freed, if at all, by the removal below,
-    // after which `named` is not used.
+    // registered, below).
     let named = spec.name_attr().and_then(|name| find_named(held, name));
-    if remove {
-        let existing = find(held, file, resolved.data(), spec.filter_expr(), named);
-        // Like hist, removing a trigger that is not there is no error.
-        if let Some(data) = existing {
-            // A trigger whose variables another references stays, with
-            // nothing logged, as in hist.
-            if state(held, data).is_some_and(|t| t.referenced(held)) {
-                return Err(BuildError::Kernel(code::EBUSY));
-            }
-            // SAFETY: `data` is an rhist trigger on `file`, not used after
-            // this.
-            unsafe { unregister_one(held, data) };
-        }
-        return Ok(());
-    }
     // A name no trigger has yet makes a new histogram, as in hist.
     let existing = if spec.name_attr().is_some() && named.is_none() {
         None
@@ -399,7 +406,7 @@ fn run_command(
         }
     };
     let trigger = Trigger::new(held, file, hist, record_span)?;
-    attach(held, cmd_ops, file, trigger, setup)
+    attach(held, file, trigger, setup)
 }
 
 /// What the first `snapshot()` action of `spec` tracks, if it has one.
@@ -416,13 +423,12 @@ fn snapshot_tracking(spec: &TriggerSpec<'_>) -> Option<Tracking> {
     })
 }
 
-/// Sets `filter` (`if ...`) on a trigger of `cmd_ops` that is never
+/// Sets `filter` (`if ...`) on a trigger of this command that is never
 /// attached, as hist sets it before looking for the trigger a command
 /// acts on: a bad filter fails (and is logged by the filter parser) as it
 /// does there.
 fn check_filter(
     held: EventMutexHeld<'_>,
-    cmd_ops: *mut bindings::event_command,
     file: &EventFile,
     filter: &str,
 ) -> Result<(), BuildError> {
@@ -431,7 +437,7 @@ fn check_filter(
     text.push(0, GFP_KERNEL)?;
     // Never listed, and without private data: freed, its filter with it,
     // when dropped.
-    let data = NewTrigger::new(cmd_ops)?;
+    let data = COMMAND.new_trigger()?;
     let ret = data.set_filter(held, file, &mut text);
     drop(data);
     if ret < 0 {
@@ -503,15 +509,16 @@ pub(crate) fn info_parts<'a>(
 pub(crate) mod test_support {
     //! Hooks the KUnit suite uses to probe the registration.
 
-    /// The command, for triggers of it that are never attached.
-    pub(crate) fn command() -> *mut kernel::bindings::event_command {
-        super::command()
+    /// A trigger of the command, never attached.
+    pub(crate) fn new_trigger(
+    ) -> kernel::error::Result<crate::tracing::NewTrigger<super::Trigger>> {
+        super::COMMAND.new_trigger()
     }
 
     /// Tries to register the command a second time.
     pub(crate) fn register_again() -> kernel::ffi::c_int {
         // SAFETY: registering an already registered command only compares
         // names and fails; the command is not modified.
-        unsafe { kernel::bindings::register_event_command(super::command()) }
+        unsafe { kernel::bindings::register_event_command(super::COMMAND.as_ptr()) }
     }
 }

@@ -12,8 +12,8 @@
 //! Every trigger is also kept in [`REGISTRY`], so that unloading the
 //! module can remove them.
 
-use core::ptr::{self, NonNull};
-use kernel::ffi::{c_int, c_void};
+use core::ptr;
+use kernel::ffi::c_int;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::{code, Error};
@@ -22,11 +22,12 @@ use kernel::prelude::*;
 use crate::command::is_ours;
 use crate::hist::enable::EnableSpec;
 use crate::kernel_ext::seq_file::SeqFile;
-use crate::tracefs::EventMutexHeld;
-use crate::tracing::{EventFile, EventPin, ListEnd, NewTrigger, Refs, TraceArray, TriggerData};
+use crate::tracefs::{EventMutexHeld, EventMutexScope};
+use crate::tracing::{
+    EventFile, EventPin, ListEnd, Listed, NewTrigger, TraceArray, TriggerData, TriggerId, Unlisted,
+};
 use crate::trigger_cmd::{
-    list_and_enable, remove_each, Attached, Command, Fired, Registered, Registry, TriggerCommand,
-    TriggerWrite, Unlinked,
+    remove_each, Attached, Command, Fired, Registry, TriggerCommand, TriggerWrite,
 };
 
 /// What an enable trigger owns, in its `private_data`.
@@ -42,12 +43,12 @@ struct Target {
 }
 
 /// `enable_rhist` (`enable_hist` in the drop-in build).
-static ENABLE: TriggerCommand = TriggerCommand::new::<Enable>(crate::names::NAMES.enable);
+static ENABLE: TriggerCommand<Enable> = TriggerCommand::new(crate::names::NAMES.enable);
 /// `disable_rhist` (`disable_hist` in the drop-in build).
-static DISABLE: TriggerCommand = TriggerCommand::new::<Enable>(crate::names::NAMES.disable);
+static DISABLE: TriggerCommand<Enable> = TriggerCommand::new(crate::names::NAMES.disable);
 
 /// The enable triggers rhist has attached, guarded by `event_mutex`.
-static REGISTRY: Registry = Registry::new();
+static REGISTRY: Registry<Target> = Registry::new();
 
 /// Whether `data` is an `enable_rhist` or `disable_rhist` trigger.
 fn is_enable(data: &TriggerData) -> bool {
@@ -57,15 +58,14 @@ fn is_enable(data: &TriggerData) -> bool {
 /// The target of `data`, if it is an enable trigger past `attach()`,
 /// which sets it.
 fn target(data: &TriggerData) -> Option<&Target> {
-    let owned = data.private_data().cast::<Target>();
-    // SAFETY: the private data of an enable trigger is null or a `Target`
-    // it owns (`attach()`) until it is freed (`put()`): for as long as
-    // `data` is borrowed (invariant of `TriggerData`).
-    (is_enable(data) && !owned.is_null()).then(|| unsafe { &*owned })
+    ENABLE
+        .private_of(data)
+        .or_else(|| DISABLE.private_of(data))
 }
 
-/// Whether `data` is an enable trigger that acts on `target_file`.
-fn acts_on(data: &TriggerData, target_file: &EventFile) -> bool {
+/// Whether `data` is an enable trigger that acts on `target_file`
+/// (compared by address).
+fn acts_on(data: &TriggerData, target_file: *const EventFile) -> bool {
     target(data).is_some_and(|t| ptr::eq(t.target.file(), target_file))
 }
 
@@ -87,18 +87,20 @@ fn find_enable_file<'a>(
 
 /// Carries out the command `cmd_ops` with `text` on `file`, in the order
 /// of C's `event_enable_trigger_parse()`, so that each error is its.
-fn create_or_remove(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> Result {
+fn create_or_remove(scope: &mut EventMutexScope<'_>, write: TriggerWrite<'_>) -> Result {
     let TriggerWrite {
         cmd_ops,
         file,
         text,
         remove,
     } = write;
+    let held = scope.held();
     let spec = EnableSpec::parse(text).map_err(|e| Error::from_errno(-e))?;
     let target_file =
         find_enable_file(held, file.trace_array(), spec.system, spec.event).ok_or(code::EINVAL)?;
     if remove {
-        remove_matching(held, file, target_file);
+        let target_file = ptr::from_ref(target_file);
+        remove_matching(scope, file, target_file);
         return Ok(());
     }
     let count = spec.count().map_err(|e| Error::from_errno(-e))?;
@@ -107,10 +109,8 @@ fn create_or_remove(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> Result
         filter.extend_from_slice(text, GFP_KERNEL)?;
         filter.push(0, GFP_KERNEL)?;
     }
-    // Made infallible here: `reg()` cannot fail for want of a slot.
-    REGISTRY.reserve(held, 1)?;
-
-    let mut data = NewTrigger::new(cmd_ops)?;
+    let enable = cmd_ops == ENABLE.as_ptr();
+    let mut data = if enable { &ENABLE } else { &DISABLE }.new_trigger()?;
     if let Some(count) = count {
         data.set_count(count as u64);
     }
@@ -121,140 +121,99 @@ fn create_or_remove(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> Result
     if ret < 0 {
         return Err(Error::from_errno(ret));
     }
-    attach(held, cmd_ops == ENABLE.as_ptr(), data, file, target_file)
+    attach(held, enable, data, file, target_file)
 }
 
-/// Pins both events, puts the target in soft mode and registers `data`,
-/// which has its filter set.
+/// Pins both events, puts the target in soft mode and attaches `data`,
+/// which has its filter set, unless a trigger of either command on `file`
+/// acts on the same event (`EEXIST`).
 fn attach(
     held: EventMutexHeld<'_>,
     enable: bool,
-    mut data: NewTrigger,
+    mut data: NewTrigger<Target>,
     file: &EventFile,
     target_file: &EventFile,
 ) -> Result {
     let target = EventPin::new(target_file).map_err(|_| code::EBUSY)?;
     let on = EventPin::new(file).map_err(|_| code::EBUSY)?;
     let owned = KBox::new(Target { enable, target, on }, GFP_KERNEL)?;
-    // Undone by `put()`, which the private data set just below makes do
-    // it.
+    // Undone by `release()`, or below if attaching fails.
     let ret = target_file.soft_mode_get(held);
     if ret < 0 {
         return Err(Error::from_errno(ret));
     }
-    // `put()` turns this back into the box.
-    data.set_private_data(KBox::into_raw(owned).cast::<c_void>());
-    // The reference of this function, dropped before it returns.
-    let data = data.counted(held);
-    // SAFETY: `data` is a trigger of ours, fully set up for `file`, on no
-    // list, with this function's reference; `create_or_remove()` reserved
-    // its slot in `REGISTRY`.
-    let ret = unsafe { Enable::register(held, data, file) };
-    // SAFETY: drops this function's reference, after which `data` is not
-    // used: frees it, filter included, and its `Target`, unless it was
-    // attached.
-    unsafe { put(held, data) };
-    if ret < 0 {
+    data.set_private(owned);
+    // As `event_enable_register_trigger()`, after the soft mode.
+    if file.triggers(held).any(|d| acts_on(d, target_file)) {
+        target_file.soft_mode_put(held);
+        return Err(code::EEXIST);
+    }
+    // SAFETY: `data` is an enable trigger whose filter was parsed for
+    // `file`'s event, whose `Target` may be any event, and whose count,
+    // if any, these commands' `count()` counts down.
+    if let Err((data, ret)) = unsafe { REGISTRY.list(held, file, data, ListEnd::Head) } {
+        target_file.soft_mode_put(held);
+        // Frees the trigger, its filter and its `Target`.
+        drop(data);
         return Err(Error::from_errno(ret));
     }
     Ok(())
 }
 
-/// Unlinks an attached enable trigger from `file` and drops the list's
-/// reference.
-///
-/// # Safety
-///
-/// `data` must be an enable trigger on the list of `file`, not used
-/// after this.
-unsafe fn unregister_one(held: EventMutexHeld<'_>, file: &EventFile, data: &TriggerData) {
-    // SAFETY: `data` is on `file`'s list (the caller's promise); `put()`
-    // waits for the probes that may still see it.
-    unsafe { data.unlink(held) };
-    // Drops `reg()`'s.
-    file.trigger_mode_put(held);
-    file.update_cond_flag(held);
-    // SAFETY: drops the reference of the list `data` was just taken off;
-    // the caller does not use `data` after this.
-    unsafe { put(held, data) };
+/// Takes `listed`, an enable trigger out of the registry, off its list,
+/// and frees it.
+fn remove(scope: &mut EventMutexScope<'_>, listed: Listed<Target>) {
+    let unlisted = listed.unlink(scope);
+    if let Some(target) = unlisted.private() {
+        let held = scope.held();
+        // Drops `list()`'s.
+        target.on.file().trigger_mode_put(held);
+        target.on.file().update_cond_flag(held);
+    }
+    release(scope.held(), unlisted);
+}
+
+/// Removes the enable trigger `id`, if it is attached.
+fn unregister_one(scope: &mut EventMutexScope<'_>, id: TriggerId) {
+    if let Some(listed) = REGISTRY.take(scope, id) {
+        remove(scope, listed);
+    }
 }
 
 /// Removes the enable trigger of `file` that acts on `target_file`, if
 /// any, whichever of the two commands made it.
-fn remove_matching(held: EventMutexHeld<'_>, file: &EventFile, target_file: &EventFile) {
-    if let Some(data) = file.triggers(held).find(|d| acts_on(d, target_file)) {
-        // SAFETY: `data` is an enable trigger on `file`, not used after.
-        unsafe { unregister_one(held, file, data) };
+fn remove_matching(
+    scope: &mut EventMutexScope<'_>,
+    file: &EventFile,
+    target_file: *const EventFile,
+) {
+    let found = file
+        .triggers(scope.held())
+        .find(|d| acts_on(d, target_file));
+    if let Some(id) = found.map(TriggerData::id) {
+        unregister_one(scope, id);
     }
 }
 
-/// Drops a reference on `data`; with the last one it takes the target
-/// out of soft mode and frees the trigger.
-///
-/// # Safety
-///
-/// `data` must be a trigger of one of this module's enable or disable
-/// commands; if this is its last reference, off its list and not used
-/// after this.
-unsafe fn put(held: EventMutexHeld<'_>, data: &TriggerData) {
-    match data.put_ref(held) {
-        Refs::Unbalanced => {
-            pr_warn!("unbalanced enable trigger reference\n");
-            return;
-        }
-        Refs::Left => return,
-        Refs::Last => {}
-    }
-    REGISTRY.remove(held, data);
-    // An enable trigger's private data is null or the `Target` that
-    // `attach()` leaked into it.
-    let owned = data.private_data().cast::<Target>();
-    if let Some(target) = target(data) {
-        // Undoes the soft mode `attach()` set.
-        target.target.file().soft_mode_put(held);
-    }
-    // SAFETY: the last reference is gone, `data` is on no list and not
-    // used after this (the caller's promise); this clears its filter,
-    // waits for running probes and frees it.
-    unsafe { data.free() };
-    if !owned.is_null() {
-        // SAFETY: no probe can reach the trigger any more (waited for
-        // above), and `owned` came from `KBox::into_raw()`; this unpins
-        // both events.
-        drop(unsafe { KBox::from_raw(owned) });
-    }
+/// Drops the reference `unlisted` holds; with the last one it takes the
+/// target out of soft mode and frees the trigger, as
+/// `event_enable_trigger_free()` does.
+fn release(held: EventMutexHeld<'_>, unlisted: Unlisted<Target>) {
+    // Frees the trigger, then its `Target`: this unpins both events.
+    drop(unlisted.release_with(held, |target| target.target.file().soft_mode_put(held)));
 }
 
 /// Both commands, registered with the tracing core; dropping them removes
 /// every trigger of theirs.
 pub(crate) struct Registration {
-    // Dropped in this order: no trigger can be added, then those attached
-    // go.
-    _enable: Registered,
-    _disable: Registered,
     _attached: Attached<Enable>,
 }
 
 impl Registration {
     /// Registers `enable_rhist` and `disable_rhist`.
-    ///
-    /// The triggers' removal is made first: once `enable_rhist` is
-    /// registered a user may attach a trigger, and if `disable_rhist`
-    /// then fails to register, that trigger must go before the module
-    /// does.
     pub(crate) fn new() -> Result<Self> {
-        // SAFETY: `attached` is dropped only after both commands are
-        // unregistered: made before them, it is dropped after them if
-        // either fails to register (locals drop in reverse order), and
-        // otherwise it is the last field of the result (fields drop in
-        // order).
-        let attached = unsafe { Attached::new() };
-        let enable = ENABLE.register()?;
-        let disable = DISABLE.register()?;
         Ok(Registration {
-            _enable: enable,
-            _disable: disable,
-            _attached: attached,
+            _attached: Attached::register(&ENABLE, Some(&DISABLE))?,
         })
     }
 }
@@ -263,57 +222,34 @@ impl Registration {
 /// registry for the two).
 struct Enable;
 
-// SAFETY: `register()` lists a trigger only through `list_and_enable()`,
-// which puts it in `REGISTRY`. `put()` takes a trigger out of the registry
-// only with its last reference, which a listed trigger's list holds: so
-// only once it is off its list. `free()` drops the one reference handed
-// over; `remove_all()` unregisters each trigger (`unregister_one()`:
-// unlinked, the list's reference dropped). `trigger()` and `count()` only
-// walk an RCU list and read or write flags: no lock, no sleep.
+// SAFETY: `attach()` lists a trigger only with `REGISTRY.list()`, and
+// every trigger taken out of it is removed: by `unregister_one()`, by
+// `free()` (the tracing core unlinked it) and by `remove_all()`.
+// `trigger()` and `count()` only walk an RCU list and read or write
+// flags: no lock, no sleep.
 #[vtable]
 unsafe impl Command for Enable {
-    const REGISTRY: &'static Registry = &REGISTRY;
+    type Private = Target;
+    const REGISTRY: &'static Registry<Target> = &REGISTRY;
 
     /// Handles `[!](enable|disable)_rhist:<param> [if <filter>]`.
-    fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int {
-        match create_or_remove(held, write) {
+    fn parse(scope: &mut EventMutexScope<'_>, write: TriggerWrite<'_>) -> c_int {
+        match create_or_remove(scope, write) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }
     }
 
-    /// Attaches `data` to `file`, unless a trigger of either command
-    /// there acts on the same event (`EEXIST`).
-    unsafe fn register(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) -> c_int {
-        // `data` is an enable trigger set up by `attach()`, with its
-        // `Target` (the caller's promise).
-        if let Some(target) = target(data) {
-            let target_file = target.target.file();
-            if file.triggers(held).any(|d| acts_on(d, target_file)) {
-                return code::EEXIST.to_errno();
-            }
-        }
-        // SAFETY: `data` is an enable trigger set up for `file`, on no
-        // list, its count one these commands' `count()` counts down;
-        // `create_or_remove()` reserved its slot in `REGISTRY` and holds a
-        // reference until it returns; `put()` drops one.
-        unsafe { list_and_enable(held, file, data, ListEnd::Head, &REGISTRY, put) }
-    }
-
     /// Removes the trigger of `file` that acts on what `data` acts on.
-    fn unreg(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) {
+    fn unreg(scope: &mut EventMutexScope<'_>, data: &TriggerData, file: &EventFile) {
         if let Some(target) = target(data) {
-            remove_matching(held, file, target.target.file());
+            remove_matching(scope, file, target.target.file());
         }
     }
 
     /// Removes every enable trigger of `file`.
-    fn unreg_all(held: EventMutexHeld<'_>, file: &EventFile) {
-        // SAFETY: each trigger `remove_each()` hands out is an enable trigger
-        // on `file`'s list, not used after it is removed.
-        remove_each(held, file, is_enable, |d| unsafe {
-            unregister_one(held, file, d)
-        });
+    fn unreg_all(scope: &mut EventMutexScope<'_>, file: &EventFile) {
+        remove_each(scope, file, is_enable, unregister_one);
     }
 
     /// Continues or pauses the target's rhist triggers.
@@ -364,27 +300,15 @@ unsafe impl Command for Enable {
         out.write_bytes(b"\n");
     }
 
-    /// [`put()`], for the tracing core when it clears the triggers of an
-    /// instance being removed.
-    fn free(held: EventMutexHeld<'_>, unlinked: Unlinked<'_, Self>) {
-        // SAFETY: `unlinked` is a trigger of one of these commands, off its
-        // list, whose reference is handed over, and that the tracing core
-        // does not use after this (invariant of `Unlinked`); nor does this
-        // function.
-        unsafe { put(held, unlinked.data()) };
+    /// [`release()`], for the tracing core when it clears the triggers
+    /// of an instance being removed.
+    fn free(scope: &mut EventMutexScope<'_>, unlisted: Unlisted<Target>) {
+        release(scope.held(), unlisted);
     }
 
-    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]) {
-        for data in triggers {
-            // SAFETY: each trigger is live until its last reference is
-            // dropped, which the list holds (the caller's promise).
-            let data = unsafe { data.as_ref() };
-            if let Some(target) = target(data) {
-                // SAFETY: `data` is on the list of the file it pins (the
-                // caller's promise), and not used after this. `put()`
-                // finds it gone from the registry already.
-                unsafe { unregister_one(held, target.on.file(), data) };
-            }
+    fn remove_all(scope: &mut EventMutexScope<'_>, triggers: KVec<Listed<Target>>) {
+        for listed in triggers {
+            remove(scope, listed);
         }
     }
 }

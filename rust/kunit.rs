@@ -23,7 +23,7 @@ use crate::kernel_ext::percpu;
 use crate::kernel_ext::task::{self, cond_resched};
 use crate::tied::{Family, Tied};
 use crate::tracefs::EventMutexGuard;
-use crate::tracing::{NewTrigger, Refs};
+use crate::tracing::Refs;
 
 /// Fails the running test unless `$cond` holds.
 macro_rules! check {
@@ -68,7 +68,7 @@ fn trigger_data_as_c_does() {
     {
         let guard = EventMutexGuard::lock();
         let held = guard.held();
-        let Ok(mut data) = NewTrigger::new(test_support::command()) else {
+        let Ok(mut data) = test_support::new_trigger() else {
             drop(guard);
             check!(false);
             return;
@@ -85,15 +85,13 @@ fn trigger_data_as_c_does() {
         data.set_paused(false);
         data.restore_paused(held);
         seen[5] = data.paused();
-        let data = data.counted(held);
+        data.get_ref(held);
         data.get_ref(held);
         seen[6] = matches!(data.put_ref(held), Refs::Left);
         seen[7] = matches!(data.put_ref(held), Refs::Last);
         seen[8] = matches!(data.put_ref(held), Refs::Unbalanced);
-        // SAFETY: made above and never attached, so on no list and known
-        // to no other task; its references are this test's, all put
-        // above and none used after this, nor is `data`.
-        unsafe { data.free() };
+        // Never listed: freed, with its filter, as it is dropped.
+        drop(data);
     }
     for (i, ok) in seen.iter().enumerate() {
         if !ok {

@@ -42,6 +42,14 @@ impl EventMutexGuard {
         // the borrow rules out for `'_` (invariant of `Self`).
         EventMutexHeld(PhantomData)
     }
+
+    /// The lock's hold, for code that frees triggers: borrowing the guard
+    /// `mut` ends every proof [`held`](Self::held) gave.
+    pub(crate) fn scope(&mut self) -> EventMutexScope<'_> {
+        // INVARIANT: the guard holds the lock for `'_`, and the `mut`
+        // borrow of it rules out every other proof from it meanwhile.
+        EventMutexScope(PhantomData)
+    }
 }
 
 impl Drop for EventMutexGuard {
@@ -68,10 +76,51 @@ impl<'a> EventMutexHeld<'a> {
     ///
     /// # Safety
     ///
-    /// This task must hold `event_mutex` for all of `'a`.
+    /// This task must hold `event_mutex` for all of `'a`, and not take a
+    /// trigger off its list meanwhile, with this or another proof: code
+    /// that removes triggers takes an [`EventMutexScope`].
     pub(crate) unsafe fn assume() -> Self {
         assert_event_mutex_held();
         // INVARIANT: the caller's contract.
+        EventMutexHeld(PhantomData)
+    }
+}
+
+/// This task's hold of `event_mutex` for `'a`, from which the proofs
+/// ([`EventMutexHeld`]) that walks and look-ups take are borrowed, and
+/// which what frees a trigger takes `mut` (`Registry::take()`): a
+/// trigger, or its state, that a walk found cannot be freed while the
+/// walk's borrow of it lives.
+///
+/// # Invariants
+///
+/// This task holds `event_mutex` for all of `'a`. While this value lives,
+/// the proofs of it in use are borrowed from it, but for those of frames
+/// up the stack (a removal within a removal: a trigger's state dropped
+/// removes the hidden triggers it made), none of whose borrows of a
+/// trigger is used after a removal made through this value.
+pub(crate) struct EventMutexScope<'a>(PhantomData<(&'a (), *mut ())>);
+
+impl<'a> EventMutexScope<'a> {
+    /// The hold, for a callback that the tracing core calls with the lock
+    /// held; checked under lockdep.
+    ///
+    /// # Safety
+    ///
+    /// This task must hold `event_mutex` for all of `'a`, and use no
+    /// [`EventMutexHeld`] meanwhile but those borrowed from the result,
+    /// or those of frames up the stack that use no borrow of a trigger
+    /// after a removal made through the result (see the invariants).
+    pub(crate) unsafe fn assume() -> Self {
+        assert_event_mutex_held();
+        // INVARIANT: the caller's contract.
+        EventMutexScope(PhantomData)
+    }
+
+    /// The proof that the lock is held, for as long as the hold is
+    /// borrowed.
+    pub(crate) fn held(&self) -> EventMutexHeld<'_> {
+        // INVARIANT: the lock is held for `'a`, which outlives the borrow.
         EventMutexHeld(PhantomData)
     }
 }

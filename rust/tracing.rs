@@ -14,8 +14,9 @@
 //! - [`TraceArray`]: an instance (`struct trace_array`); [`InstanceRef`]
 //!   owns a reference on one.
 //! - [`TriggerData`]: a trigger on an event file (`struct
-//!   event_trigger_data`); [`NewTrigger`] owns one being set up, before
-//!   its command counts references on it.
+//!   event_trigger_data`); [`NewTrigger`] owns one being set up,
+//!   [`Listed`] the list's reference on one attached, and [`Unlisted`]
+//!   that reference once the trigger is off its list, to be released.
 //!
 //! A C callback turns the raw pointers it is given into these once, at its
 //! entry, arguing from the tracing core's contract for that callback;
@@ -28,4 +29,4 @@ mod trigger_data;
 
 pub(crate) use event_file::{EventFile, EventPin, ListEnd};
 pub(crate) use trace_array::{InstanceRef, TraceArray};
-pub(crate) use trigger_data::{NewTrigger, Refs, TriggerData};
+pub(crate) use trigger_data::{Listed, NewTrigger, Refs, TriggerData, TriggerId, Unlisted};

@@ -11,7 +11,7 @@ use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use kernel::ffi::{c_char, c_int, c_void};
 
-use kernel::alloc::{flags::GFP_KERNEL, AllocError};
+use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
 use kernel::build_error;
 use kernel::error::{Error, VTABLE_DEFAULT_ERROR};
@@ -20,61 +20,66 @@ use kernel::str::CStr;
 
 use crate::event::RingEvent;
 use crate::kernel_ext::seq_file::SeqFile;
-use crate::tracefs::{EventMutexGuard, EventMutexHeld};
-use crate::tracing::{EventFile, ListEnd, TriggerData};
+use crate::tracefs::{EventMutexGuard, EventMutexHeld, EventMutexScope};
+use crate::tracing::{EventFile, ListEnd, Listed, NewTrigger, TriggerData, TriggerId, Unlisted};
 
-/// A trigger command of this module, linked into the tracing core's list
-/// of commands while [`Registered`].
-pub(crate) struct TriggerCommand(UnsafeCell<bindings::event_command>);
+/// A trigger command of this module, whose callbacks are `C`'s, linked
+/// into the tracing core's list of commands while [`Attached`] holds it.
+pub(crate) struct TriggerCommand<C>(UnsafeCell<bindings::event_command>, PhantomData<C>);
 
 // SAFETY: shared access from Rust only reads `name` (in `register()`),
 // which nothing writes after the command is made; the tracing core writes
 // the command's `list` node only under its `trigger_cmd_mutex`, and reads
 // the rest. This module never writes to it.
-unsafe impl Sync for TriggerCommand {}
+unsafe impl<C> Sync for TriggerCommand<C> {}
 
-impl TriggerCommand {
+impl<C> TriggerCommand<C> {
+    /// The command, as the tracing core knows it.
+    pub(crate) fn as_ptr(&self) -> *mut bindings::event_command {
+        self.0.get()
+    }
+}
+
+impl<C: Command> TriggerCommand<C> {
     /// The command `name`, whose callbacks are those of `C`: each an
     /// adapter below that calls `C`'s method; `count_func()` only if `C`
     /// has one, and `trigger()` [`Command::OWN_TRIGGER`] if `C` has no
     /// [`Command::trigger`]. A filter is set by the tracing core's
-    /// `set_trigger_filter()`, and `init()` takes a reference
-    /// ([`take_ref`]). No trigger type: those of the tracing core's own
-    /// commands are theirs alone.
-    pub(crate) const fn new<C: Command>(name: &'static core::ffi::CStr) -> Self {
+    /// `set_trigger_filter()`; `reg()` and `init()`, which only the
+    /// tracing core's own commands use, fail. No trigger type: those of
+    /// the tracing core's own commands are theirs alone.
+    pub(crate) const fn new(name: &'static core::ffi::CStr) -> Self {
         // `data_ops_trigger()` calls `trigger()` without a check.
         assert!(
             C::HAS_TRIGGER || C::OWN_TRIGGER.is_some(),
             "a command needs a trigger()"
         );
-        TriggerCommand(UnsafeCell::new(bindings::event_command {
-            list: bindings::list_head {
-                next: ptr::null_mut(),
-                prev: ptr::null_mut(),
-            },
-            name: name.as_ptr().cast::<c_char>().cast_mut(),
-            trigger_type: bindings::event_trigger_type_ETT_NONE,
-            flags: C::FLAGS,
-            parse: Some(parse::<C>),
-            reg: Some(reg::<C>),
-            unreg: Some(unreg::<C>),
-            unreg_all: Some(unreg_all::<C>),
-            set_filter: Some(bindings::set_trigger_filter),
-            trigger: if C::HAS_TRIGGER {
-                Some(trigger::<C>)
-            } else {
-                C::OWN_TRIGGER
-            },
-            count_func: if C::HAS_COUNT { Some(count::<C>) } else { None },
-            init: Some(take_ref),
-            free: Some(free::<C>),
-            print: Some(print::<C>),
-        }))
-    }
-
-    /// The command, as the tracing core knows it.
-    pub(crate) fn as_ptr(&self) -> *mut bindings::event_command {
-        self.0.get()
+        TriggerCommand(
+            UnsafeCell::new(bindings::event_command {
+                list: bindings::list_head {
+                    next: ptr::null_mut(),
+                    prev: ptr::null_mut(),
+                },
+                name: name.as_ptr().cast::<c_char>().cast_mut(),
+                trigger_type: bindings::event_trigger_type_ETT_NONE,
+                flags: C::FLAGS,
+                parse: Some(parse::<C>),
+                reg: Some(reg),
+                unreg: Some(unreg::<C>),
+                unreg_all: Some(unreg_all::<C>),
+                set_filter: Some(bindings::set_trigger_filter),
+                trigger: if C::HAS_TRIGGER {
+                    Some(trigger::<C>)
+                } else {
+                    C::OWN_TRIGGER
+                },
+                count_func: if C::HAS_COUNT { Some(count::<C>) } else { None },
+                init: Some(init),
+                free: Some(free::<C>),
+                print: Some(print::<C>),
+            }),
+            PhantomData,
+        )
     }
 
     /// Whether `data` is a trigger of this command.
@@ -82,9 +87,32 @@ impl TriggerCommand {
         data.cmd_ops() == self.as_ptr()
     }
 
+    /// A new trigger of this command, whose private data, once set, is a
+    /// `C::Private`: C's `trigger_data_alloc()`.
+    pub(crate) fn new_trigger(&self) -> Result<NewTrigger<C::Private>> {
+        // SAFETY: every trigger of this command is made here, so every one
+        // has private data of type `C::Private`, or none.
+        unsafe { NewTrigger::new(self.as_ptr()) }
+    }
+
+    /// The private data of `data`, if it is a trigger of this command that
+    /// has some.
+    pub(crate) fn private_of<'a>(&self, data: &'a TriggerData) -> Option<&'a C::Private> {
+        if !self.owns(data) {
+            return None;
+        }
+        let private = data.private_data().cast::<C::Private>();
+        // SAFETY: a trigger of this command was made by `new_trigger()`, so
+        // its private data is null or a `KBox<C::Private>` it owns, freed
+        // with it (`NewTrigger`'s and `Unlisted`'s drop of it), not while
+        // `data` is borrowed (invariant of `TriggerData`), and replaced
+        // only through a `NewTrigger` borrowed `mut`.
+        (!private.is_null()).then(|| unsafe { &*private })
+    }
+
     /// Links the command into the tracing core's list, until the result
     /// is dropped.
-    pub(crate) fn register(&'static self) -> Result<Registered> {
+    fn register(&'static self) -> Result<Registered<C>> {
         // SAFETY: the command is static and fully initialised.
         let ret = unsafe { bindings::register_event_command(self.as_ptr()) };
         if ret != 0 {
@@ -104,9 +132,9 @@ impl TriggerCommand {
 /// is, no `parse()` or `unreg_all()` of the command runs or can start:
 /// the tracing core reaches them only through its list, under the lock
 /// that unlinking takes. The command's triggers stay attached.
-pub(crate) struct Registered(&'static TriggerCommand);
+struct Registered<C: 'static>(&'static TriggerCommand<C>);
 
-impl Drop for Registered {
+impl<C: 'static> Drop for Registered<C> {
     fn drop(&mut self) {
         // SAFETY: linked by `register()`, once.
         unsafe { bindings::unregister_event_command(self.0.as_ptr()) };
@@ -117,57 +145,45 @@ impl Drop for Registered {
 /// `event_command` ([`TriggerCommand::new`]), and the removal of its
 /// triggers at unload ([`Attached`]). Each callback but
 /// [`Command::OWN_TRIGGER`] is an adapter of this file, which takes the
-/// tracing core's pointers to the typed arguments of the method it
-/// calls: only [`Command::register`] and [`Command::remove_all`], which
-/// this module calls itself, ask more of their caller than their
-/// arguments' types show.
+/// tracing core's pointers to the typed arguments of the method it calls.
+/// The callbacks that may remove triggers get the lock's hold
+/// ([`EventMutexScope`]), which removing takes `mut`; the others a proof
+/// that the lock is held.
 ///
 /// # Safety
 ///
 /// The module's unloading ([`Attached`]) removes what an implementation
 /// leaves attached only through [`Command::REGISTRY`], so an
-/// implementation must keep it exact:
-///
-/// - every trigger of the command on an event file's list is in the
-///   registry ([`list_and_enable()`] puts it there), and every trigger in
-///   the registry is on its file's list, holding the list's reference;
-/// - a trigger leaves the registry ([`Registry::remove`]) only as it is
-///   taken off its list or freed, never while it is listed;
-/// - [`Command::free`] drops exactly the reference handed over with the
-///   [`Unlinked`] trigger, and [`Command::remove_all`] takes each trigger
-///   it is given off its list and drops the list's reference;
-/// - [`Command::trigger`] and [`Command::count`] run as the event path
-///   does: they must not sleep, which would end the RCU read-side
-///   critical section that keeps their [`Fired`] live (nothing in the
-///   types stops a call of a sleeping safe function there).
+/// implementation must keep it exact: it lists its triggers only with
+/// [`Registry::list`], and removes every [`Listed`] trigger it takes out
+/// of it ([`Listed::unlink`], [`Unlisted::release`]), those given to
+/// [`Command::remove_all`] included. [`Command::trigger`] and
+/// [`Command::count`] run as the event path does: they must not sleep,
+/// which would end the RCU read-side critical section that keeps their
+/// [`Fired`] live (nothing in the types stops a call of a sleeping safe
+/// function there).
 #[vtable]
-pub(crate) unsafe trait Command: Sized {
+pub(crate) unsafe trait Command: Sized + 'static {
+    /// What the command's triggers own: their private data.
+    type Private: Send + 'static;
+
     /// The triggers the command attached.
-    const REGISTRY: &'static Registry;
+    const REGISTRY: &'static Registry<Self::Private>;
 
     /// The command's `EVENT_CMD_FL_*` flags.
     const FLAGS: c_int = 0;
 
     /// Carries out `write`, a write of this command. Returns 0 or a
     /// negative errno.
-    fn parse(held: EventMutexHeld<'_>, write: TriggerWrite<'_>) -> c_int;
-
-    /// Attaches `data` to `file`, or says why not (a negative errno).
-    ///
-    /// # Safety
-    ///
-    /// `data` must be a trigger of this command, set up by its `parse()`
-    /// for `file`, on no list, with a slot reserved in
-    /// [`Command::REGISTRY`]; the caller must hold a reference of its own.
-    unsafe fn register(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile) -> c_int;
+    fn parse(scope: &mut EventMutexScope<'_>, write: TriggerWrite<'_>) -> c_int;
 
     /// `unreg()`: removes the trigger of `file` that `data`, a trigger
     /// that `parse()` set up, describes.
-    fn unreg(held: EventMutexHeld<'_>, data: &TriggerData, file: &EventFile);
+    fn unreg(scope: &mut EventMutexScope<'_>, data: &TriggerData, file: &EventFile);
 
     /// `unreg_all()`: removes every trigger of this command from `file`
     /// (its trigger file was opened with O_TRUNC).
-    fn unreg_all(held: EventMutexHeld<'_>, file: &EventFile);
+    fn unreg_all(scope: &mut EventMutexScope<'_>, file: &EventFile);
 
     /// The `trigger()` of a command whose probe is its own function, in
     /// place of [`Command::trigger`] in an adapter: rhist's, whose
@@ -192,20 +208,15 @@ pub(crate) unsafe trait Command: Sized {
     /// trigger file.
     fn print(held: EventMutexHeld<'_>, out: &mut SeqFile, data: &TriggerData);
 
-    /// `free()`: drops the reference the tracing core hands over with a
-    /// trigger it took off its list.
-    fn free(held: EventMutexHeld<'_>, unlinked: Unlinked<'_, Self>);
+    /// `free()`: releases a trigger the tracing core took off its list,
+    /// with the list's reference, which it hands over.
+    fn free(scope: &mut EventMutexScope<'_>, unlisted: Unlisted<Self::Private>);
 
-    /// Takes `triggers` off their files' lists and drops the lists'
-    /// references.
-    ///
-    /// # Safety
-    ///
-    /// The command must be unregistered, and `triggers` every trigger
-    /// taken out of [`Command::REGISTRY`]: each on the list of its file,
-    /// holding the list's reference. The task must hold no lock but
+    /// Removes `triggers`, every trigger taken out of
+    /// [`Command::REGISTRY`] as the module unloads: each off its list,
+    /// the list's reference released. The task holds no lock but
     /// `event_mutex`.
-    unsafe fn remove_all(held: EventMutexHeld<'_>, triggers: &[NonNull<TriggerData>]);
+    fn remove_all(scope: &mut EventMutexScope<'_>, triggers: KVec<Listed<Self::Private>>);
 }
 
 /// A command's `trigger()` callback, as the tracing core calls it.
@@ -251,10 +262,12 @@ unsafe extern "C" fn parse<C: Command>(
     // its instance's list and live for the call. (The boot-time callers,
     // `trace_boot` and the `trace_trigger=` option, run before a module can
     // register a command.) the command's arguments are NUL-terminated strings,
-    // or null, that live for the call.
-    let (held, file, glob, text) = unsafe {
+    // or null, that live for the call. The scope is the call's only hold:
+    // nothing a command's method calls makes the tracing core call one of
+    // this module's callbacks back, and the lock is not dropped meanwhile.
+    let (mut scope, file, glob, text) = unsafe {
         (
-            EventMutexHeld::assume(),
+            EventMutexScope::assume(),
             EventFile::from_raw(file),
             c_bytes(glob).unwrap_or(b""),
             c_bytes(param_and_filter),
@@ -266,36 +279,21 @@ unsafe extern "C" fn parse<C: Command>(
         text,
         remove: glob.first() == Some(&b'!'),
     };
-    C::parse(held, write)
+    C::parse(&mut scope, write)
 }
 
-/// `reg()` of every command: [`Command::register`]. The 6.12 tracing core
-/// calls `cmd_ops->reg()` only from `event_trigger_register()`, which
-/// only its own commands' `parse()`s use: this module's call
-/// [`Command::register`] directly, so this is never called today. It is
-/// installed so that a core helper handed one of these triggers would
-/// attach it as this module does.
-///
-/// # Safety
-///
-/// As for [`Command::register`], with `event_mutex` held.
-unsafe extern "C" fn reg<C: Command>(
+/// `reg()` of every command. The 6.12 tracing core calls `cmd_ops->reg()`
+/// only from `event_trigger_register()`, which only its own commands'
+/// `parse()`s use: this module's attach their triggers themselves
+/// ([`Registry::list`]), so this is never called. It is installed, as an
+/// error, so that a core helper handed one of these commands would fail
+/// rather than call a null function.
+unsafe extern "C" fn reg(
     _glob: *mut c_char,
-    data: *mut bindings::event_trigger_data,
-    file: *mut bindings::trace_event_file,
+    _data: *mut bindings::event_trigger_data,
+    _file: *mut bindings::trace_event_file,
 ) -> c_int {
-    // SAFETY: the tracing core calls `reg()` only from
-    // `event_trigger_register()`, from a command's `parse()`, under
-    // `event_mutex` (see `parse()` above), for a trigger that `parse()` set
-    // up for the file it was given, both live for the call, as
-    // `Command::register()` needs (this function's contract).
-    unsafe {
-        C::register(
-            EventMutexHeld::assume(),
-            TriggerData::from_raw(data),
-            EventFile::from_raw(file),
-        )
-    }
+    kernel::error::code::EINVAL.to_errno()
 }
 
 /// `unreg()` of every command: [`Command::unreg`].
@@ -314,15 +312,16 @@ unsafe extern "C" fn unreg<C: Command>(
     // calls (this module's never do), from `trigger_process_regex()`: with
     // `event_mutex` held for the call, the trigger `parse()` set up, which
     // it holds a reference on, and the event file written, found under
-    // the lock and not marked freed: both live for the call.
-    let (held, data, file) = unsafe {
+    // the lock and not marked freed: both live for the call. The scope is
+    // the call's only hold (see `parse()`).
+    let (mut scope, data, file) = unsafe {
         (
-            EventMutexHeld::assume(),
+            EventMutexScope::assume(),
             TriggerData::from_raw(data),
             EventFile::from_raw(file),
         )
     };
-    C::unreg(held, data, file);
+    C::unreg(&mut scope, data, file);
 }
 
 /// `unreg_all()` of every command: [`Command::unreg_all`].
@@ -335,9 +334,10 @@ unsafe extern "C" fn unreg_all<C: Command>(file: *mut bindings::trace_event_file
     // `event_trigger_regex_open()`, as it opens a trigger file with
     // O_TRUNC: it holds `event_mutex` for the call, and `file` is the event
     // file it found under the lock with `event_file_file()`, not marked
-    // freed, so live while the lock is held.
-    let (held, file) = unsafe { (EventMutexHeld::assume(), EventFile::from_raw(file)) };
-    C::unreg_all(held, file);
+    // freed, so live while the lock is held. The scope is the call's only
+    // hold (see `parse()`).
+    let (mut scope, file) = unsafe { (EventMutexScope::assume(), EventFile::from_raw(file)) };
+    C::unreg_all(&mut scope, file);
 }
 
 /// A trigger of command `C` firing for the event being traced, with what
@@ -500,27 +500,6 @@ unsafe extern "C" fn print<C: Command>(
     0
 }
 
-/// A trigger of command `C` that the tracing core took off its event's
-/// list, handed to the command's `free()` with the list's reference.
-///
-/// # Invariants
-///
-/// `data` is a trigger of a command whose callbacks are `C`'s, on no list,
-/// live for `'a` until the holder drops the list's reference on it, which
-/// it owns (that may free it: `data` is not used after); the tracing core
-/// does not use the trigger after `free()` returns.
-pub(crate) struct Unlinked<'a, C> {
-    data: &'a TriggerData,
-    _command: PhantomData<C>,
-}
-
-impl<'a, C> Unlinked<'a, C> {
-    /// The trigger.
-    pub(crate) fn data(&self) -> &'a TriggerData {
-        self.data
-    }
-}
-
 /// `free()` of every command: [`Command::free`].
 ///
 /// # Safety
@@ -531,153 +510,108 @@ unsafe extern "C" fn free<C: Command>(data: *mut bindings::event_trigger_data) {
     // commands only from `clear_event_triggers()` (its other calls are in
     // its own commands' `unreg()`s), which its callers call with
     // `event_mutex` held: held for the call. It calls it through
-    // `data->cmd_ops`, so for a trigger of `C`'s command, live until the
-    // list's reference, which it hands over, is dropped, and just taken
-    // off its list with `list_del_rcu()`; it does not use it after.
-    let (held, data) = unsafe { (EventMutexHeld::assume(), TriggerData::from_raw(data)) };
-    // INVARIANT: a trigger of `C`'s command (found through `cmd_ops`),
-    // off its list, with the list's reference handed over, not used by
-    // the tracing core after this call.
-    C::free(
-        held,
-        Unlinked {
-            data,
-            _command: PhantomData,
-        },
-    );
+    // `data->cmd_ops`, so for a trigger of `C`'s command, which it just
+    // took off its list with `list_del_rcu()`, handing over the list's
+    // reference, and does not use after. The scope is the call's only hold
+    // (see `parse()`).
+    let mut scope = unsafe { EventMutexScope::assume() };
+    let Some(listed) = C::REGISTRY.take(&mut scope, TriggerId::of_raw(data)) else {
+        pr_warn!("free() of a trigger not attached\n");
+        return;
+    };
+    // SAFETY: the tracing core took the trigger off its list and handed
+    // the list's reference over, as argued above.
+    let unlisted = unsafe { listed.unlinked_by_core(&mut scope) };
+    C::free(&mut scope, unlisted);
 }
 
-/// The triggers command `C` attached: removed when dropped, which must
-/// be after the command is unregistered.
-pub(crate) struct Attached<C: Command>(PhantomData<C>);
+/// One or two commands whose callbacks are `C`'s, registered, and the
+/// triggers they attached, all kept in `C`'s registry. Dropping it
+/// unregisters the commands, after which none of their triggers can be
+/// attached, then removes those attached. Only this type registers a
+/// command, so no command of `C` is left registered once it is dropped.
+pub(crate) struct Attached<C: Command> {
+    commands: [Option<Registered<C>>; 2],
+}
 
 impl<C: Command> Attached<C> {
-    /// # Safety
-    ///
-    /// The value must be dropped only once `C` is unregistered, so that
-    /// no trigger of it can be attached any more.
-    pub(crate) unsafe fn new() -> Self {
-        Attached(PhantomData)
+    /// Registers `first`, then `second` if given. If one fails, the
+    /// commands registered are unregistered again, and whatever they
+    /// attached meanwhile removed.
+    pub(crate) fn register(
+        first: &'static TriggerCommand<C>,
+        second: Option<&'static TriggerCommand<C>>,
+    ) -> Result<Self> {
+        let mut attached = Attached {
+            commands: [Some(first.register()?), None],
+        };
+        if let Some(second) = second {
+            attached.commands[1] = Some(second.register()?);
+        }
+        Ok(attached)
     }
 }
 
 impl<C: Command> Drop for Attached<C> {
+    /// Unregisters the commands, then removes every trigger they
+    /// attached. A drop holds no lock of its caller's (module exit, or
+    /// init's failure), only the guard.
     fn drop(&mut self) {
-        let guard = EventMutexGuard::lock();
-        let held = guard.held();
-        let triggers = C::REGISTRY.take_all(held);
-        // SAFETY: the command is unregistered (`new()`'s contract), and
-        // registered triggers are live, on their file's list, with the
-        // list's reference (`list_and_enable()`). A drop holds no lock of
-        // its caller's (module exit, or init's failure), only the guard.
-        unsafe { C::remove_all(held, &triggers) };
+        for command in &mut self.commands {
+            drop(command.take());
+        }
+        let mut guard = EventMutexGuard::lock();
+        let mut scope = guard.scope();
+        let triggers = C::REGISTRY.take_all(&mut scope);
+        C::remove_all(&mut scope, triggers);
     }
 }
 
-/// `init()` of every command: takes a reference on `data`. The 6.12
-/// tracing core calls `cmd_ops->init()` only from its own commands'
-/// registration (`register_trigger()`, `event_enable_register_trigger()`,
-/// hist's), never for this module's, which count their references
-/// themselves ([`list_and_enable()`]); installed as [`reg`] is.
-///
-/// # Safety
-///
-/// Called by the tracing core only (`register_trigger()` and the like),
-/// for a live trigger of one of this module's commands, with
-/// `event_mutex` held.
-unsafe extern "C" fn take_ref(data: *mut bindings::event_trigger_data) -> c_int {
-    // SAFETY: the tracing core calls `init()` as it registers a trigger,
-    // with `event_mutex` held for the call, and the trigger live for it
-    // (this function's contract).
-    let (held, data) = unsafe { (EventMutexHeld::assume(), TriggerData::from_raw(data)) };
-    data.get_ref(held);
-    0
-}
-
-/// What every command's `reg()` does once it has decided to attach: puts
-/// `data` on `file`'s list at `end`, with a reference of the list's own,
-/// enables the event for it and keeps it in `registry`. If the event
-/// cannot be enabled, it undoes the rest, `put` dropping the list's
-/// reference, and returns the error.
-///
-/// # Safety
-///
-/// `data` must be a trigger of the command `registry` and `put` belong
-/// to, set up for `file`, on no list, with a slot reserved in `registry`;
-/// given a count only if the command has [`Command::count`].
-/// The caller must hold a reference of its own, and `put` must drop one
-/// reference, as the command's `free()` does, freeing the trigger with
-/// the last.
-pub(crate) unsafe fn list_and_enable(
-    held: EventMutexHeld<'_>,
-    file: &EventFile,
-    data: &TriggerData,
-    end: ListEnd,
-    registry: &Registry,
-    put: unsafe fn(EventMutexHeld<'_>, &TriggerData),
-) -> c_int {
-    // The list's reference, dropped when the trigger is taken off it.
-    data.get_ref(held);
-    // SAFETY: `data` is set up for `file`, on no list, counted only if its
-    // command has a `count_func()` (the caller's promise; every command
-    // has a `trigger()`: `TriggerCommand::new()` asserts it), and stays
-    // live while listed: the list holds a reference.
-    unsafe { file.add_trigger(held, data, end) };
-    file.update_cond_flag(held);
-    let ret = file.trigger_mode_get(held);
-    if ret < 0 {
-        // SAFETY: `data` was put on `file`'s list above.
-        unsafe { data.unlink(held) };
-        file.update_cond_flag(held);
-        // SAFETY: drops the list's reference taken above; the caller
-        // holds its own, so `put` does not free `data`.
-        unsafe { put(held, data) };
-        return ret;
-    }
-    // Cannot fail: the caller reserved the slot.
-    // SAFETY: `data` is on `file`'s list now, with the list's reference,
-    // until its command's removal, whose last `put` takes it out of
-    // `registry` before freeing it.
-    let _ = unsafe { registry.push(held, data) };
-    0
+/// `init()` of every command. The 6.12 tracing core calls
+/// `cmd_ops->init()` only from its own commands' registration
+/// (`register_trigger()`, `event_enable_register_trigger()`, hist's),
+/// never for this module's, whose triggers hold the one reference of
+/// their list ([`Registry::list`]); installed, as an error, as [`reg`] is.
+unsafe extern "C" fn init(_data: *mut bindings::event_trigger_data) -> c_int {
+    kernel::error::code::EINVAL.to_errno()
 }
 
 /// `unreg_all()`'s loop: removes with `remove` each trigger of `file`
 /// that `ours` picks, until none is left. The next is looked up afresh
-/// once `remove` has returned: it may free other triggers. `remove` must
+/// once `remove` has returned: it may remove other triggers. `remove` must
 /// take the trigger it is given off `file`'s list, or this never ends.
-pub(crate) fn remove_each<'a>(
-    held: EventMutexHeld<'a>,
-    file: &'a EventFile,
+pub(crate) fn remove_each(
+    scope: &mut EventMutexScope<'_>,
+    file: &EventFile,
     ours: impl Fn(&TriggerData) -> bool,
-    mut remove: impl FnMut(&'a TriggerData),
+    mut remove: impl FnMut(&mut EventMutexScope<'_>, TriggerId),
 ) {
     loop {
-        let Some(data) = file.triggers(held).find(|d| ours(d)) else {
+        let found = file.triggers(scope.held()).find(|d| ours(d));
+        let Some(id) = found.map(TriggerData::id) else {
             return;
         };
-        remove(data);
+        remove(scope, id);
     }
 }
 
-/// The triggers a command attached, guarded by `event_mutex`: each method
-/// takes an [`EventMutexHeld`].
+/// The triggers a command attached, each [`Listed`] with the list's
+/// reference, guarded by `event_mutex`: each method takes an
+/// [`EventMutexHeld`], or the hold borrowed `mut` where it hands a
+/// trigger out to be removed.
 ///
 /// # Invariants
 ///
 /// The vector is accessed only with `event_mutex` held, and no reference
-/// to it outlives the method call that made it. Each trigger in it is
-/// live until it is taken out. With a [`Command`]'s implementation
-/// keeping its part (see its `# Safety`), the registry holds every
-/// trigger of its command that is on an event file's list, and only
-/// those.
-pub(crate) struct Registry(UnsafeCell<KVec<NonNull<TriggerData>>>);
+/// to it outlives the method call that made it.
+pub(crate) struct Registry<P>(UnsafeCell<KVec<Listed<P>>>);
 
 // SAFETY: every access is serialised by the lock each method is shown
-// to be held (invariant).
-unsafe impl Sync for Registry {}
+// to be held (invariant); the triggers, and the private data they own,
+// may be used and removed from any task (`Listed<P>: Send`).
+unsafe impl<P: Send> Sync for Registry<P> {}
 
-impl Registry {
+impl<P> Registry<P> {
     /// An empty registry.
     pub(crate) const fn new() -> Self {
         // INVARIANT: accessed only through the methods below.
@@ -686,11 +620,7 @@ impl Registry {
 
     /// Runs `f` on the vector. `f` must not use the registry: the
     /// methods below pass closures that only use the vector.
-    fn with<R>(
-        &self,
-        _held: EventMutexHeld<'_>,
-        f: impl FnOnce(&mut KVec<NonNull<TriggerData>>) -> R,
-    ) -> R {
+    fn with<R>(&self, _held: EventMutexHeld<'_>, f: impl FnOnce(&mut KVec<Listed<P>>) -> R) -> R {
         // SAFETY: the lock is held (`_held`), so no other task uses the
         // vector; no other reference to it lives in this task (invariant),
         // as `f` does not use the registry, and this one ends when `f`
@@ -698,54 +628,67 @@ impl Registry {
         f(unsafe { &mut *self.0.get() })
     }
 
-    /// Makes room for `additional` more triggers.
-    pub(crate) fn reserve(
-        &self,
-        held: EventMutexHeld<'_>,
-        additional: usize,
-    ) -> Result<(), AllocError> {
-        self.with(held, |list| list.reserve(additional, GFP_KERNEL))
-    }
-
-    /// Adds `data`.
+    /// Attaches `data` to `file`, at `end` of its trigger list
+    /// ([`NewTrigger::list`]), and keeps it. When it cannot (no memory,
+    /// or the file refuses), hands the trigger back, never listed, with
+    /// the error (a negative errno).
     ///
     /// # Safety
     ///
-    /// `data` must stay live until it is taken out of the registry again
-    /// ([`remove`](Self::remove) or [`take_all`](Self::take_all)).
-    pub(crate) unsafe fn push(
+    /// As for [`NewTrigger::list`]: `data` is set up for `file`, and its
+    /// command calls what its count needs.
+    pub(crate) unsafe fn list(
         &self,
         held: EventMutexHeld<'_>,
-        data: &TriggerData,
-    ) -> Result<(), AllocError> {
-        // INVARIANT: `data` is live until taken out (the caller's promise).
-        self.with(held, |list| list.push(NonNull::from(data), GFP_KERNEL))
+        file: &EventFile,
+        data: NewTrigger<P>,
+        end: ListEnd,
+    ) -> Result<(), (NewTrigger<P>, c_int)> {
+        // Room first: once listed, keeping it cannot fail.
+        if self.with(held, |list| list.reserve(1, GFP_KERNEL)).is_err() {
+            return Err((data, kernel::error::code::ENOMEM.to_errno()));
+        }
+        // SAFETY: the caller's contract is the callee's.
+        let listed = unsafe { data.list(held, file, end) }?;
+        self.with(held, |list| {
+            let at = list.len();
+            // Reserved above, and nothing was added since: the lock is held.
+            let kept = list.push(listed, GFP_KERNEL).is_ok();
+            debug_assert!(kept && list.len() == at + 1);
+        });
+        Ok(())
+    }
+
+    /// Takes the trigger `id` out, if it is there, to be removed: the
+    /// hold is borrowed `mut`, so no borrow of it from a walk lives on.
+    pub(crate) fn take(&self, scope: &mut EventMutexScope<'_>, id: TriggerId) -> Option<Listed<P>> {
+        self.with(scope.held(), |list| {
+            let at = list.iter().position(|d| d.id() == id)?;
+            let last = list.len() - 1;
+            list.as_mut_slice().swap(at, last);
+            // SAFETY: `last` is in bounds; the element is read out once, and
+            // the length cut to exclude it, so it is neither dropped nor
+            // read again by the vector (6.12's `KVec` has no `pop()`).
+            Some(unsafe {
+                let taken = list.as_ptr().add(last).read();
+                list.set_len(last);
+                taken
+            })
+        })
     }
 
     /// Every trigger, taken out of the registry: the last step of a
     /// command, once it is unregistered.
-    pub(crate) fn take_all(&self, held: EventMutexHeld<'_>) -> KVec<NonNull<TriggerData>> {
-        self.with(held, core::mem::take)
-    }
-
-    /// Removes `data`, if it is there.
-    pub(crate) fn remove(&self, held: EventMutexHeld<'_>, data: &TriggerData) {
-        self.with(held, |list| {
-            if let Some(at) = list.iter().position(|&d| ptr::eq(d.as_ptr(), data)) {
-                let last = list.len() - 1;
-                list.as_mut_slice().swap(at, last);
-                // SAFETY: shrinking by one drops nothing (`NonNull`s).
-                unsafe { list.set_len(last) };
-            }
-        });
+    pub(crate) fn take_all(&self, scope: &mut EventMutexScope<'_>) -> KVec<Listed<P>> {
+        self.with(scope.held(), core::mem::take)
     }
 
     /// The trigger at `at`, if there is one.
     fn get<'a>(&'a self, held: EventMutexHeld<'a>, at: usize) -> Option<&'a TriggerData> {
-        let data = self.with(held, |list| list.get(at).copied())?;
-        // SAFETY: a trigger in the registry is live until taken out
-        // (invariant), which only a task holding the lock does: for `'a`,
-        // unless this task does it.
+        let data = self.with(held, |list| list.get(at).map(|d| NonNull::from(&**d)))?;
+        // SAFETY: a trigger in the registry holds a reference, which only
+        // its removal drops, after `take()` took it out with the hold
+        // borrowed `mut`, which `held`, borrowed for `'a`, rules out.
         Some(unsafe { &*data.as_ptr() })
     }
 

@@ -3,21 +3,16 @@
 //! Attaching an rhist trigger to its event file, and detaching it: its
 //! filter, the trace clock, the file's trigger list and the registry.
 
-use kernel::ffi::c_void;
-
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::bindings;
 use kernel::error::Error;
 use kernel::prelude::*;
 
-use super::lifetime::put;
 use super::state::{BuildError, Trigger};
-use super::{state, Rhist, REGISTRY};
+use super::{COMMAND, REGISTRY};
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::grammar::TriggerSpec;
-use crate::tracefs::EventMutexHeld;
-use crate::tracing::{EventFile, NewTrigger, TriggerData};
-use crate::trigger_cmd::Command;
+use crate::tracefs::{EventMutexHeld, EventMutexScope};
+use crate::tracing::{EventFile, ListEnd, Listed, TriggerId, Unlisted};
 
 /// What attaching a trigger needs of its text, in buffers of its own.
 pub(super) struct AttachSetup {
@@ -49,101 +44,81 @@ impl AttachSetup {
     }
 }
 
-/// Filters and attaches a new trigger of `cmd_ops` (this command). When
+/// Filters and attaches a new trigger of this command. When
 /// its histogram reads timestamps, sets the instance's trace clock and
 /// has events written straight to the ring buffer while the trigger
 /// lives, as hist does; a clock the instance does not know fails with
 /// hist's `SET_CLOCK_FAIL`.
 pub(super) fn attach(
     held: EventMutexHeld<'_>,
-    cmd_ops: *mut bindings::event_command,
     file: &EventFile,
     trigger: KBox<Trigger>,
     mut setup: AttachSetup,
 ) -> Result<(), BuildError> {
     let uses_timestamps = trigger.data().uses_timestamps();
-    // Room in the registry first: after attaching, nothing may fail.
-    REGISTRY.reserve(held, 1)?;
-
-    let mut data = NewTrigger::new(cmd_ops)?;
-    // It owns the trigger from here: `release()` takes it back.
-    data.set_private_data(KBox::into_raw(trigger).cast::<c_void>());
+    let mut data = COMMAND.new_trigger()?;
+    // It owns the trigger from here: `Unlisted::release()` hands it back.
+    data.set_private(trigger);
     data.set_paused(setup.paused);
-    // Hold a reference while setting up, so a failure frees exactly once.
-    let data = data.counted(held);
 
-    let ret = if setup.filter.is_empty() {
-        0
-    } else {
-        data.set_filter(held, file, &mut setup.filter)
-    };
-    let mut result = if ret < 0 {
-        Err(BuildError::Kernel(Error::from_errno(ret)))
-    } else {
-        Ok(())
-    };
+    if !setup.filter.is_empty() {
+        let ret = data.set_filter(held, file, &mut setup.filter);
+        if ret < 0 {
+            return Err(BuildError::Kernel(Error::from_errno(ret)));
+        }
+    }
     let tr = file.trace_array();
-    if result.is_ok() && uses_timestamps {
+    if uses_timestamps {
         let ret = tr.set_clock(&setup.clock);
         if ret < 0 {
             let err = HistError::with_errno(HistErrorKind::SetClockFail, setup.clock_pos, -ret);
-            result = Err(BuildError::Hist(err));
-        } else {
-            // `detach()` (or the failure below) drops this reference.
-            tr.set_filter_buffering(true);
+            return Err(BuildError::Hist(err));
         }
+        // `detach()` (or the failure below) drops this reference.
+        tr.set_filter_buffering(true);
     }
-    if result.is_ok() {
-        // SAFETY: `data` is an rhist trigger set up for `file`, on no list,
-        // with this function's reference and a slot reserved above.
-        let ret = unsafe { Rhist::register(held, data, file) };
-        if ret < 0 {
-            if uses_timestamps {
-                // Taken above.
-                tr.set_filter_buffering(false);
-            }
-            result = Err(BuildError::Kernel(Error::from_errno(ret)));
+    // SAFETY: `data` is an rhist trigger whose filter was parsed for
+    // `file`'s event and whose state was built for it (`run_command()`);
+    // never given a count.
+    if let Err((data, ret)) = unsafe { REGISTRY.list(held, file, data, ListEnd::Tail) } {
+        if uses_timestamps {
+            // Taken above.
+            tr.set_filter_buffering(false);
         }
+        // Frees the trigger, its filter and its state.
+        drop(data);
+        return Err(BuildError::Kernel(Error::from_errno(ret)));
     }
-    // SAFETY: drops the setup reference, after which `data` is not used;
-    // on failure this frees everything.
-    unsafe { put(held, data) };
-    result
+    Ok(())
 }
 
-/// Unlinks `data` from its event file, as the tracing core's own
-/// unregistration does.
-///
-/// # Safety
-///
-/// `data` must be an rhist trigger on its file's list.
-pub(super) unsafe fn detach(held: EventMutexHeld<'_>, data: &TriggerData) {
-    let Some(trigger) = state(held, data) else {
+/// Takes `listed`, an rhist trigger out of its registry, off its event
+/// file's list, as the tracing core's own unregistration does.
+pub(super) fn detach(
+    scope: &mut EventMutexScope<'_>,
+    listed: Listed<Trigger>,
+) -> Unlisted<Trigger> {
+    let unlisted = listed.unlink(scope);
+    let held = scope.held();
+    if let Some(trigger) = unlisted.private() {
+        // The trigger pins its file, so the file is live throughout.
+        let file = trigger.file();
+        // Drops the soft enable `list()` took.
+        file.trigger_mode_put(held);
+        file.update_cond_flag(held);
+        if trigger.data().uses_timestamps() {
+            // Drops the reference `attach()` took for this trigger.
+            file.trace_array().set_filter_buffering(false);
+        }
+    }
+    unlisted
+}
+
+/// Detaches and drops the rhist trigger `id`, if it is attached.
+pub(super) fn unregister_one(scope: &mut EventMutexScope<'_>, id: TriggerId) {
+    let Some(listed) = REGISTRY.take(scope, id) else {
         return;
     };
-    // The trigger pins its file, so the file is live throughout.
-    let file = trigger.file();
-    // SAFETY: `data` is on its file's list (the caller's promise).
-    unsafe { data.unlink(held) };
-    // Drops the soft enable `reg()` took.
-    file.trigger_mode_put(held);
-    file.update_cond_flag(held);
-    if trigger.data().uses_timestamps() {
-        // Drops the reference `attach()` took for this trigger.
-        file.trace_array().set_filter_buffering(false);
-    }
-}
-
-/// Detaches and drops one trigger.
-///
-/// # Safety
-///
-/// `data` must be an rhist trigger on its file, not used after this.
-pub(super) unsafe fn unregister_one(held: EventMutexHeld<'_>, data: &TriggerData) {
-    // SAFETY: `data` is an rhist trigger on its file (the caller's
-    // promise, which is `detach()`'s).
-    unsafe { detach(held, data) };
-    // SAFETY: `data` is detached, still holds the reference its file's
-    // list held, and is not used after this (the caller's promise).
-    unsafe { put(held, data) };
+    let unlisted = detach(scope, listed);
+    drop(unlisted.release(scope.held()));
 }

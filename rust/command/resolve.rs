@@ -13,13 +13,13 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use super::state::{BuildError, Hist, Trigger, VecWriter};
-use super::{command, run_command, state, REGISTRY};
+use super::{remove_command, run_command, state, REGISTRY};
 use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::hist_data::{BuildOptions, HistData};
 use crate::hist::var_ref::{Found, VarLookup};
 use crate::synth::Synths;
-use crate::tracefs::EventMutexHeld;
+use crate::tracefs::{EventMutexHeld, EventMutexScope};
 use crate::tracing::{EventFile, EventPin, TraceArray};
 
 /// Runs `f` with what building a trigger on `file` looks at beyond its
@@ -65,10 +65,13 @@ pub(super) struct FieldVarHist {
 
 impl Drop for FieldVarHist {
     fn drop(&mut self) {
-        // SAFETY: the owner, a trigger's resolved data, is dropped only
-        // with `event_mutex` held for the whole drop (`put()`,
-        // `Deferred::release()`, or a command being carried out).
-        let held = unsafe { EventMutexHeld::assume() };
+        // SAFETY: the owner, a trigger's resolved data, is dropped only with
+        // `event_mutex` held for the whole drop: with its trigger's state,
+        // released with the hold borrowed `mut` up the stack (removal,
+        // `Deferred::release()`), or as a build that made it fails. The
+        // hidden trigger this removes is known to its owner alone: no
+        // frame up the stack uses a borrow of it after this.
+        let mut scope = unsafe { EventMutexScope::assume() };
         // The file is live: the pin keeps it and its event, and its
         // instance, the owner's, is kept too: a command being carried out
         // there holds the lock, or the owner's histogram holds it (an
@@ -77,7 +80,7 @@ impl Drop for FieldVarHist {
         // the owner is dropped only so.
         // hist warns when this fails (the histogram's variable has
         // another user); rhist leaves the trigger, as hist does.
-        let _ = run_command(held, command(), self.pin.file(), &self.cmd, true);
+        let _ = remove_command(&mut scope, self.pin.file(), &self.cmd);
     }
 }
 
@@ -135,7 +138,7 @@ pub(super) fn field_var_hist(
         return Err(HistError::silent(-code::E2BIG.to_errno()));
     }
     let pin = EventPin::new(other).map_err(|e| HistError::silent(-e.to_errno()))?;
-    if let Err(e) = run_command(held, command(), other, &cmd, false) {
+    if let Err(e) = run_command(held, other, &cmd) {
         let errno = match e {
             BuildError::Hist(h) => {
                 // hist logs the hidden command's errors as its own

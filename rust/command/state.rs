@@ -31,7 +31,7 @@ use crate::hist::var_ref::VAR_REFS_MAX;
 use crate::snapshot::SnapshotCond;
 use crate::synth::{SynthPin, Synths};
 use crate::tied::{Family, Tied};
-use crate::tracefs::{EventMutexGuard, EventMutexHeld};
+use crate::tracefs::{EventMutexGuard, EventMutexHeld, EventMutexScope};
 use crate::tracing::{EventFile, EventPin, InstanceRef};
 
 /// A trigger's text resolved against its event: the hist data, with
@@ -234,6 +234,14 @@ enum StoredPath {
     Sized,
 }
 
+// SAFETY: the address is of generations the trigger's own `hist` owns
+// (invariant), which any task may use and drop as the trigger moves
+// between them: `Hist` is `Send` and `Sync`.
+unsafe impl Send for StoredPath {}
+// SAFETY: shared use only reads the address, for the probe's
+// `&Growing`, which any CPU may hold at once (`Hist` is `Sync`).
+unsafe impl Sync for StoredPath {}
+
 /// A histogram without `:grow`, kept by its reference count, to be read
 /// with `event_mutex` dropped: its memory lives as long as the value,
 /// whatever happens to its triggers. `clear` may empty it meanwhile (its
@@ -277,8 +285,9 @@ impl Detached {
 
 impl Detached {
     /// Drops the reference with the lock held, as owners of a [`Hist`]
-    /// drop theirs.
-    pub(crate) fn release(mut self, _held: EventMutexHeld<'_>) {
+    /// drop theirs: the last one removes the hidden triggers its actions
+    /// made, hence the hold borrowed `mut`.
+    pub(crate) fn release(mut self, _scope: &mut EventMutexScope<'_>) {
         drop(self.hist.take());
     }
 }

@@ -242,8 +242,9 @@ fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> {
                 *c = body;
             }
         }
-        let guard = EventMutexGuard::lock();
-        let held = guard.held();
+        let mut guard = EventMutexGuard::lock();
+        let mut scope = guard.scope();
+        let held = scope.held();
         let stands = later.iter().all(|(_, d)| d.unchanged(held));
         if stands {
             // A read counts for poll() from now on (`hist_show()`).
@@ -251,7 +252,7 @@ fn write_text(state: &OpenFile<()>, each: &mut Each<'_>) -> Result<Text> {
             state.last_act.set(held, hits);
         }
         for (_, detached) in later {
-            detached.release(held);
+            detached.release(&mut scope);
         }
         drop(guard);
         if text.failed() {

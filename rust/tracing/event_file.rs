@@ -150,13 +150,9 @@ impl EventFile {
 
     /// The triggers attached to the file, in list order. Each is live
     /// while it is on the list, which only a task holding the lock
-    /// changes: for `'a`, unless this task frees it.
-    ///
-    /// The next entry is read before an entry is handed out, so the
-    /// caller may take the entry it is looking at off the list. A caller
-    /// that frees triggers (the commands' `unsafe` `put()`s) does not
-    /// advance the iterator after: it looks the next one up afresh (see
-    /// `trigger_cmd::remove_each()`).
+    /// changes, and this task takes one off only with the lock's hold
+    /// borrowed `mut` (`Listed::unlink()`), which `_held`, borrowed for
+    /// `'a`, rules out: each is live for `'a`.
     pub(crate) fn triggers<'a>(
         &'a self,
         _held: EventMutexHeld<'a>,
@@ -164,9 +160,8 @@ impl EventFile {
         // SAFETY: every node on `file->triggers` is the `list` member of an
         // `event_trigger_data`, which `TriggerData` wraps, live while it is
         // on the list; the list changes only with `event_mutex` held, held
-        // for `'a` (`_held`) by this task, whose callers take off the list
-        // only the trigger in hand, and, once they freed one, use the
-        // iterator no more (see above).
+        // for `'a` (`_held`) by this task, which takes none off for `'a`
+        // (see above).
         unsafe { ListIter::new(self.triggers_head(), TRIGGER_LIST) }
     }
 
@@ -227,14 +222,13 @@ impl EventFile {
     /// taken and the event in soft mode for good, whatever the caller
     /// does. No probe was registered, so dropping them again with the
     /// matching disable call restores the event exactly.
-    pub(crate) fn trigger_mode_get(&self, _held: EventMutexHeld<'_>) -> c_int {
+    pub(crate) fn trigger_mode_get(&self, held: EventMutexHeld<'_>) -> c_int {
         // SAFETY: the file is live (invariant), and the lock the callee
         // needs is held (`_held`).
         let ret = unsafe { bindings::trace_event_trigger_enable_disable(self.as_ptr(), 1) };
         if ret < 0 {
-            // SAFETY: as for the call above; this drops the references the
-            // failed call took.
-            unsafe { bindings::trace_event_trigger_enable_disable(self.as_ptr(), 0) };
+            // Drops the references the failed call took.
+            self.trigger_mode_put(held);
         }
         ret
     }
@@ -250,14 +244,13 @@ impl EventFile {
     /// Holds the file in soft mode once more: C's
     /// `trace_event_enable_disable(file, 1, 1)`, undone when it fails (see
     /// [`trigger_mode_get`](Self::trigger_mode_get)).
-    pub(crate) fn soft_mode_get(&self, _held: EventMutexHeld<'_>) -> c_int {
+    pub(crate) fn soft_mode_get(&self, held: EventMutexHeld<'_>) -> c_int {
         // SAFETY: the file is live (invariant), and the lock the callee
         // needs is held (`_held`).
         let ret = unsafe { bindings::trace_event_enable_disable(self.as_ptr(), 1, 1) };
         if ret < 0 {
-            // SAFETY: as for the call above; this drops the reference the
-            // failed call took.
-            unsafe { bindings::trace_event_enable_disable(self.as_ptr(), 0, 1) };
+            // Drops the reference the failed call took.
+            self.soft_mode_put(held);
         }
         ret
     }

@@ -2,16 +2,18 @@
 
 //! A trigger on an event file (`struct event_trigger_data`).
 
+use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use kernel::ffi::{c_int, c_void};
 
 use kernel::bindings;
 use kernel::error::{code, Result};
+use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::types::Opaque;
 
-use super::EventFile;
-use crate::tracefs::EventMutexHeld;
+use super::{EventFile, ListEnd};
+use crate::tracefs::{EventMutexHeld, EventMutexScope};
 
 /// A trigger: what one command attached to one event file, with its
 /// filter, its count and the command's private data.
@@ -34,6 +36,18 @@ unsafe impl Send for TriggerData {}
 // `EventMutexHeld`, and the fields probes race on are accessed once each,
 // as `READ_ONCE()`/`WRITE_ONCE()` do.
 unsafe impl Sync for TriggerData {}
+
+/// A trigger's identity ([`TriggerData::id`]): its address, compared,
+/// never dereferenced.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TriggerId(*const TriggerData);
+
+impl TriggerId {
+    /// The identity of the trigger at `ptr`.
+    pub(crate) fn of_raw(ptr: *mut bindings::event_trigger_data) -> Self {
+        TriggerId(ptr.cast_const().cast())
+    }
+}
 
 /// What dropping a reference on a trigger left ([`TriggerData::put_ref`]).
 pub(crate) enum Refs {
@@ -60,19 +74,10 @@ impl TriggerData {
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    /// Frees the trigger: clears its filter, waits for the probes that
-    /// may still run it and frees it (`trigger_data_free()`). Its private
-    /// data is the caller's to drop.
-    ///
-    /// # Safety
-    ///
-    /// The trigger must be on no list, with no reference left that anyone
-    /// will use: `self` is not used after this, nor any other
-    /// `&TriggerData` to it.
-    pub(crate) unsafe fn free(&self) {
-        // SAFETY: the trigger is live (invariant), on no list and unused
-        // after this (the caller's promise).
-        unsafe { bindings::trigger_data_free(self.as_ptr()) };
+    /// The trigger's identity: what finds it again in its registry once
+    /// a borrow of it has ended.
+    pub(crate) fn id(&self) -> TriggerId {
+        TriggerId(ptr::from_ref(self))
     }
 
     /// The C struct, for the tracing core's functions.
@@ -85,20 +90,6 @@ impl TriggerData {
         // SAFETY: the trigger is live (invariant); only the address is
         // taken.
         unsafe { ptr::addr_of_mut!((*self.as_ptr()).list) }
-    }
-
-    /// Takes the trigger off its file's trigger list: `list_del_rcu()`.
-    /// Probes that saw it may still run it: [`free`](Self::free) waits for
-    /// them.
-    ///
-    /// # Safety
-    ///
-    /// The trigger must be on an event file's trigger list.
-    pub(crate) unsafe fn unlink(&self, _held: EventMutexHeld<'_>) {
-        // SAFETY: the entry is on a list (the caller's promise) whose lock
-        // is held (`_held`); the event path reads it as an RCU-sched
-        // reader, which `list_del_rcu()` leaves able to go on.
-        unsafe { crate::shim::rhist_list_del_rcu(self.list_entry()) };
     }
 
     /// The command the trigger belongs to.
@@ -244,45 +235,89 @@ impl TriggerData {
     }
 }
 
-/// A trigger this task has just made: on no list, used by no one else,
-/// with no reference counted yet. Dropping it frees it; [`counted`]
-/// hands it over to its command's reference count instead.
+/// Frees `data`, a trigger on no list with no reference anyone will use,
+/// and hands back its private data: `trigger_data_free()` clears its
+/// filter, waits for the probes that may still run it and frees it.
 ///
-/// [`counted`]: NewTrigger::counted
+/// # Safety
+///
+/// `data` must be live, on no list, and not used after this by anyone;
+/// its private data must be null or come from `KBox::<P>::into_raw()`,
+/// owned by the trigger.
+unsafe fn free_trigger<P>(data: NonNull<TriggerData>) -> Option<KBox<P>> {
+    let raw = data.as_ptr().cast::<bindings::event_trigger_data>();
+    // SAFETY: `data` is live, on no list and unused after this (the
+    // caller's contract); the private data, owned by the trigger, is
+    // read before the trigger is freed, and taken over once (the
+    // caller's contract), after the probes that could read it finished.
+    unsafe {
+        let private = (*raw).private_data.cast::<P>();
+        bindings::trigger_data_free(raw);
+        (!private.is_null()).then(|| KBox::from_raw(private))
+    }
+}
+
+/// A trigger this task has just made, with its command's private data
+/// `P` once set: on no list, used by no one else, with no reference
+/// counted. Dropping it frees it and its private data; [`list`] puts it
+/// on its event file's list.
+///
+/// [`list`]: NewTrigger::list
 ///
 /// # Invariants
 ///
-/// `0` points at a live trigger, allocated by `trigger_data_alloc()`, that
-/// is on no list, has no reference counted, and that no one else uses:
-/// the value owns it.
-pub(crate) struct NewTrigger(NonNull<TriggerData>);
+/// `data` points at a live trigger, allocated by `trigger_data_alloc()`,
+/// on no list, with no reference counted, that no one else uses: the
+/// value owns it. Its private data is null or comes from
+/// `KBox::<P>::into_raw()`, owned by the trigger.
+pub(crate) struct NewTrigger<P = ()> {
+    data: NonNull<TriggerData>,
+    _private: PhantomData<KBox<P>>,
+}
 
-impl NewTrigger {
+impl<P> NewTrigger<P> {
     /// A new trigger of the command `cmd_ops`, with no count, no filter
     /// and no private data: C's `trigger_data_alloc()`. `ENOMEM` if it
     /// cannot be had.
-    pub(crate) fn new(cmd_ops: *mut bindings::event_command) -> Result<Self> {
+    ///
+    /// # Safety
+    ///
+    /// Every trigger of `cmd_ops` must have private data of type `P`, or
+    /// none: what its probe and the walks of the lists read it as.
+    pub(crate) unsafe fn new(cmd_ops: *mut bindings::event_command) -> Result<Self> {
         // SAFETY: without a parameter, the callee only stores `cmd_ops`,
         // which it never calls: any pointer may be passed.
         let data = unsafe {
             bindings::trigger_data_alloc(cmd_ops, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
         };
-        // INVARIANT: just allocated, on no list, with no reference, and
-        // known to no one else.
-        Ok(NewTrigger(
-            NonNull::new(data.cast::<TriggerData>()).ok_or(code::ENOMEM)?,
-        ))
+        let data = NonNull::new(data.cast::<TriggerData>()).ok_or(code::ENOMEM)?;
+        // INVARIANT: just allocated, without private data, on no list,
+        // with no reference, and known to no one else.
+        Ok(NewTrigger {
+            data,
+            _private: PhantomData,
+        })
     }
 
     /// The C struct, which no one else uses (invariant).
     fn raw(&mut self) -> *mut bindings::event_trigger_data {
-        self.0.as_ptr().cast()
+        self.data.as_ptr().cast()
     }
 
-    /// Sets the command's private data.
-    pub(crate) fn set_private_data(&mut self, data: *mut c_void) {
-        // SAFETY: the trigger is live and no one else uses it (invariant).
-        unsafe { (*self.raw()).private_data = data };
+    /// Gives the trigger its private data, dropping any it had.
+    pub(crate) fn set_private(&mut self, private: KBox<P>) {
+        let raw = self.raw();
+        // SAFETY: the trigger is live and no one else uses it; its
+        // private data is null or a `KBox<P>` it owns (invariant), taken
+        // back here once, before another replaces it.
+        unsafe {
+            let old = (*raw).private_data.cast::<P>();
+            if !old.is_null() {
+                drop(KBox::from_raw(old));
+            }
+            // INVARIANT: from `KBox::into_raw()`, owned by the trigger.
+            (*raw).private_data = KBox::into_raw(private).cast();
+        }
     }
 
     /// Lets the trigger fire `count` times: `count` and
@@ -296,37 +331,234 @@ impl NewTrigger {
         }
     }
 
-    /// Counts the caller's reference on the trigger, and hands the
-    /// trigger over to its command: from here it is freed with its last
-    /// reference, by the command's `put()`, which the caller must call
-    /// for this one.
-    pub(crate) fn counted<'a>(mut self, _held: EventMutexHeld<'a>) -> &'a TriggerData {
-        let data = self.raw();
-        // SAFETY: the trigger is live and no one else uses it (invariant);
-        // its count changes only with the lock held (invariant of
-        // `TriggerData`), as it is (`_held`).
-        unsafe { (*data).ref_ = 1 };
+    /// Puts the trigger on `file`'s trigger list at `end`, where the
+    /// probe path sees it, with a reference of the list's own, and takes
+    /// a trigger-mode reference on the file for it, as C's
+    /// `register_trigger()` does. When the file refuses (its probe cannot
+    /// be registered), takes the trigger off again and hands it back with
+    /// the error (a negative errno).
+    ///
+    /// # Safety
+    ///
+    /// The trigger must be set up for `file` (its filter parsed for the
+    /// file's event, its private data made for it): the probe path runs
+    /// it on that event's records. Its command must have a `trigger()`,
+    /// and a `count_func()` if the trigger was given a count
+    /// ([`set_count`](Self::set_count)): the probe path calls them
+    /// unchecked (`data_ops_trigger()`).
+    pub(crate) unsafe fn list(
+        self,
+        held: EventMutexHeld<'_>,
+        file: &EventFile,
+        end: ListEnd,
+    ) -> core::result::Result<Listed<P>, (Self, c_int)> {
+        // The list's reference, dropped when the trigger is taken off it.
+        self.get_ref(held);
+        // SAFETY: the trigger is set up for `file` (this function's
+        // contract), on no list (invariant), and stays live while listed:
+        // the list holds a reference, which only `Unlisted::release()`
+        // drops, once it is off the list.
+        unsafe { file.add_trigger(held, &self, end) };
+        file.update_cond_flag(held);
+        let ret = file.trigger_mode_get(held);
+        if ret < 0 {
+            // SAFETY: put on `file`'s list just above, by this task, which
+            // holds the list's lock (`held`).
+            unsafe { crate::shim::rhist_list_del_rcu(self.list_entry()) };
+            file.update_cond_flag(held);
+            let _ = self.put_ref(held);
+            // INVARIANT: on no list again (probes that saw it are waited
+            // for when it is freed), with no reference counted.
+            return Err((self, ret));
+        }
+        let data = self.data;
         core::mem::forget(self);
-        // SAFETY: the trigger is live until its last reference is dropped,
-        // which the caller's is, the only one: not before the caller's
-        // `put()`, whose contract rules out any use after.
-        unsafe { TriggerData::from_raw(data) }
+        // INVARIANT: on `file`'s list, with the list's reference, which
+        // the result owns; the private data is the trigger's still.
+        Ok(Listed(TriggerRef {
+            data,
+            _private: PhantomData,
+        }))
     }
 }
 
-impl core::ops::Deref for NewTrigger {
+impl<P> core::ops::Deref for NewTrigger<P> {
     type Target = TriggerData;
 
     fn deref(&self) -> &TriggerData {
         // SAFETY: the trigger is live while the value owns it (invariant).
-        unsafe { self.0.as_ref() }
+        unsafe { self.data.as_ref() }
     }
 }
 
-impl Drop for NewTrigger {
+impl<P> Drop for NewTrigger<P> {
     fn drop(&mut self) {
-        // SAFETY: the trigger is live, on no list and used by no one else
-        // (invariant); this frees its filter and it, once.
-        unsafe { bindings::trigger_data_free(self.raw()) };
+        // SAFETY: the trigger is live, on no list and used by no one else,
+        // its private data null or a `KBox<P>` it owns (invariant): this
+        // frees both, once.
+        drop(unsafe { free_trigger::<P>(self.data) });
+    }
+}
+
+/// One reference on a trigger, owned, and through it the trigger's
+/// private data `P`: what [`Listed`] and [`Unlisted`] hold. A reference
+/// dropped instead of released keeps the trigger, on its list or not
+/// (warned): releasing takes the lock.
+///
+/// # Invariants
+///
+/// `data` points at a live trigger of which the value owns one
+/// reference. Its private data is null or comes from
+/// `KBox::<P>::into_raw()`, owned by the trigger.
+struct TriggerRef<P> {
+    data: NonNull<TriggerData>,
+    _private: PhantomData<KBox<P>>,
+}
+
+// SAFETY: the value is a reference on a trigger, which may be used and
+// dropped from any task (`TriggerData` is `Send` and `Sync`), and on its
+// private data, as a `KBox<P>` would be.
+unsafe impl<P: Send> Send for TriggerRef<P> {}
+// SAFETY: shared access hands out `&TriggerData` (`Sync`) and `&P`.
+unsafe impl<P: Sync> Sync for TriggerRef<P> {}
+
+impl<P> TriggerRef<P> {
+    /// The private data, if the trigger has any.
+    fn private(&self) -> Option<&P> {
+        let private = self.private_data().cast::<P>();
+        // SAFETY: null or a `KBox<P>` the trigger owns (invariant), freed
+        // only with the trigger, after its last reference, of which the
+        // value holds one while borrowed.
+        (!private.is_null()).then(|| unsafe { &*private })
+    }
+
+    /// The trigger, the reference handed over to the caller.
+    fn into_raw(self) -> NonNull<TriggerData> {
+        let data = self.data;
+        core::mem::forget(self);
+        data
+    }
+}
+
+impl<P> core::ops::Deref for TriggerRef<P> {
+    type Target = TriggerData;
+
+    fn deref(&self) -> &TriggerData {
+        // SAFETY: a trigger is freed only after its last reference is
+        // dropped, and the value holds one (invariant).
+        unsafe { self.data.as_ref() }
+    }
+}
+
+impl<P> Drop for TriggerRef<P> {
+    fn drop(&mut self) {
+        pr_warn!("a trigger reference was dropped, not released; the trigger stays\n");
+    }
+}
+
+/// A trigger on its event file's list, holding the list's reference:
+/// what a command's registry keeps for each trigger it attached, from
+/// [`NewTrigger::list`] until it is taken out to be removed.
+///
+/// # Invariants
+///
+/// The trigger is on an event file's trigger list, and the reference is
+/// the list's.
+pub(crate) struct Listed<P>(TriggerRef<P>);
+
+impl<P> Listed<P> {
+    /// Takes the trigger off its file's list (`list_del_rcu()`), with the
+    /// list's reference. Probes that saw it may still run it:
+    /// [`Unlisted::release`] waits for them before it frees.
+    ///
+    /// The hold is borrowed `mut`: no walk's borrow of the trigger lives
+    /// on, and once it is off its list (and out of its registry, where
+    /// this value was) no walk finds it again.
+    pub(crate) fn unlink(self, scope: &mut EventMutexScope<'_>) -> Unlisted<P> {
+        let _held = scope.held();
+        // SAFETY: the trigger is on a list (invariant), whose lock is held
+        // (`_held`); the event path reads it as an RCU-sched reader, which
+        // `list_del_rcu()` leaves able to go on.
+        unsafe { crate::shim::rhist_list_del_rcu(self.0.list_entry()) };
+        // INVARIANT: off its list just above, with the reference the list
+        // held, handed over.
+        Unlisted(self.0)
+    }
+
+    /// The trigger, once the tracing core took it off its list and handed
+    /// its reference over (`clear_event_triggers()` calling `free()`).
+    /// The hold is borrowed `mut`, as by [`unlink`](Self::unlink).
+    ///
+    /// # Safety
+    ///
+    /// The tracing core must have taken the trigger off its list, and
+    /// handed the list's reference over.
+    pub(crate) unsafe fn unlinked_by_core(self, _scope: &mut EventMutexScope<'_>) -> Unlisted<P> {
+        // INVARIANT: the caller's contract.
+        Unlisted(self.0)
+    }
+}
+
+impl<P> core::ops::Deref for Listed<P> {
+    type Target = TriggerData;
+
+    fn deref(&self) -> &TriggerData {
+        &self.0
+    }
+}
+
+/// A trigger taken off its file's list, holding the reference the list
+/// held: [`release`](Unlisted::release) drops it.
+///
+/// # Invariants
+///
+/// The trigger is on no list (probes that saw it may still run it), and
+/// in no registry.
+pub(crate) struct Unlisted<P>(TriggerRef<P>);
+
+impl<P> Unlisted<P> {
+    /// The private data, if the trigger has any.
+    pub(crate) fn private(&self) -> Option<&P> {
+        self.0.private()
+    }
+
+    /// Drops the reference; with the last one, frees the trigger (see
+    /// [`free_trigger`]) and hands its private data back.
+    ///
+    /// Nothing that refers to the trigger outlives this: the value was
+    /// made with the lock's hold borrowed `mut` ([`Listed::unlink`]),
+    /// which ended every borrow a walk gave, and the trigger is on no
+    /// list and in no registry, where a later walk would find it.
+    pub(crate) fn release(self, held: EventMutexHeld<'_>) -> Option<KBox<P>> {
+        self.release_with(held, |_| ())
+    }
+
+    /// [`release`](Self::release), running `last` on the private data
+    /// first if this is the last reference, before the trigger is freed.
+    pub(crate) fn release_with(
+        self,
+        held: EventMutexHeld<'_>,
+        last: impl FnOnce(&P),
+    ) -> Option<KBox<P>> {
+        match self.0.put_ref(held) {
+            Refs::Unbalanced => {
+                pr_warn!("unbalanced trigger reference\n");
+                self.0.into_raw();
+                return None;
+            }
+            Refs::Left => {
+                self.0.into_raw();
+                return None;
+            }
+            Refs::Last => {}
+        }
+        if let Some(private) = self.private() {
+            last(private);
+        }
+        let data = self.0.into_raw();
+        // SAFETY: the last reference is gone; the trigger is on no list
+        // (invariant), and nothing uses it after this (see `release()`);
+        // its private data is its own (invariant of `TriggerRef`).
+        unsafe { free_trigger::<P>(data) }
     }
 }
