@@ -309,11 +309,7 @@ fn remove_command(
 
 /// Carries out `rhist:<text>` on `file`: creates, pauses, continues or
 /// clears a trigger.
-fn run_command(
-    held: EventMutexHeld<'_>,
-    file: &EventFile,
-    text: &[u8],
-) -> Result<(), BuildError> {
+fn run_command(held: EventMutexHeld<'_>, file: &EventFile, text: &[u8]) -> Result<(), BuildError> {
     let mut resolved = resolve(held, file, text, false)?;
     let spec = resolved.data().spec();
     let has_actions = !spec.action_strs().is_empty();
@@ -509,9 +505,10 @@ pub(crate) fn info_parts<'a>(
 pub(crate) mod test_support {
     //! Hooks the KUnit suite uses to probe the registration.
 
+    use crate::tracing::NewTrigger;
+
     /// A trigger of the command, never attached.
-    pub(crate) fn new_trigger(
-    ) -> kernel::error::Result<crate::tracing::NewTrigger<super::Trigger>> {
+    pub(crate) fn new_trigger() -> kernel::error::Result<NewTrigger<super::Trigger>> {
         super::COMMAND.new_trigger()
     }
 

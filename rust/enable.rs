@@ -58,9 +58,7 @@ fn is_enable(data: &TriggerData) -> bool {
 /// The target of `data`, if it is an enable trigger past `attach()`,
 /// which sets it.
 fn target(data: &TriggerData) -> Option<&Target> {
-    ENABLE
-        .private_of(data)
-        .or_else(|| DISABLE.private_of(data))
+    ENABLE.private_of(data).or_else(|| DISABLE.private_of(data))
 }
 
 /// Whether `data` is an enable trigger that acts on `target_file`

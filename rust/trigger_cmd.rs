@@ -288,7 +288,7 @@ unsafe extern "C" fn parse<C: Command>(
 /// ([`Registry::list`]), so this is never called. It is installed, as an
 /// error, so that a core helper handed one of these commands would fail
 /// rather than call a null function.
-unsafe extern "C" fn reg(
+extern "C" fn reg(
     _glob: *mut c_char,
     _data: *mut bindings::event_trigger_data,
     _file: *mut bindings::trace_event_file,
@@ -572,7 +572,7 @@ impl<C: Command> Drop for Attached<C> {
 /// (`register_trigger()`, `event_enable_register_trigger()`, hist's),
 /// never for this module's, whose triggers hold the one reference of
 /// their list ([`Registry::list`]); installed, as an error, as [`reg`] is.
-unsafe extern "C" fn init(_data: *mut bindings::event_trigger_data) -> c_int {
+extern "C" fn init(_data: *mut bindings::event_trigger_data) -> c_int {
     kernel::error::code::EINVAL.to_errno()
 }
 

@@ -462,11 +462,12 @@ impl Trigger {
     pub(super) fn path(&self) -> ProbePath<'_> {
         match self.path {
             StoredPath::Fixed(len) => ProbePath::Fixed(len),
-            // SAFETY: the generations of `self.hist`, which `self` keeps
-            // (invariant of `StoredPath`): alive, and not moved, for as
-            // long as `self` is borrowed.
             StoredPath::GrowFixed(len, growing) => {
-                ProbePath::GrowFixed(len, unsafe { growing.as_ref() })
+                // SAFETY: the generations of `self.hist`, which `self` keeps
+                // (invariant of `StoredPath`): alive, and not moved, for as
+                // long as `self` is borrowed.
+                let growing = unsafe { growing.as_ref() };
+                ProbePath::GrowFixed(len, growing)
             }
             StoredPath::Sized => ProbePath::Sized,
         }

@@ -4,8 +4,6 @@
 //! seq_file record per entry ([`JsonCursor`]), so that its buffer stays a
 //! page or so whatever the histogram's size.
 
-use core::ptr;
-
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::alloc::KVVec;
 use kernel::error::{code, Error};
@@ -20,7 +18,7 @@ use crate::hist::map::SUMS_MAX;
 use crate::hist::output::ValStat;
 use crate::kernel_ext::seq_file::SeqFile;
 use crate::tracefs::{EventMutexHeld, SeqReadHeld};
-use crate::tracing::{EventFile, TriggerData};
+use crate::tracing::{EventFile, TriggerData, TriggerId};
 
 /// The `rhist_json` file: its reads keep where they are, a
 /// [`JsonCursor`].
@@ -53,13 +51,6 @@ enum Step {
     Failed(Error),
 }
 
-// SAFETY: `data` is the one field that is not `Send` by itself: an
-// address, compared under `event_mutex` by whichever task reads the file,
-// and dereferenced only once `start()` found it on the file's list under
-// the same hold of the lock (`holds()`); nothing in it is tied to the task
-// that set it.
-unsafe impl Send for JsonCursor {}
-
 /// Where a read of an `rhist_json` file is: the record at seq_file
 /// position `pos`. A histogram's entries are sorted once, when its head
 /// is reached, and kept across `read()`s (C's `hist` file, a single
@@ -70,12 +61,11 @@ pub(super) struct JsonCursor {
     /// What the record is.
     step: Step,
     /// The histogram of `Head`, `Entry` and `Tail`: its trigger's place
-    /// among the event's rhist triggers, and its address, both checked
-    /// again by each `start()` (the lock was dropped in between).
+    /// among the event's rhist triggers, and its identity, both checked
+    /// again by each `start()` (the lock was dropped in between) and
+    /// each `show()`, which finds the trigger again.
     trig_no: usize,
-    /// (Compared, and dereferenced only once found again on the list
-    /// under the lock: it may have been freed since.)
-    data: *const TriggerData,
+    data: Option<TriggerId>,
     /// Its contents' version when the head was shown: a `clear`, a grow
     /// or another histogram made at the same address changes it.
     version: u64,
@@ -94,7 +84,7 @@ impl JsonCursor {
             pos: 0,
             step: Step::DocStart,
             trig_no: 0,
-            data: ptr::null(),
+            data: None,
             version: 0,
             order: KVVec::new(),
             n: 0,
@@ -123,7 +113,7 @@ impl JsonCursor {
     /// the document's end when there is none.
     fn enter(&mut self, held: EventMutexHeld<'_>, file: &EventFile, no: usize) -> Result {
         self.order = KVVec::new();
-        self.data = ptr::null();
+        self.data = None;
         let Some((data, trigger)) = Self::nth_trigger(held, file, no) else {
             self.step = Step::DocEnd;
             return Ok(());
@@ -134,7 +124,7 @@ impl JsonCursor {
         self.n = hist.sort_entries(&mut self.order);
         self.stats = hist.column_stats(self.order.get(..self.n).unwrap_or(&[]));
         self.version = trigger.version(held);
-        (self.step, self.trig_no, self.data, self.at) = (Step::Head, no, data, 0);
+        (self.step, self.trig_no, self.data, self.at) = (Step::Head, no, Some(data.id()), 0);
         Ok(())
     }
 
@@ -179,7 +169,7 @@ impl JsonCursor {
         let Some((data, trigger)) = Self::nth_trigger(held, file, self.trig_no) else {
             return false;
         };
-        if !ptr::eq(data, self.data) {
+        if Some(data.id()) != self.data {
             return false;
         }
         // The same histogram, neither cleared nor grown since its head:
@@ -189,13 +179,8 @@ impl JsonCursor {
         trigger.version(held) == self.version && max_elts == self.order.len()
     }
 
-    /// Writes the record.
-    ///
-    /// # Safety
-    ///
-    /// [`holds`](Self::holds) must be true, under the same hold of the
-    /// lock: `data` is then an rhist trigger on the file's list.
-    unsafe fn show(&self, held: EventMutexHeld<'_>, out: &mut SeqFile) -> Result {
+    /// Writes the record, of `file`'s histograms.
+    fn show(&self, held: EventMutexHeld<'_>, file: &EventFile, out: &mut SeqFile) -> Result {
         // The writes do not fail: the seq_file records an overflow.
         let trigger = match self.step {
             Step::DocStart => {
@@ -208,14 +193,12 @@ impl JsonCursor {
             }
             Step::Done => return Ok(()),
             Step::Failed(e) => return Err(e),
+            // The trigger found again: `start()` checked that it holds
+            // (`holds()`), under this hold of the lock.
             Step::Head | Step::Entry | Step::Tail => {
-                // SAFETY: `data` is on the file's list (`holds()`, under this
-                // hold of the lock: the caller's promise), so live while the
-                // lock is held.
-                let data = unsafe { &*self.data };
-                match command::state(held, data) {
-                    Some(trigger) => (data, trigger),
-                    None => return Err(code::EAGAIN),
+                match Self::nth_trigger(held, file, self.trig_no) {
+                    Some((data, trigger)) if Some(data.id()) == self.data => (data, trigger),
+                    _ => return Err(code::EAGAIN),
                 }
             }
         };
@@ -309,10 +292,14 @@ impl Records for JsonFile {
     }
 
     /// Writes the record the cursor is at.
-    fn show(held: SeqReadHeld<'_>, cursor: &JsonCursor, out: &mut SeqFile) -> Result {
-        // SAFETY: `start()` checked `holds()` under this hold of the lock,
-        // unbroken since (`SeqReadHeld`), and every move since, by
-        // `next()`, was under it.
-        unsafe { cursor.show(held.held(), out) }
+    fn show(
+        held: SeqReadHeld<'_>,
+        state: &OpenFile<JsonCursor>,
+        cursor: &JsonCursor,
+        out: &mut SeqFile,
+    ) -> Result {
+        let held = held.held();
+        let file = state.event_file(held).ok_or(code::ENODEV)?;
+        cursor.show(held, file, out)
     }
 }

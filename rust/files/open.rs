@@ -95,7 +95,12 @@ pub(super) trait Records: EventSeqFile {
     ) -> Record;
 
     /// Writes the record `reader` is at into `out`: `show()`.
-    fn show(held: SeqReadHeld<'_>, reader: &Self::Reader, out: &mut SeqFile) -> Result;
+    fn show(
+        held: SeqReadHeld<'_>,
+        state: &OpenFile<Self::Reader>,
+        reader: &Self::Reader,
+        out: &mut SeqFile,
+    ) -> Result;
 }
 
 /// What an open file keeps, the seq_file's private data (C's
@@ -525,12 +530,12 @@ impl<F: Records> RecordsAdapter<F> {
         // SAFETY: `seq_open()` in `open()` made `m` the seq_file of an `F`
         // file, whose operations only seq_file calls, under its lock, for
         // this call.
-        let (_, reader) = unsafe { reading::<F>(m) };
+        let (state, reader) = unsafe { reading::<F>(m) };
         // SAFETY: seq_file calls `show()` with `m` being shown, under its
         // lock (`seq_read_iter()`, `traverse()`), for this call; the
         // reader borrowed is another object.
         let out = unsafe { SeqFile::from_raw(m) };
-        match F::show(held, reader, out) {
+        match F::show(held, state, reader, out) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }

@@ -38,14 +38,14 @@ unsafe impl Send for TriggerData {}
 unsafe impl Sync for TriggerData {}
 
 /// A trigger's identity ([`TriggerData::id`]): its address, compared,
-/// never dereferenced.
+/// never turned back into a reference.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TriggerId(*const TriggerData);
+pub(crate) struct TriggerId(usize);
 
 impl TriggerId {
     /// The identity of the trigger at `ptr`.
     pub(crate) fn of_raw(ptr: *mut bindings::event_trigger_data) -> Self {
-        TriggerId(ptr.cast_const().cast())
+        TriggerId(ptr as usize)
     }
 }
 
@@ -77,7 +77,7 @@ impl TriggerData {
     /// The trigger's identity: what finds it again in its registry once
     /// a borrow of it has ended.
     pub(crate) fn id(&self) -> TriggerId {
-        TriggerId(ptr::from_ref(self))
+        TriggerId(ptr::from_ref(self) as usize)
     }
 
     /// The C struct, for the tracing core's functions.
