@@ -184,54 +184,58 @@ impl TriggerData {
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.as_ptr()).paused), paused) };
     }
 
+    /// Runs `f` on the fields that change only with the lock held: the
+    /// reference count (`ref`) and the saved pause (`paused_tmp`).
+    /// `f` gets them for its call alone.
+    fn locked<R>(
+        &self,
+        _held: EventMutexHeld<'_>,
+        f: impl FnOnce(&mut c_int, &mut bool) -> R,
+    ) -> R {
+        let data = self.as_ptr();
+        // SAFETY: the trigger is live (invariant); `ref` and `paused_tmp`
+        // are read and written only with the lock held (invariant), as it
+        // is (`_held`), and only here, whose borrows of them end when `f`
+        // returns; probes and the tracing core's other users touch
+        // neither.
+        let (refs, paused_tmp) = unsafe { (&mut (*data).ref_, &mut (*data).paused_tmp) };
+        f(refs, paused_tmp)
+    }
+
     /// Pauses the trigger, keeping whether it was (`paused_tmp`) for
     /// [`restore_paused`](Self::restore_paused), as hist's
     /// `pause_named_trigger()` does.
-    pub(crate) fn save_and_pause(&self, _held: EventMutexHeld<'_>) {
+    pub(crate) fn save_and_pause(&self, held: EventMutexHeld<'_>) {
         let paused = self.paused();
-        // SAFETY: the trigger is live (invariant); `paused_tmp` is written
-        // and read only with the lock held (`_held`).
-        unsafe { (*self.as_ptr()).paused_tmp = paused };
+        self.locked(held, |_, saved| *saved = paused);
         self.set_paused(true);
     }
 
     /// Undoes [`save_and_pause`](Self::save_and_pause).
-    pub(crate) fn restore_paused(&self, _held: EventMutexHeld<'_>) {
-        // SAFETY: the trigger is live (invariant); `paused_tmp` is written
-        // and read only with the lock held (`_held`).
-        let paused = unsafe { (*self.as_ptr()).paused_tmp };
+    pub(crate) fn restore_paused(&self, held: EventMutexHeld<'_>) {
+        let paused = self.locked(held, |_, saved| *saved);
         self.set_paused(paused);
-    }
-
-    /// The reference count's field, used only with the lock held.
-    fn refs(&self, _held: EventMutexHeld<'_>) -> *mut c_int {
-        // SAFETY: the trigger is live (invariant); only the address is
-        // taken.
-        unsafe { ptr::addr_of_mut!((*self.as_ptr()).ref_) }
     }
 
     /// Takes a reference on the trigger.
     pub(crate) fn get_ref(&self, held: EventMutexHeld<'_>) {
-        // SAFETY: the count changes only with the lock held (invariant),
-        // as it is (`held`); no reference to it outlives this statement.
-        unsafe { *self.refs(held) += 1 };
+        self.locked(held, |refs, _| *refs += 1);
     }
 
     /// Drops a reference on the trigger; see [`Refs`]. Freeing it after
     /// the last is the caller's.
     pub(crate) fn put_ref(&self, held: EventMutexHeld<'_>) -> Refs {
-        // SAFETY: the count changes only with the lock held (invariant),
-        // as it is (`held`); no other reference to it lives meanwhile.
-        let refs = unsafe { &mut *self.refs(held) };
-        if *refs <= 0 {
-            return Refs::Unbalanced;
-        }
-        *refs -= 1;
-        if *refs > 0 {
-            Refs::Left
-        } else {
-            Refs::Last
-        }
+        self.locked(held, |refs, _| {
+            if *refs <= 0 {
+                return Refs::Unbalanced;
+            }
+            *refs -= 1;
+            if *refs > 0 {
+                Refs::Left
+            } else {
+                Refs::Last
+            }
+        })
     }
 }
 
