@@ -505,17 +505,18 @@ pub(crate) fn info_parts<'a>(
 pub(crate) mod test_support {
     //! Hooks the KUnit suite uses to probe the registration.
 
+    use crate::command::{Trigger, COMMAND};
     use crate::tracing::NewTrigger;
 
     /// A trigger of the command, never attached.
-    pub(crate) fn new_trigger() -> kernel::error::Result<NewTrigger<super::Trigger>> {
-        super::COMMAND.new_trigger()
+    pub(crate) fn new_trigger() -> kernel::error::Result<NewTrigger<Trigger>> {
+        COMMAND.new_trigger()
     }
 
     /// Tries to register the command a second time.
     pub(crate) fn register_again() -> kernel::ffi::c_int {
         // SAFETY: registering an already registered command only compares
         // names and fails; the command is not modified.
-        unsafe { kernel::bindings::register_event_command(super::COMMAND.as_ptr()) }
+        unsafe { kernel::bindings::register_event_command(COMMAND.as_ptr()) }
     }
 }
