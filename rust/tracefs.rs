@@ -182,12 +182,14 @@ impl SeqReadHeld<'_> {
     ///
     /// [`unlock_after_read`]: Self::unlock_after_read
     pub(crate) unsafe fn assume<'a>() -> SeqReadHeld<'a> {
+        assert_event_mutex_held();
         // INVARIANT: seq_file calls `next()` and `show()` between a
         // `start()` and its `stop()`, in the task of both; the lock the
         // `start()` took is held until that `stop()` (the caller's
-        // contract), after this call.
-        // SAFETY: as just argued, this task holds the lock for `'a`.
-        SeqReadHeld(unsafe { EventMutexHeld::assume() })
+        // contract), after this call: this task holds it for `'a`. A read
+        // takes no trigger off its list, so the proof is not used across
+        // a removal (`EventMutexHeld::assume()`'s other condition).
+        SeqReadHeld(EventMutexHeld(PhantomData))
     }
 
     /// For a seq_file's `stop()`: releases the lock its `start()` took.
@@ -198,10 +200,13 @@ impl SeqReadHeld<'_> {
     /// with [`lock_for_read`](Self::lock_for_read).
     pub(crate) unsafe fn unlock_after_read() {
         assert_event_mutex_held();
-        // SAFETY: seq_file calls `stop()` after every `start()`, in the same
-        // task, and the `start()` left the lock held for it (the caller's
-        // contract): this task holds it, and this releases it once.
-        unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(bindings::event_mutex)) };
+        // INVARIANT: seq_file calls `stop()` after every `start()`, in the
+        // same task, and the `start()` left the lock held for it (the
+        // caller's contract): this task holds it, and the guard's drop
+        // releases it, once.
+        drop(EventMutexGuard {
+            _not_send: PhantomData,
+        });
     }
 }
 
