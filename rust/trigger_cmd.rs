@@ -25,18 +25,23 @@ use crate::tracing::{EventFile, ListEnd, Listed, NewTrigger, TriggerData, Trigge
 
 /// A trigger command of this module, whose callbacks are `C`'s, linked
 /// into the tracing core's list of commands while [`Attached`] holds it.
-pub(crate) struct TriggerCommand<C>(UnsafeCell<bindings::event_command>, PhantomData<C>);
+pub(crate) struct TriggerCommand<C> {
+    command: UnsafeCell<bindings::event_command>,
+    /// The name `command` points at, for this module's messages.
+    name: &'static core::ffi::CStr,
+    _callbacks: PhantomData<C>,
+}
 
-// SAFETY: shared access from Rust only reads `name` (in `register()`),
-// which nothing writes after the command is made; the tracing core writes
-// the command's `list` node only under its `trigger_cmd_mutex`, and reads
-// the rest. This module never writes to it.
+// SAFETY: this module never reads or writes the command's C struct after
+// it is made, but through the tracing core, which writes its `list` node
+// only under its `trigger_cmd_mutex`, and reads the rest; `name` is a
+// shared static string.
 unsafe impl<C> Sync for TriggerCommand<C> {}
 
 impl<C> TriggerCommand<C> {
     /// The command, as the tracing core knows it.
     pub(crate) fn as_ptr(&self) -> *mut bindings::event_command {
-        self.0.get()
+        self.command.get()
     }
 }
 
@@ -54,8 +59,8 @@ impl<C: Command> TriggerCommand<C> {
             C::HAS_TRIGGER || C::OWN_TRIGGER.is_some(),
             "a command needs a trigger()"
         );
-        TriggerCommand(
-            UnsafeCell::new(bindings::event_command {
+        TriggerCommand {
+            command: UnsafeCell::new(bindings::event_command {
                 list: bindings::list_head {
                     next: ptr::null_mut(),
                     prev: ptr::null_mut(),
@@ -78,8 +83,9 @@ impl<C: Command> TriggerCommand<C> {
                 free: Some(free::<C>),
                 print: Some(print::<C>),
             }),
-            PhantomData,
-        )
+            name,
+            _callbacks: PhantomData,
+        }
     }
 
     /// Whether `data` is a trigger of this command.
@@ -116,11 +122,9 @@ impl<C: Command> TriggerCommand<C> {
         // SAFETY: the command is static and fully initialised.
         let ret = unsafe { bindings::register_event_command(self.as_ptr()) };
         if ret != 0 {
-            // SAFETY: a static, NUL-terminated name.
-            let name = unsafe { CStr::from_char_ptr((*self.as_ptr()).name) };
             pr_err!(
                 "cannot register the trigger command '{}' (error {ret}): is another one loaded?\n",
-                name.to_str().unwrap_or("?")
+                self.name.to_str().unwrap_or("?")
             );
             return Err(Error::from_errno(ret));
         }
