@@ -20,6 +20,9 @@
 //! - [`seq_file`]: the seq_file being shown, written to.
 //! - [`task`]: the current task's name, `cond_resched()`.
 //! - [`workqueue`]: the wait for a work item, `flush_work()`.
+//!
+//! And [`field_ptr!`]: the address of a field of a C struct behind a raw
+//! pointer.
 
 pub(crate) mod barrier;
 pub(crate) mod completion;
@@ -33,3 +36,34 @@ pub(crate) mod percpu;
 pub(crate) mod seq_file;
 pub(crate) mod task;
 pub(crate) mod workqueue;
+
+/// The address of the field `$field` of the `$type` at `$base` (a
+/// `*mut $type`), typed as a pointer to the field: what
+/// `ptr::addr_of_mut!((*base).field)` gives, without `unsafe`. It reads
+/// nothing and makes no reference, only computes an address
+/// (`wrapping_byte_add()` keeps `base`'s provenance), so it is safe for
+/// any pointer; using the result is what needs `base` to be valid.
+///
+/// ```ignore
+/// let head: *mut bindings::list_head = field_ptr!(file, bindings::trace_event_file, triggers);
+/// ```
+macro_rules! field_ptr {
+    ($base:expr, $type:ty, $field:ident) => {
+        $crate::kernel_ext::field_at::<$type, _>(
+            $base,
+            core::mem::offset_of!($type, $field),
+            |value: &$type| &value.$field,
+        )
+    };
+}
+pub(crate) use field_ptr;
+
+/// [`field_ptr!`]'s typed step: `offset` bytes into `base`, as a pointer
+/// to `F`, the type of the field that `field` (never called) borrows.
+/// Called only by the macro, which takes `offset` and `field` from the
+/// same field.
+#[doc(hidden)]
+#[inline(always)]
+pub(crate) fn field_at<T, F>(base: *mut T, offset: usize, _field: fn(&T) -> &F) -> *mut F {
+    base.wrapping_byte_add(offset).cast()
+}

@@ -3,7 +3,7 @@
 //! An event of one trace instance (`struct trace_event_file`), its
 //! trigger list, and [`EventPin`], which keeps one.
 
-use core::ptr::{self, NonNull};
+use core::ptr::NonNull;
 use kernel::ffi::{c_char, c_int};
 
 use kernel::bindings;
@@ -12,6 +12,7 @@ use kernel::str::CStr;
 use kernel::types::Opaque;
 
 use super::{TraceArray, TriggerData};
+use crate::kernel_ext::field_ptr;
 use crate::kernel_ext::list::ListIter;
 use crate::shim;
 use crate::tracefs::{ErrText, EventMutexHeld};
@@ -144,8 +145,7 @@ impl EventFile {
 
     /// The head of the file's trigger list.
     fn triggers_head(&self) -> *mut bindings::list_head {
-        // SAFETY: the file is live (invariant); only the address is taken.
-        unsafe { ptr::addr_of_mut!((*self.as_ptr()).triggers) }
+        field_ptr!(self.as_ptr(), bindings::trace_event_file, triggers)
     }
 
     /// The triggers attached to the file, in list order. Each is live
@@ -223,44 +223,54 @@ impl EventFile {
     /// does. No probe was registered, so dropping them again with the
     /// matching disable call restores the event exactly.
     pub(crate) fn trigger_mode_get(&self, held: EventMutexHeld<'_>) -> c_int {
-        // SAFETY: the file is live (invariant), and the lock the callee
-        // needs is held (`_held`).
-        let ret = unsafe { bindings::trace_event_trigger_enable_disable(self.as_ptr(), 1) };
+        let ret = self.trigger_mode(held, true);
         if ret < 0 {
             // Drops the references the failed call took.
-            self.trigger_mode_put(held);
+            self.trigger_mode(held, false);
         }
         ret
     }
 
     /// Drops a reference [`trigger_mode_get`](Self::trigger_mode_get)
     /// took: C's `trace_event_trigger_enable_disable(file, 0)`.
-    pub(crate) fn trigger_mode_put(&self, _held: EventMutexHeld<'_>) {
-        // SAFETY: the file is live (invariant), and the lock the callee
-        // needs is held (`_held`).
-        unsafe { bindings::trace_event_trigger_enable_disable(self.as_ptr(), 0) };
+    pub(crate) fn trigger_mode_put(&self, held: EventMutexHeld<'_>) {
+        self.trigger_mode(held, false);
+    }
+
+    /// C's `trace_event_trigger_enable_disable(file, enable)`.
+    fn trigger_mode(&self, _held: EventMutexHeld<'_>, enable: bool) -> c_int {
+        // SAFETY: the file is live while `self` is borrowed (invariant),
+        // and the callee needs `event_mutex`, held (`_held`). It reads and
+        // writes only the file and its event; a call that does not match
+        // an earlier one miscounts (`tm_ref`) but frees nothing.
+        unsafe { bindings::trace_event_trigger_enable_disable(self.as_ptr(), enable.into()) }
     }
 
     /// Holds the file in soft mode once more: C's
     /// `trace_event_enable_disable(file, 1, 1)`, undone when it fails (see
     /// [`trigger_mode_get`](Self::trigger_mode_get)).
     pub(crate) fn soft_mode_get(&self, held: EventMutexHeld<'_>) -> c_int {
-        // SAFETY: the file is live (invariant), and the lock the callee
-        // needs is held (`_held`).
-        let ret = unsafe { bindings::trace_event_enable_disable(self.as_ptr(), 1, 1) };
+        let ret = self.soft_mode(held, true);
         if ret < 0 {
             // Drops the reference the failed call took.
-            self.soft_mode_put(held);
+            self.soft_mode(held, false);
         }
         ret
     }
 
     /// Drops a reference [`soft_mode_get`](Self::soft_mode_get) took: C's
     /// `trace_event_enable_disable(file, 0, 1)`.
-    pub(crate) fn soft_mode_put(&self, _held: EventMutexHeld<'_>) {
-        // SAFETY: the file is live (invariant), and the lock the callee
-        // needs is held (`_held`).
-        unsafe { bindings::trace_event_enable_disable(self.as_ptr(), 0, 1) };
+    pub(crate) fn soft_mode_put(&self, held: EventMutexHeld<'_>) {
+        self.soft_mode(held, false);
+    }
+
+    /// C's `trace_event_enable_disable(file, enable, 1)`.
+    fn soft_mode(&self, _held: EventMutexHeld<'_>, enable: bool) -> c_int {
+        // SAFETY: the file is live while `self` is borrowed (invariant),
+        // and the callee needs `event_mutex`, held (`_held`). It reads and
+        // writes only the file and its event; a call that does not match
+        // an earlier one miscounts (`sm_ref`) but frees nothing.
+        unsafe { bindings::trace_event_enable_disable(self.as_ptr(), enable.into(), 1) }
     }
 
     /// C's `update_cond_flag()`: whether the file's triggers need the

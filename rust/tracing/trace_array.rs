@@ -11,7 +11,7 @@
 //! snapshot) holds an [`InstanceRef`] rather than a raw pointer.
 
 use core::mem::offset_of;
-use core::ptr::{self, NonNull};
+use core::ptr::NonNull;
 use kernel::ffi::c_int;
 
 use kernel::bindings;
@@ -19,6 +19,7 @@ use kernel::error::{code, Result};
 use kernel::types::Opaque;
 
 use super::EventFile;
+use crate::kernel_ext::field_ptr;
 use crate::kernel_ext::list::ListIter;
 use crate::tracefs::EventMutexHeld;
 
@@ -86,8 +87,7 @@ impl TraceArray {
         system: &str,
         event: &str,
     ) -> Option<&'a EventFile> {
-        // SAFETY: the array is live (invariant); only the address is taken.
-        let head = unsafe { ptr::addr_of_mut!((*self.as_ptr()).events) };
+        let head = field_ptr!(self.as_ptr(), bindings::trace_array, events);
         // SAFETY: every node on `tr->events` is the `list` member of a
         // `trace_event_file`, which `EventFile` wraps, live (as its
         // invariant says) while it is on the list; events and instances

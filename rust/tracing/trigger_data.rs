@@ -13,6 +13,7 @@ use kernel::str::CStr;
 use kernel::types::Opaque;
 
 use super::{EventFile, ListEnd};
+use crate::kernel_ext::field_ptr;
 use crate::tracefs::{EventMutexHeld, EventMutexScope};
 
 /// A trigger: what one command attached to one event file, with its
@@ -87,9 +88,7 @@ impl TriggerData {
 
     /// The trigger's `list` entry.
     pub(super) fn list_entry(&self) -> *mut bindings::list_head {
-        // SAFETY: the trigger is live (invariant); only the address is
-        // taken.
-        unsafe { ptr::addr_of_mut!((*self.as_ptr()).list) }
+        field_ptr!(self.as_ptr(), bindings::event_trigger_data, list)
     }
 
     /// The command the trigger belongs to.
@@ -261,6 +260,43 @@ unsafe fn free_trigger<P>(data: NonNull<TriggerData>) -> Option<KBox<P>> {
     }
 }
 
+/// A trigger kept live by the value's holder, with its command's private
+/// data `P`: what [`NewTrigger`] (owning the trigger outright) and
+/// [`TriggerRef`] (owning one reference) are made of.
+///
+/// # Invariants
+///
+/// `data` points at a live trigger, which stays live while the value
+/// lives. Its private data is null or comes from `KBox::<P>::into_raw()`,
+/// owned by the trigger, and is replaced only through a [`NewTrigger`]
+/// borrowed `mut`.
+struct KeptTrigger<P> {
+    data: NonNull<TriggerData>,
+    _private: PhantomData<KBox<P>>,
+}
+
+impl<P> KeptTrigger<P> {
+    /// The private data, if the trigger has any.
+    fn private(&self) -> Option<&P> {
+        let private = self.private_data().cast::<P>();
+        // SAFETY: null or a `KBox<P>` the trigger owns (invariant), freed
+        // only with the trigger, which stays live while the value does,
+        // and replaced only through a `NewTrigger` borrowed `mut`, which
+        // this shared borrow of the value rules out.
+        (!private.is_null()).then(|| unsafe { &*private })
+    }
+}
+
+impl<P> core::ops::Deref for KeptTrigger<P> {
+    type Target = TriggerData;
+
+    fn deref(&self) -> &TriggerData {
+        // SAFETY: the trigger stays live while the value lives
+        // (invariant), which outlives this borrow of it.
+        unsafe { self.data.as_ref() }
+    }
+}
+
 /// A trigger this task has just made, with its command's private data
 /// `P` once set: on no list, used by no one else, with no reference
 /// counted. Dropping it frees it and its private data; [`list`] puts it
@@ -270,14 +306,10 @@ unsafe fn free_trigger<P>(data: NonNull<TriggerData>) -> Option<KBox<P>> {
 ///
 /// # Invariants
 ///
-/// `data` points at a live trigger, allocated by `trigger_data_alloc()`,
-/// on no list, with no reference counted, that no one else uses: the
-/// value owns it. Its private data is null or comes from
-/// `KBox::<P>::into_raw()`, owned by the trigger.
-pub(crate) struct NewTrigger<P = ()> {
-    data: NonNull<TriggerData>,
-    _private: PhantomData<KBox<P>>,
-}
+/// The trigger, allocated by `trigger_data_alloc()`, is on no list, with
+/// no reference counted, and no one else uses it: the value owns it, and
+/// frees it when dropped.
+pub(crate) struct NewTrigger<P = ()>(KeptTrigger<P>);
 
 impl<P> NewTrigger<P> {
     /// A new trigger of the command `cmd_ops`, with no count, no filter
@@ -296,16 +328,16 @@ impl<P> NewTrigger<P> {
         };
         let data = NonNull::new(data.cast::<TriggerData>()).ok_or(code::ENOMEM)?;
         // INVARIANT: just allocated, without private data, on no list,
-        // with no reference, and known to no one else.
-        Ok(NewTrigger {
+        // with no reference, and known to no one else; the value frees it.
+        Ok(NewTrigger(KeptTrigger {
             data,
             _private: PhantomData,
-        })
+        }))
     }
 
     /// The C struct, which no one else uses (invariant).
     fn raw(&mut self) -> *mut bindings::event_trigger_data {
-        self.data.as_ptr().cast()
+        self.0.data.as_ptr().cast()
     }
 
     /// Gives the trigger its private data, dropping any it had.
@@ -375,14 +407,15 @@ impl<P> NewTrigger<P> {
             // for when it is freed), with no reference counted.
             return Err((self, ret));
         }
-        let data = self.data;
+        let data = self.0.data;
         core::mem::forget(self);
         // INVARIANT: on `file`'s list, with the list's reference, which
-        // the result owns; the private data is the trigger's still.
-        Ok(Listed(TriggerRef {
+        // the result owns and which keeps the trigger live; the private
+        // data is the trigger's still.
+        Ok(Listed(TriggerRef(KeptTrigger {
             data,
             _private: PhantomData,
-        }))
+        })))
     }
 }
 
@@ -390,8 +423,7 @@ impl<P> core::ops::Deref for NewTrigger<P> {
     type Target = TriggerData;
 
     fn deref(&self) -> &TriggerData {
-        // SAFETY: the trigger is live while the value owns it (invariant).
-        unsafe { self.data.as_ref() }
+        &self.0
     }
 }
 
@@ -400,7 +432,7 @@ impl<P> Drop for NewTrigger<P> {
         // SAFETY: the trigger is live, on no list and used by no one else,
         // its private data null or a `KBox<P>` it owns (invariant): this
         // frees both, once.
-        drop(unsafe { free_trigger::<P>(self.data) });
+        drop(unsafe { free_trigger::<P>(self.0.data) });
     }
 }
 
@@ -411,13 +443,9 @@ impl<P> Drop for NewTrigger<P> {
 ///
 /// # Invariants
 ///
-/// `data` points at a live trigger of which the value owns one
-/// reference. Its private data is null or comes from
-/// `KBox::<P>::into_raw()`, owned by the trigger.
-struct TriggerRef<P> {
-    data: NonNull<TriggerData>,
-    _private: PhantomData<KBox<P>>,
-}
+/// The value owns one reference on the trigger, which keeps it live: a
+/// trigger is freed only after its last reference is dropped.
+struct TriggerRef<P>(KeptTrigger<P>);
 
 // SAFETY: the value is a reference on a trigger, which may be used and
 // dropped from any task (`TriggerData` is `Send` and `Sync`), and on its
@@ -429,16 +457,12 @@ unsafe impl<P: Sync> Sync for TriggerRef<P> {}
 impl<P> TriggerRef<P> {
     /// The private data, if the trigger has any.
     fn private(&self) -> Option<&P> {
-        let private = self.private_data().cast::<P>();
-        // SAFETY: null or a `KBox<P>` the trigger owns (invariant), freed
-        // only with the trigger, after its last reference, of which the
-        // value holds one while borrowed.
-        (!private.is_null()).then(|| unsafe { &*private })
+        self.0.private()
     }
 
     /// The trigger, the reference handed over to the caller.
     fn into_raw(self) -> NonNull<TriggerData> {
-        let data = self.data;
+        let data = self.0.data;
         core::mem::forget(self);
         data
     }
@@ -448,9 +472,7 @@ impl<P> core::ops::Deref for TriggerRef<P> {
     type Target = TriggerData;
 
     fn deref(&self) -> &TriggerData {
-        // SAFETY: a trigger is freed only after its last reference is
-        // dropped, and the value holds one (invariant).
-        unsafe { self.data.as_ref() }
+        &self.0
     }
 }
 
