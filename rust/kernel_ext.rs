@@ -21,8 +21,11 @@
 //! - [`task`]: the current task's name, `cond_resched()`.
 //! - [`workqueue`]: the wait for a work item, `flush_work()`.
 //!
-//! And [`field_ptr!`]: the address of a field of a C struct behind a raw
-//! pointer.
+//! And two helpers for C structs: [`field_ptr!`], the address of a field
+//! behind a raw pointer, and [`c_bytes`], a C string's bytes.
+
+use kernel::ffi::c_char;
+use kernel::str::CStr;
 
 pub(crate) mod barrier;
 pub(crate) mod completion;
@@ -66,4 +69,17 @@ pub(crate) use field_ptr;
 #[inline(always)]
 pub(crate) fn field_at<T, F>(base: *mut T, offset: usize, _field: fn(&T) -> &F) -> *mut F {
     base.wrapping_byte_add(offset).cast()
+}
+
+/// The bytes of the C string at `p` (without its NUL), or `None` for a
+/// null `p`.
+///
+/// # Safety
+///
+/// `p` must be null or point at a NUL-terminated string that is neither
+/// freed nor changed for `'a`.
+pub(crate) unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
+    // SAFETY: `p` is not null, so it is a NUL-terminated string kept as it
+    // is for `'a` (the caller's promise).
+    (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
 }

@@ -16,9 +16,9 @@ use kernel::bindings;
 use kernel::build_error;
 use kernel::error::{Error, VTABLE_DEFAULT_ERROR};
 use kernel::prelude::*;
-use kernel::str::CStr;
 
 use crate::event::RingEvent;
+use crate::kernel_ext::c_bytes;
 use crate::kernel_ext::seq_file::SeqFile;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld, EventMutexScope};
 use crate::tracing::{EventFile, ListEnd, Listed, NewTrigger, TriggerData, TriggerId, Unlisted};
@@ -704,15 +704,4 @@ impl<P> Registry<P> {
     ) -> impl Iterator<Item = &'a TriggerData> + 'a {
         (0..).map_while(move |at| self.get(held, at))
     }
-}
-
-/// Borrows a C string argument.
-///
-/// # Safety
-///
-/// `p` must be null or a NUL-terminated string valid for `'a`.
-pub(crate) unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
-    // SAFETY: `p` is not null, so it is a NUL-terminated string valid for
-    // `'a` (the caller's promise).
-    (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
 }

@@ -4,16 +4,15 @@
 //! trigger list, and [`EventPin`], which keeps one.
 
 use core::ptr::NonNull;
-use kernel::ffi::{c_char, c_int};
+use kernel::ffi::c_int;
 
 use kernel::bindings;
 use kernel::error::{code, Result};
-use kernel::str::CStr;
 use kernel::types::Opaque;
 
 use super::{TraceArray, TriggerData};
-use crate::kernel_ext::field_ptr;
 use crate::kernel_ext::list::ListIter;
+use crate::kernel_ext::{c_bytes, field_ptr};
 use crate::shim;
 use crate::tracefs::{ErrText, EventMutexHeld};
 
@@ -108,19 +107,15 @@ impl EventFile {
     pub(crate) fn names(&self) -> (&[u8], &[u8]) {
         let call = self.call();
         // SAFETY: the event is registered while `self` is borrowed
-        // (invariant), so its call and class are live.
-        let (system, name) =
-            unsafe { ((*(*call).class).system, shim::rhist_trace_event_name(call)) };
-        let text = |p: *const c_char| -> &[u8] {
-            if p.is_null() {
-                return b"";
-            }
-            // SAFETY: an event's names are NUL-terminated strings that
-            // live as long as it is registered: as long as `self` is
-            // borrowed (invariant).
-            unsafe { CStr::from_char_ptr(p) }.as_bytes()
+        // (invariant), so its call and class are live, and its names,
+        // null or NUL-terminated strings it owns, are kept for as long.
+        let (system, name) = unsafe {
+            (
+                c_bytes((*(*call).class).system),
+                c_bytes(shim::rhist_trace_event_name(call)),
+            )
         };
-        (text(system), text(name))
+        (system.unwrap_or(b""), name.unwrap_or(b""))
     }
 
     /// Whether the event has a class: C's `__find_event_file()` skips

@@ -9,11 +9,10 @@ use kernel::ffi::{c_int, c_void};
 use kernel::bindings;
 use kernel::error::{code, Result};
 use kernel::prelude::*;
-use kernel::str::CStr;
 use kernel::types::Opaque;
 
 use super::{EventFile, ListEnd};
-use crate::kernel_ext::field_ptr;
+use crate::kernel_ext::{c_bytes, field_ptr};
 use crate::tracefs::{EventMutexHeld, EventMutexScope};
 
 /// A trigger: what one command attached to one event file, with its
@@ -134,15 +133,12 @@ impl TriggerData {
     /// The filter's text (`<filter>` of `if <filter>`), if there is one,
     /// kept as it is by the lock held for `'a`.
     pub(crate) fn filter<'a>(&'a self, _held: EventMutexHeld<'a>) -> Option<&'a [u8]> {
-        // SAFETY: the trigger is live (invariant); its filter string is
-        // changed (`set_filter()`) only with the lock held, as it is for
-        // `'a` (`_held`).
-        let p = unsafe { (*self.as_ptr()).filter_str };
-        // SAFETY: a filter string is null or NUL-terminated, and freed
-        // only when changed or with the trigger, both with the lock held:
-        // by no other task for `'a` (`_held`), and by this one only through
-        // `free()`, whose caller promises `self` is not used after it.
-        (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) }.as_bytes())
+        // SAFETY: the trigger is live while `self` is borrowed (invariant).
+        // Its filter string is null or NUL-terminated, and changed or freed
+        // only with the lock held: by no other task for `'a` (`_held`), and
+        // by this one only in `set_filter()`, which needs no borrow of the
+        // text, or when the trigger is freed, after every borrow of it.
+        unsafe { c_bytes((*self.as_ptr()).filter_str) }
     }
 
     /// Sets the filter `text` (`if <filter>`, NUL-terminated; the callee
