@@ -4,6 +4,7 @@
 
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use kernel::ffi::{c_int, c_void};
 
 use kernel::bindings;
@@ -104,28 +105,35 @@ impl TriggerData {
         unsafe { (*self.as_ptr()).private_data }
     }
 
+    /// `count`, which probes read and count down racily, as C's
+    /// `event_trigger_count()` does with single loads and stores: here as
+    /// a relaxed atomic, which compiles to the same plain load and store.
+    fn count_word(&self) -> &AtomicUsize {
+        let count = field_ptr!(self.as_ptr(), bindings::event_trigger_data, count);
+        // SAFETY: the trigger is live while `self` is borrowed (invariant),
+        // so `count`, an aligned `c_ulong` (a `usize`), is valid for the
+        // borrow; every access to it, C's and this module's, is one load
+        // or store of the whole word, which the kernel's memory model
+        // treats as these relaxed atomic ones.
+        unsafe { AtomicUsize::from_ptr(count) }
+    }
+
     /// The count left (`!0`: unlimited).
     pub(crate) fn count(&self) -> u64 {
-        // SAFETY: the trigger is live (invariant); probes may decrement
-        // the count meanwhile (`take_count()`), so it is read once.
-        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).count)) as u64 }
+        self.count_word().load(Ordering::Relaxed) as u64
     }
 
     /// Whether the trigger may fire once more, counting it down: C's
     /// `event_trigger_count()`. Racy across CPUs as C's is: a lost
     /// decrement lets the trigger fire once more, as it does there.
     pub(crate) fn take_count(&self) -> bool {
-        // SAFETY: the trigger is live (invariant); `count` is read and
-        // written once each, as C reads and writes it from every probe.
-        unsafe {
-            let count = ptr::addr_of_mut!((*self.as_ptr()).count);
-            let left = ptr::read_volatile(count);
-            if left == 0 {
-                return false;
-            }
-            if left != !0 {
-                ptr::write_volatile(count, left - 1);
-            }
+        let count = self.count_word();
+        let left = count.load(Ordering::Relaxed);
+        if left == 0 {
+            return false;
+        }
+        if left != !0 {
+            count.store(left - 1, Ordering::Relaxed);
         }
         true
     }
@@ -163,20 +171,29 @@ impl TriggerData {
         }
     }
 
+    /// `paused`, which the tracing core and probes (`enable_*` triggers)
+    /// read and write racily, with single loads and stores: here as a
+    /// relaxed atomic, which compiles to the same plain load and store.
+    fn paused_flag(&self) -> &AtomicBool {
+        let paused = field_ptr!(self.as_ptr(), bindings::event_trigger_data, paused);
+        // SAFETY: the trigger is live while `self` is borrowed (invariant),
+        // so `paused`, a `bool`, is valid for the borrow; every access to
+        // it, C's and this module's, is one load or store of the byte,
+        // which the kernel's memory model treats as these relaxed atomic
+        // ones.
+        unsafe { AtomicBool::from_ptr(paused) }
+    }
+
     /// Whether the trigger is paused; probes change it (`enable_*`
     /// triggers), so it is read once.
     pub(crate) fn paused(&self) -> bool {
-        // SAFETY: the trigger is live (invariant); `paused` is a plain
-        // flag written once at a time, as C's `WRITE_ONCE()` would.
-        unsafe { ptr::read_volatile(ptr::addr_of!((*self.as_ptr()).paused)) }
+        self.paused_flag().load(Ordering::Relaxed)
     }
 
     /// Pauses or continues the trigger; the event path reads the flag on
     /// each event, racily, as it reads hist's.
     pub(crate) fn set_paused(&self, paused: bool) {
-        // SAFETY: the trigger is live (invariant); `paused` is a plain flag
-        // read and written once at a time by the tracing core and probes.
-        unsafe { ptr::write_volatile(ptr::addr_of_mut!((*self.as_ptr()).paused), paused) };
+        self.paused_flag().store(paused, Ordering::Relaxed);
     }
 
     /// Runs `f` on the fields that change only with the lock held: the
