@@ -668,16 +668,14 @@ impl<P> Registry<P> {
     pub(crate) fn take(&self, scope: &mut EventMutexScope<'_>, id: TriggerId) -> Option<Listed<P>> {
         self.with(scope.held(), |list| {
             let at = list.iter().position(|d| d.id() == id)?;
-            let last = list.len() - 1;
-            list.as_mut_slice().swap(at, last);
-            // SAFETY: `last` is in bounds; the element is read out once, and
-            // the length cut to exclude it, so it is neither dropped nor
-            // read again by the vector (6.12's `KVec` has no `pop()`).
-            Some(unsafe {
-                let taken = list.as_ptr().add(last).read();
-                list.set_len(last);
-                taken
-            })
+            // To the front, the others keeping their order; 6.12's `KVec`
+            // has no `remove()`, but its iterator's `collect()` keeps the
+            // rest in place (and may shrink the buffer, never fail).
+            list.as_mut_slice()[..=at].rotate_right(1);
+            let mut rest = core::mem::take(list).into_iter();
+            let taken = rest.next();
+            *list = rest.collect(GFP_KERNEL);
+            taken
         })
     }
 
