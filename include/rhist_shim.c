@@ -4,7 +4,6 @@
  * See rhist_shim.h.
  */
 #include <linux/atomic.h>
-#include <linux/completion.h>
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/hardirq.h>
@@ -140,11 +139,6 @@ void rhist_smp_mb__after_atomic(void)
 {
 	/* After the caller's atomic; whatever the caller pairs it with. */
 	smp_mb__after_atomic();
-}
-
-void rhist_init_completion(struct completion *x)
-{
-	init_completion(x);
 }
 
 /*

@@ -124,6 +124,4 @@ unsafe extern "C" {
     pub(crate) safe fn rhist_smp_mb__after_atomic();
     /// `cond_resched()`: may sleep.
     pub(crate) safe fn rhist_cond_resched();
-    /// `init_completion()`.
-    pub(crate) fn rhist_init_completion(x: *mut bindings::completion);
 }
