@@ -115,9 +115,10 @@ unsigned int rhist_nr_cpu_ids(void)
 	return nr_cpu_ids;
 }
 
+/* False for a number not below nr_cpu_ids, which has no bit in the mask. */
 bool rhist_cpu_online(unsigned int cpu)
 {
-	return cpu_online(cpu);
+	return cpu < nr_cpu_ids && cpu_online(cpu);
 }
 
 void rhist_cond_resched(void)
