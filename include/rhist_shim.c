@@ -4,7 +4,6 @@
  * See rhist_shim.h.
  */
 #include <linux/atomic.h>
-#include <linux/completion.h>
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/hardirq.h>
@@ -116,9 +115,10 @@ unsigned int rhist_nr_cpu_ids(void)
 	return nr_cpu_ids;
 }
 
+/* False for a number not below nr_cpu_ids, which has no bit in the mask. */
 bool rhist_cpu_online(unsigned int cpu)
 {
-	return cpu_online(cpu);
+	return cpu < nr_cpu_ids && cpu_online(cpu);
 }
 
 void rhist_cond_resched(void)
@@ -140,11 +140,6 @@ void rhist_smp_mb__after_atomic(void)
 {
 	/* After the caller's atomic; whatever the caller pairs it with. */
 	smp_mb__after_atomic();
-}
-
-void rhist_init_completion(struct completion *x)
-{
-	init_completion(x);
 }
 
 /*

@@ -9,7 +9,6 @@
 
 #include <linux/types.h>
 
-struct completion;
 struct file;
 struct kthread_worker;
 struct list_head;
@@ -58,6 +57,5 @@ bool rhist_cpu_online(unsigned int cpu);
 void rhist_cond_resched(void);
 void rhist_smp_mb(void);
 void rhist_smp_mb__after_atomic(void);
-void rhist_init_completion(struct completion *x);
 
 #endif /* _RHIST_SHIM_H */

@@ -6,7 +6,6 @@
 //! types for the shell's logic.
 //!
 //! - [`barrier`]: `smp_mb()` and `smp_mb__after_atomic()`.
-//! - [`completion`]: a completion, one task waiting for another.
 //! - [`cpus`]: the online CPUs, kept online, and work run on a kthread
 //!   bound to each.
 //! - [`irq_work`]: a function run soon in hard interrupt context, asked
@@ -28,7 +27,6 @@ use kernel::ffi::c_char;
 use kernel::str::CStr;
 
 pub(crate) mod barrier;
-pub(crate) mod completion;
 pub(crate) mod cpus;
 pub(crate) mod irq_work;
 pub(crate) mod kallsyms;

@@ -110,8 +110,8 @@ unsafe extern "C" {
     /// `nr_cpu_ids`: one more than the highest possible CPU number (the
     /// copies of per-CPU sums, and the KUnit suite's kthreads).
     pub(crate) safe fn rhist_nr_cpu_ids() -> kernel::ffi::c_uint;
-    /// `cpu_online()`; `cpu` must be below `nr_cpu_ids`.
-    pub(crate) fn rhist_cpu_online(cpu: kernel::ffi::c_uint) -> bool;
+    /// `cpu_online()`; false for a `cpu` not below `nr_cpu_ids`.
+    pub(crate) safe fn rhist_cpu_online(cpu: kernel::ffi::c_uint) -> bool;
     /// `vmalloc()` of `size` bytes for a histogram's map, without an
     /// allocation report or the OOM killer; null on failure. May sleep.
     pub(crate) safe fn rhist_map_alloc(size: usize) -> *mut kernel::ffi::c_void;
@@ -124,6 +124,4 @@ unsafe extern "C" {
     pub(crate) safe fn rhist_smp_mb__after_atomic();
     /// `cond_resched()`: may sleep.
     pub(crate) safe fn rhist_cond_resched();
-    /// `init_completion()`.
-    pub(crate) fn rhist_init_completion(x: *mut bindings::completion);
 }

@@ -26,7 +26,7 @@
 //! (to `'static`, inside [`Tied`], never handed out).
 
 use core::mem::{ManuallyDrop, MaybeUninit};
-use core::ptr::{self, addr_of_mut};
+use core::ptr;
 
 use kernel::alloc::{flags::GFP_KERNEL, AllocError, KBox};
 use kernel::init::{self, Init};
@@ -107,7 +107,8 @@ pub(crate) trait Family {
 /// builds one in place.
 ///
 /// `repr(C)`, the value first: a value at its holder's address costs
-/// the event path no offset (see `command::grow::Generation`).
+/// the event path no offset (see `command::grow::Generation`); and laid
+/// out as [`Slot`], in which [`try_init`](Tied::try_init) writes it.
 #[repr(C)]
 pub(crate) struct Tied<O, F: Family> {
     value: ManuallyDrop<F::Of<'static>>,
@@ -167,33 +168,28 @@ impl<O, F: Family> Tied<O, F> {
         let init = move |slot: *mut Self| {
             let mut owner = KBox::new(owner, GFP_KERNEL)?;
             let contents: *mut O = &mut *owner;
-            // `ManuallyDrop<T>` and `MaybeUninit<T>` are both laid out as
-            // `T`, and a lifetime changes no layout.
-            // SAFETY: `slot` is valid for writes of a `Self` (the
-            // initialiser's contract); no reference to it is made.
-            let place = unsafe { addr_of_mut!((*slot).value) }.cast::<MaybeUninit<F::Of<'_>>>();
+            // SAFETY: `slot` is valid for writes of a `Self`, and reached by
+            // nothing else until the initialiser returns (its contract).
+            // `Slot` is laid out as `Self` (see `Slot`), each field in a
+            // `MaybeUninit`, which asks nothing of its contents. The borrow
+            // ends with this closure: the value, which outlives it, cannot
+            // hold one of its own place, whose lifetime is not the owner's.
+            let slot = unsafe { &mut *slot.cast::<Slot<F::Of<'_>, O>>() };
             // SAFETY: as in `try_new()`: the box's contents stay put until
             // `drop()` has dropped the value, and are reached only through
             // it meanwhile.
             let contents = unsafe { &mut *contents };
-            // SAFETY: the place is the value's, in `*slot`, valid for
-            // writes and reached by nothing else until `make` returns,
-            // which cannot keep it: the value, which outlives the call,
-            // cannot hold a borrow of the place, whose lifetime is not
-            // the owner's. `MaybeUninit` asks nothing of its contents.
-            let place = unsafe { &mut *place };
-            let place_at = place.as_ptr();
+            let place_at = slot.value.as_ptr();
             // On an error the box goes with `owner`, and whatever `make`
             // wrote is left as it is, never dropped: nothing in `*slot`
             // needs a drop.
-            let written = make(contents, place)?;
+            let written = make(contents, &mut slot.value)?;
             // A reference to the place, as safe code can only have one,
             // is to a value written there.
             if !ptr::eq(ptr::from_mut(written).cast_const(), place_at) {
                 return Err(AllocError.into());
             }
-            // SAFETY: `slot` is valid for writes of a `Self`.
-            unsafe { addr_of_mut!((*slot).owner).write(owner) };
+            slot.owner.write(owner);
             // INVARIANT: as in `try_new()`; the value is whole in its place
             // (checked above), and the owner is written: `*slot` is whole.
             Ok(())
@@ -224,6 +220,16 @@ impl<O, F: Family> Tied<O, F> {
         let value = unsafe { &mut *value.cast::<F::Of<'_>>() };
         change(value)
     }
+}
+
+/// A [`Tied`] being made in place, its fields not written yet: laid out
+/// as `Tied<O, F>` when `V` is `F::Of<'_>`, for both are `repr(C)`, with
+/// fields of the same types but for a `repr(transparent)` wrapper
+/// (`MaybeUninit`, `ManuallyDrop`) and a lifetime, which change no layout.
+#[repr(C)]
+struct Slot<V, O> {
+    value: MaybeUninit<V>,
+    owner: MaybeUninit<KBox<O>>,
 }
 
 impl<O, F: Family> Drop for Tied<O, F> {

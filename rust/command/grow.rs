@@ -464,8 +464,7 @@ pub(super) struct GrowWorker(());
 
 impl GrowWorker {
     pub(super) fn new() -> Result<Self> {
-        // SAFETY: nothing queues the work before `WORKER` is set, below.
-        unsafe { GROW_RUN.init() };
+        GROW_RUN.init();
         let worker = KthreadWorker::new(c_str!("rhist_grow"))?;
         // The event path switches to the spare generation itself; the work
         // must make the next one before a burst fills that: it runs at the

@@ -22,17 +22,16 @@
 //! ```
 
 use core::marker::PhantomData;
-use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use kernel::bindings;
 use kernel::error::{code::EINVAL, from_err_ptr};
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
+use kernel::sync::{new_condvar, new_spinlock, CondVar, SpinLock};
 use kernel::task::Task;
 use kernel::types::ARef;
 
-use super::completion::Completion;
 use super::{percpu, task};
 
 /// The CPUs online when it was made, kept online (`cpus_read_lock()`)
@@ -96,33 +95,38 @@ impl OnlineCpus {
         {
             return Err(EINVAL);
         }
-        let go = AtomicBool::new(false);
-        let go_ref = &go;
-        let mut jobs = KVVec::with_capacity(states.len(), GFP_KERNEL)?;
+        let shared = KBox::pin_init(
+            pin_init!(Shared {
+                go: AtomicBool::new(false),
+                finished <- new_spinlock!(0),
+                all_finished <- new_condvar!(),
+            }),
+            GFP_KERNEL,
+        )?;
+        let count = states.len();
+        let mut jobs = KVVec::with_capacity(count, GFP_KERNEL)?;
         for (index, state) in states.iter_mut().enumerate() {
-            let state: *mut S = state;
-            let job = KBox::pin_init(
-                pin_init!(Job {
+            let shared = &*shared;
+            jobs.push(
+                Job {
                     work,
                     state,
                     index,
-                    go: go_ref,
-                    done <- Completion::new(),
-                }),
+                    shared,
+                },
                 GFP_KERNEL,
             )?;
-            jobs.push(job, GFP_KERNEL)?;
         }
 
-        // Dropped before `jobs` and `go` (declared after them) on every
-        // path: each thread is stopped before its job goes away.
-        let mut threads = KVVec::with_capacity(jobs.len(), GFP_KERNEL)?;
-        for (job, &cpu) in jobs.iter().zip(cpus) {
+        // Dropped before `jobs` and `shared` (declared after them) on
+        // every path: each thread is stopped before its job goes away.
+        let mut threads = KVVec::with_capacity(count, GFP_KERNEL)?;
+        for (job, &cpu) in jobs.iter_mut().zip(cpus) {
             // SAFETY: `cpu` is one of `self.ids`, so below `nr_cpu_ids`.
             // The thread goes into `threads`, or is dropped at once if the
             // push fails; `threads` is dropped below, or on an error
             // return, before `jobs`, and nothing here leaks it.
-            let thread = unsafe { Thread::new(job.as_ref(), cpu) }?;
+            let thread = unsafe { Thread::new(job, cpu) }?;
             threads.push(thread, GFP_KERNEL)?;
         }
         // Nothing can fail from here on: every thread is woken, and `go`
@@ -130,15 +134,16 @@ impl OnlineCpus {
         for thread in threads.iter() {
             thread.wake();
         }
-        go.store(true, Ordering::Release);
-        // Joined by the completion first: `kthread_stop()` alone does not
-        // wait for `work`, as a thread that has not started running when
-        // it is called exits without running its function (and a thread
-        // bound to this task's CPU does not start before this task
-        // sleeps).
-        for job in jobs.iter() {
-            job.done.wait();
+        shared.go.store(true, Ordering::Release);
+        // Joined by the count first: `kthread_stop()` alone does not wait
+        // for `work`, as a thread that has not started running when it is
+        // called exits without running its function (and a thread bound
+        // to this task's CPU does not start before this task sleeps).
+        let mut finished = shared.finished.lock();
+        while *finished < count {
+            shared.all_finished.wait(&mut finished);
         }
+        drop(finished);
         // Stops each thread: returns once they have all exited.
         drop(threads);
         Ok(())
@@ -154,51 +159,61 @@ impl Drop for OnlineCpus {
     }
 }
 
-/// What the thread of one state gets.
+/// What the threads of one `run_on()` share.
 #[pin_data]
+struct Shared {
+    /// Set once every thread is awake: they start together.
+    go: AtomicBool,
+    /// How many threads' `work` has returned.
+    #[pin]
+    finished: SpinLock<usize>,
+    /// Notified, under `finished`, as it grows.
+    #[pin]
+    all_finished: CondVar,
+}
+
+/// What the thread of one state gets, and uses alone.
 struct Job<'a, S, F> {
     work: &'a F,
     /// The thread's own state, one element of the caller's `states`.
-    state: *mut S,
+    state: &'a mut S,
     index: usize,
-    go: &'a AtomicBool,
-    /// Completed by the thread once `work` has returned.
-    #[pin]
-    done: Completion,
+    shared: &'a Shared,
 }
 
 /// The function of the thread of `data`, a `Job<S, F>`.
 ///
 /// # Safety
 ///
-/// `data` points to a `Job<S, F>` that stays where it is, alive, until
-/// the thread has exited; no one else uses the state it points to
-/// meanwhile.
+/// `data` points to a `Job<S, F>` that stays where it is, alive, and
+/// used by this thread alone, until the thread has exited.
 unsafe extern "C" fn job_main<S: Send, F: Fn(usize, &mut S) + Sync>(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is a `Job<S, F>` that outlives the thread (the
-    // function's safety contract, which `Thread::new()` passes on). The
-    // thread shares it with the task of `run_on()`: `work` with the other
-    // threads too, which `F: Sync` allows, `go` and `done` are made to be
-    // shared, and the rest is only read.
-    let job = unsafe { &*data.cast::<Job<'_, S, F>>() };
+    // SAFETY: `data` is a `Job<S, F>` that outlives the thread and that
+    // only this thread uses meanwhile (the function's safety contract,
+    // which `Thread::new()` passes on: it is lent the job `mut`). What
+    // the job borrows may be used here: its state, one element of the
+    // `states` lent to `run_on()`, as `S: Send` allows; `work`, shared
+    // with the other threads, as `F: Sync` allows; `shared`, made to be
+    // shared.
+    let job = unsafe { &mut *data.cast::<Job<'_, S, F>>() };
     // Start together, once all threads are awake. Yield meanwhile: the
     // task waking the threads may be waiting for this CPU.
-    while !job.go.load(Ordering::Acquire) {
+    while !job.shared.go.load(Ordering::Acquire) {
         task::cond_resched();
         core::hint::spin_loop();
     }
-    // SAFETY: `state` points to one element of the `states` that
-    // `run_on()` borrows exclusively until every thread has exited, a
-    // different element for each thread; `S: Send` lets this thread have
-    // it.
-    let state = unsafe { &mut *job.state };
-    (job.work)(job.index, state);
-    // The thread does not touch `job` after this.
-    job.done.complete();
+    (job.work)(job.index, job.state);
+    let mut finished = job.shared.finished.lock();
+    *finished += 1;
+    // Under the lock: `run_on()` reads the count, and may then free
+    // `shared`, only once the unlock, this thread's last use of it, is
+    // done.
+    job.shared.all_finished.notify_all();
+    drop(finished);
     0
 }
 
-/// A kthread bound to a CPU that runs `job_main()` on a job it borrows
+/// A kthread bound to a CPU that runs `job_main()` on a job lent to it
 /// for `'a`, stopped when dropped.
 ///
 /// # Invariants
@@ -207,7 +222,7 @@ unsafe extern "C" fn job_main<S: Send, F: Fn(usize, &mut S) + Sync>(data: *mut c
 /// yet; `task` holds a reference to it.
 struct Thread<'a> {
     task: ARef<Task>,
-    _job: PhantomData<&'a ()>,
+    _job: PhantomData<&'a mut ()>,
 }
 
 impl<'a> Thread<'a> {
@@ -219,22 +234,22 @@ impl<'a> Thread<'a> {
     /// `cpu` is below `nr_cpu_ids`. The thread is dropped, not leaked:
     /// its drop, which stops it, is what ends its use of `job`.
     unsafe fn new<S: Send, F: Fn(usize, &mut S) + Sync>(
-        job: Pin<&'a Job<'_, S, F>>,
+        job: &'a mut Job<'_, S, F>,
         cpu: u32,
     ) -> Result<Self> {
-        let data: *const Job<'_, S, F> = &*job;
+        let data: *mut Job<'_, S, F> = job;
         // SAFETY: `job_main::<S, F>` takes a `Job<S, F>`, which `data`
-        // points to: pinned, alive for `'a`, which the thread does not
-        // outlive (the lifetime of `Self`, which is dropped, not leaked:
-        // this function's contract), and its state is used by this thread
-        // alone (`run_on()` makes a job per state). `cpu` is below
+        // points to: lent `mut` for `'a`, so alive, not moved and used by
+        // no one else for as long as the thread, which does not outlive
+        // `'a` (the lifetime of `Self`, which is dropped, not leaked: this
+        // function's contract). `cpu` is below
         // `nr_cpu_ids`, as `cpu_to_node()` within needs (this function's
         // contract). The name is a format with one `%u`, for the one
         // argument the call passes, `cpu`.
         let task = unsafe {
             bindings::kthread_create_on_cpu(
                 Some(job_main::<S, F>),
-                data.cast_mut().cast(),
+                data.cast(),
                 cpu,
                 c"rhist_kunit/%u".as_ptr().cast(),
             )

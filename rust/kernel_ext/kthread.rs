@@ -4,9 +4,9 @@
 //! module's own that runs the works queued on it, one at a time, in
 //! process context. The 6.12 kernel crate has no abstraction of it.
 //!
-//! A [`KthreadWork`] is a static, made ready once with
-//! [`KthreadWork::init()`]; the [`KthreadWorker`] it is queued on waits
-//! for it as it is dropped.
+//! A [`KthreadWork`] is a static, made ready with
+//! [`KthreadWork::init()`] (once: later calls do nothing); the
+//! [`KthreadWorker`] it is queued on waits for it as it is dropped.
 //!
 //! # Examples
 //!
@@ -23,8 +23,7 @@
 //!
 //! static TIDY: KthreadWork<Tidy> = KthreadWork::new();
 //!
-//! // SAFETY: at load, before anything queues it.
-//! unsafe { TIDY.init() };
+//! TIDY.init();
 //! let worker = KthreadWorker::new(c_str!("tidy"))?;
 //! worker.queue(&TIDY);
 //! // Dropping the worker waits for the work, then stops the thread.
@@ -33,7 +32,7 @@
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicU8, Ordering};
 
 use kernel::bindings;
 use kernel::error::{from_err_ptr, Result};
@@ -52,13 +51,19 @@ pub(crate) trait KthreadWorkItem: 'static {
 ///
 /// # Invariants
 ///
-/// Once `ready` is true, `work` is initialised, its function the one
-/// that calls `T::run()`.
+/// `work` is written only by the task that moved `state` from `NEW` to
+/// `INIT`, before it sets `READY`; once `state` is `READY`, `work` is
+/// initialised, its function the one that calls `T::run()`.
 pub(crate) struct KthreadWork<T: KthreadWorkItem> {
     work: Opaque<bindings::kthread_work>,
-    ready: AtomicBool,
+    state: AtomicU8,
     _item: PhantomData<T>,
 }
+
+/// The states of a [`KthreadWork`]: not ready, being made ready, ready.
+const NEW: u8 = 0;
+const INIT: u8 = 1;
+const READY: u8 = 2;
 
 // SAFETY: the kthread worker functions may be called on one work from
 // any CPU at once (the worker's lock serialises them), and what it runs
@@ -77,22 +82,27 @@ impl<T: KthreadWorkItem> KthreadWork<T> {
         // INVARIANT: not ready.
         Self {
             work: Opaque::uninit(),
-            ready: AtomicBool::new(false),
+            state: AtomicU8::new(NEW),
             _item: PhantomData,
         }
     }
 
-    /// Makes the work ready (C's `kthread_init_work()`), not queued.
-    ///
-    /// # Safety
-    ///
-    /// The work must not be queued nor running, nor used by another task
-    /// during the call.
-    pub(crate) unsafe fn init(&'static self) {
+    /// Makes the work ready (C's `kthread_init_work()`), not queued; a
+    /// call that finds it made ready, or being made so, does nothing.
+    pub(crate) fn init(&'static self) {
+        if self
+            .state
+            .compare_exchange(NEW, INIT, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
         let work = self.work.get();
-        // SAFETY: `work` is valid for writes and used by no one else (the
-        // caller's contract); `kthread_init_work()` zeroes it, makes its
-        // node an empty list and sets its function.
+        // SAFETY: `work` is valid for writes ('static), and used by no one
+        // else: the exchange above made this task the one that writes it
+        // (invariant), and the work is neither queued nor running, for
+        // it is not ready yet (`queue()` checks). `kthread_init_work()`
+        // zeroes it, makes its node an empty list and sets its function.
         // INVARIANT: initialised, with the function that calls `T::run()`.
         unsafe {
             work.write(core::mem::zeroed());
@@ -103,7 +113,7 @@ impl<T: KthreadWorkItem> KthreadWork<T> {
         }
         // INVARIANT: initialised just above. Release: before a queueing
         // that sees it ready.
-        self.ready.store(true, Ordering::Release);
+        self.state.store(READY, Ordering::Release);
     }
 
     extern "C" fn run_raw(_work: *mut bindings::kthread_work) {
@@ -156,7 +166,7 @@ impl KthreadWorker {
     /// already, and will run then, or is not ready yet
     /// ([`KthreadWork::init()`]). In any context but NMI.
     pub(crate) fn queue<T: KthreadWorkItem>(&self, work: &'static KthreadWork<T>) -> bool {
-        if !work.ready.load(Ordering::Acquire) {
+        if work.state.load(Ordering::Acquire) != READY {
             return false;
         }
         // SAFETY: `self.worker` is a live worker (invariant); `work` is

@@ -43,21 +43,16 @@ use kernel::bindings;
 /// volatile load: no barrier is needed on the architectures Linux runs
 /// Rust on); without, it is a plain load.
 ///
-/// The next node is read before an entry is handed out, so a caller that
-/// holds the list's lock may take the entries it was handed off the list,
-/// and free them, and go on (as `list_for_each_entry_safe()` allows); not
-/// the others (see [`ListIter::new`]).
+/// A node's `next` is read when the entry after it is asked for, as
+/// `list_for_each_entry()` reads it: the caller takes no entry off the
+/// list meanwhile (see [`ListIter::new`]).
 ///
 /// # Invariants
 ///
 /// `head` and `node` are list heads of a list that the constructor's
-/// contract keeps walkable for `'a`; unless it is `head`, `node`, not yet
-/// handed out, is linked or (for an RCU reader) not yet freed, and is the
-/// member at byte offset `offset` of a `T` live for `'a` unless a caller
-/// that holds the lock frees it after it is handed out. Such a caller
-/// does not use that entry's reference again: the `T`s walked are
-/// `Opaque` wrappers, so a reference to one, unused, asserts nothing of
-/// its memory.
+/// contract keeps walkable for `'a`: `node` is `head`, or the last entry
+/// handed out, still linked or (for an RCU reader) not yet freed, the
+/// member at byte offset `offset` of a `T` live for `'a`.
 pub(crate) struct ListIter<'a, T, const RCU: bool> {
     head: *mut bindings::list_head,
     node: *mut bindings::list_head,
@@ -71,7 +66,8 @@ impl<'a, T, const RCU: bool> ListIter<'a, T, RCU> {
     ///
     /// # Safety
     ///
-    /// `node` must be a list head of the list, still linked or its head.
+    /// `node` must be the list's head, or an entry's list head still
+    /// linked or, for an RCU reader, not yet freed.
     #[inline(always)]
     unsafe fn next_of(node: *mut bindings::list_head) -> *mut bindings::list_head {
         if RCU {
@@ -81,8 +77,7 @@ impl<'a, T, const RCU: bool> ListIter<'a, T, RCU> {
             unsafe { ptr::read_volatile(ptr::addr_of!((*node).next)) }
         } else {
             // SAFETY: `node` is a list head (the caller's promise) whose
-            // `next` no one else writes meanwhile (the contract of
-            // `new()`).
+            // `next` no one writes meanwhile (the contract of `new()`).
             unsafe { (*node).next }
         }
     }
@@ -97,18 +92,15 @@ impl<'a, T> ListIter<'a, T, false> {
     /// - `head` must be an initialised list head, and every other node on
     ///   its list the `list_head` at byte offset `offset` of a `T` (the C
     ///   struct, or a `#[repr(transparent)]` wrapper of it).
-    /// - For `'a`, no one but the caller changes the list (its lock is
-    ///   held, or it does not change while `'a` lasts), and each entry on
-    ///   it is live; the caller takes off the list, or frees, only entries
-    ///   the iterator has handed out.
+    /// - For `'a`, the list does not change (its lock is held, and the
+    ///   caller does not change it either, or no one changes it while
+    ///   `'a` lasts), and each entry on it is live.
     #[inline(always)]
     pub(crate) unsafe fn new(head: *mut bindings::list_head, offset: usize) -> Self {
-        // INVARIANT: the caller's contract.
+        // INVARIANT: the caller's contract; `node` is `head`.
         Self {
             head,
-            // SAFETY: `head` is an initialised list head that no one else
-            // changes (the caller's contract).
-            node: unsafe { Self::next_of(head) },
+            node: head,
             offset,
             _entries: PhantomData,
         }
@@ -130,12 +122,10 @@ impl<'a, T> ListIter<'a, T, true> {
     ///   flavour of which the caller is a reader for all of `'a`.
     #[inline(always)]
     pub(crate) unsafe fn new_rcu(head: *mut bindings::list_head, offset: usize) -> Self {
-        // INVARIANT: the caller's contract.
+        // INVARIANT: the caller's contract; `node` is `head`.
         Self {
             head,
-            // SAFETY: `head` is an initialised list head (the caller's
-            // contract), read as an RCU reader reads it.
-            node: unsafe { Self::next_of(head) },
+            node: head,
             offset,
             _entries: PhantomData,
         }
@@ -147,15 +137,16 @@ impl<'a, T: 'a, const RCU: bool> Iterator for ListIter<'a, T, RCU> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<&'a T> {
-        if self.node == self.head {
+        // SAFETY: `self.node` is `head`, or the entry handed out last, still
+        // linked or not yet freed (invariant).
+        let node = unsafe { Self::next_of(self.node) };
+        if node == self.head {
             return None;
         }
-        let node = self.node;
-        // SAFETY: `node` is not `head`, so a node of the list: one not yet
-        // handed out, still linked (invariant).
-        self.node = unsafe { Self::next_of(node) };
-        // SAFETY: `node` is the member at `offset` of a `T` live for `'a`
-        // (invariant): `container_of()`.
+        // INVARIANT: the entry handed out next.
+        self.node = node;
+        // SAFETY: `node` is not `head`, so the member at `offset` of a `T`
+        // live for `'a` (the constructor's contract): `container_of()`.
         Some(unsafe { &*node.byte_sub(self.offset).cast::<T>() })
     }
 }

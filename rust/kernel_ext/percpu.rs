@@ -109,8 +109,7 @@ pub(crate) fn nr_cpu_ids() -> usize {
 /// Whether `cpu` is online (`cpu_online()`); false for a number not
 /// below [`nr_cpu_ids()`].
 pub(crate) fn cpu_online(cpu: u32) -> bool {
-    // SAFETY: `cpu` is below `nr_cpu_ids`, as `cpu_online()` requires.
-    (cpu as usize) < nr_cpu_ids() && unsafe { shim::rhist_cpu_online(cpu) }
+    shim::rhist_cpu_online(cpu)
 }
 
 /// An online CPU other than `cpu`, if there is one
