@@ -38,6 +38,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use super::map_memory::MapMemory;
+use super::probe::InProbe;
 use super::state::{histogram_into, HistSource, HistogramOf, Resolved};
 use super::{state, REGISTRY};
 use crate::event_work::{queue_where_it_runs, Asked};
@@ -164,20 +165,16 @@ impl Growing {
 
     /// The current generation, for the event path: it may be replaced
     /// meanwhile, but is freed only once the probe has returned.
-    ///
-    /// # Safety
-    ///
-    /// Only from a probe of the trigger (preemption disabled, inside the
-    /// tracepoint's protection), and the result not used after it
-    /// returns.
     #[inline(always)]
-    pub(super) unsafe fn current_rcu(&self) -> &Generation {
+    pub(super) fn current_rcu<'a>(&'a self, _probe: InProbe<'a>) -> &'a Generation {
         // Acquire: the generation's map was built before it was
         // published (the release store of the spare, then of `current`).
         let gen = self.current.load(Ordering::Acquire);
-        // SAFETY: never null (invariant); a replaced one is freed only
-        // after a wait for the probes that began before its replacement,
-        // which this probe is one of (our contract).
+        // SAFETY: never null (invariant). It was current at the load, so
+        // it is freed, if replaced, only after `fold_older()`'s
+        // `rhist_grow_synchronize()` (`synchronize_rcu_expedited()`)
+        // waits for the RCU readers that began before the replacement:
+        // this task is one for `'a`, the probe `_probe` says it runs.
         unsafe { &*gen }
     }
 
@@ -192,9 +189,7 @@ impl Growing {
     ) -> &'a Generation {
         self.catch_up(held);
         *folded |= self.fold_older(held);
-        // SAFETY: never null (invariant); a generation is freed only with
-        // the lock held, which `held` says this task holds for `'a`.
-        unsafe { &*self.current.load(Ordering::Acquire) }
+        self.current_unfolded(held)
     }
 
     /// Whether the generations' events take a compiled program: the

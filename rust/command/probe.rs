@@ -8,6 +8,8 @@
 //! context (the task, the ring buffer, the histograms referenced) and
 //! counts how deeply it nests.
 
+use core::marker::PhantomData;
+
 use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
@@ -82,13 +84,12 @@ pub(super) unsafe extern "C" fn on_event(
         ProbePath::GrowFixed(len, growing) => {
             // The generation, loaded once, and a compare: near its
             // threshold, the event goes out of line, to ask after it.
-            // SAFETY: in the probe, the generation not used after it
-            // returns.
-            let gen = unsafe { growing.current_rcu() };
+            let probe = InProbe::of(&fired);
+            let gen = growing.current_rcu(probe);
             if gen.near() {
                 // SAFETY: `rec` is `fired`'s record (the event being
                 // traced: its invariant), not null.
-                return unsafe { on_event_grow(trigger, rec, event) };
+                return unsafe { on_event_grow(probe, trigger, rec, event) };
             }
             // SAFETY: `rec` is `fired`'s record (the event being traced:
             // its invariant), not null; `len` is the trigger's fixed part.
@@ -104,7 +105,7 @@ pub(super) unsafe extern "C" fn on_event(
             // SAFETY: `rec` is `fired`'s record, not null, and `event` its
             // ring buffer event (invariant of `Fired`): what
             // `on_event_sized()` requires.
-            unsafe { on_event_sized(trigger, rec, event) }
+            unsafe { on_event_sized(InProbe::of(&fired), trigger, rec, event) }
         }
     }
 }
@@ -155,7 +156,12 @@ unsafe fn account(
 /// its ring buffer event if it has one.
 #[cold]
 #[inline(never)]
-unsafe fn on_event_grow(trigger: &Trigger, rec: *mut c_void, event: Option<RingEvent<'_>>) {
+unsafe fn on_event_grow<'a>(
+    probe: InProbe<'a>,
+    trigger: &'a Trigger,
+    rec: *mut c_void,
+    event: Option<RingEvent<'_>>,
+) {
     let (len, growing) = match (trigger.path(), trigger.growing(), event) {
         (ProbePath::GrowFixed(len, growing), _, _) => (len, growing),
         (ProbePath::Sized, Some(growing), Some(event)) => {
@@ -168,8 +174,7 @@ unsafe fn on_event_grow(trigger: &Trigger, rec: *mut c_void, event: Option<RingE
     // `event`, which holds at least `len` bytes: what `record_len()`
     // allows.
     let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
-    // SAFETY: in the probe, the generation not used after it returns.
-    let gen = unsafe { growing.current_rcu() };
+    let gen = growing.current_rcu(probe);
     let hist = gen.histogram();
     if trigger.on_synthetic() || !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
         let Some(event) = event else {
@@ -196,12 +201,17 @@ unsafe fn on_event_grow(trigger: &Trigger, rec: *mut c_void, event: Option<RingE
 /// its ring buffer event.
 #[inline(never)]
 #[link_section = ".text.rhist_event.string"]
-unsafe fn on_event_sized(trigger: &Trigger, rec: *mut c_void, event: RingEvent<'_>) {
+unsafe fn on_event_sized<'a>(
+    probe: InProbe<'a>,
+    trigger: &'a Trigger,
+    rec: *mut c_void,
+    event: RingEvent<'_>,
+) {
     if trigger.growing().is_some() {
         // SAFETY: `rec` and `event` are those of `on_event()`'s `Fired`,
         // `rec` not null (this function's contract): what
         // `on_event_grow()` requires.
-        return unsafe { on_event_grow(trigger, rec, Some(event)) };
+        return unsafe { on_event_grow(probe, trigger, rec, Some(event)) };
     }
     let len = record_len(rec, event.length());
     // SAFETY: `rec` is the data of `event`, which holds at least `len`
@@ -241,6 +251,25 @@ fn on_event_general(hist: &Histogram<'_>, trigger: &Trigger, rec: &[u8], event: 
 #[inline(always)]
 fn probe_context<'a>(trigger: &'a Trigger, event: RingEvent<'a>) -> ProbeContext<'a> {
     ProbeContext::new(event, trigger.file().trace_array())
+}
+
+/// That this task runs rhist's probe, for `'a`: of no size, it costs the
+/// probe nothing to pass.
+///
+/// # Invariants
+///
+/// Made only from a [`Fired`] of `'a`: for `'a` this task is an RCU
+/// reader that `synchronize_rcu()` waits for (invariant of `Fired`).
+#[derive(Clone, Copy)]
+pub(super) struct InProbe<'a>(PhantomData<&'a ()>);
+
+impl<'a> InProbe<'a> {
+    /// The probe `fired` runs.
+    #[inline(always)]
+    fn of(_fired: &Fired<'a, Rhist>) -> Self {
+        // INVARIANT: from a `Fired` of `'a`.
+        InProbe(PhantomData)
+    }
 }
 
 /// One level of the event path's nesting on this CPU, left when dropped.
