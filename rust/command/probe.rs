@@ -279,18 +279,18 @@ impl Nesting {
     /// Enters a level; `None` at hist's limit.
     #[inline]
     fn enter() -> Option<Self> {
-        // SAFETY: called on the event path, with preemption disabled.
-        // (Not `then_some()`: a value built and dropped would leave a
-        // level not entered.)
-        unsafe { shim::rhist_nesting_enter() }.then(|| Nesting(()))
+        // On the event path, with preemption disabled: the level is left
+        // on this CPU. (Not `then_some()`: a value built and dropped
+        // would leave a level not entered.)
+        shim::rhist_nesting_enter().then(|| Nesting(()))
     }
 }
 
 impl Drop for Nesting {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: leaves the level `enter()` entered, on the same CPU
-        // (preemption is disabled on the event path).
-        unsafe { shim::rhist_nesting_exit() };
+        // Leaves the level `enter()` entered, on the same CPU (preemption
+        // is disabled on the event path).
+        shim::rhist_nesting_exit();
     }
 }
