@@ -70,10 +70,12 @@ unsafe extern "C" {
     );
     /// Enters one more level of rhist's event path on this CPU (an
     /// action's synthetic event runs its triggers inside); false, having
-    /// entered nothing, at hist's limit of four. Event path only.
-    pub(crate) fn rhist_nesting_enter() -> bool;
+    /// entered nothing, at hist's limit of four. Event path only (on
+    /// one CPU until the level is left). Safe: it reads and changes a
+    /// per-CPU counter with `this_cpu` operations, sound in any context.
+    pub(crate) safe fn rhist_nesting_enter() -> bool;
     /// Leaves the level `rhist_nesting_enter()` entered.
-    pub(crate) fn rhist_nesting_exit();
+    pub(crate) safe fn rhist_nesting_exit();
     /// `poll_wait()` on the queue of the hist files' pollers.
     pub(crate) fn rhist_poll_wait(
         filp: *mut bindings::file,

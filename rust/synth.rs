@@ -4,7 +4,7 @@
 //! when a trigger is created, held while it lives so that they cannot be
 //! deleted, and emitted on the event path, as hist does.
 
-use core::ptr;
+use core::mem::offset_of;
 
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
@@ -71,32 +71,41 @@ impl SynthPin {
         let Some(pin) = Self::find(held, name)? else {
             return Ok(None);
         };
-        // SAFETY: the event is live while pinned (invariant); only the
-        // address of its call is taken.
-        let its_call = unsafe { ptr::addr_of_mut!((*pin.0).call) };
+        // The address of the event's call, computed: nothing is read.
+        let its_call = pin
+            .0
+            .wrapping_byte_add(offset_of!(bindings::synth_event, call))
+            .cast::<bindings::trace_event_call>();
         // Another kind of event in a group of that name is none.
         Ok((its_call == file.call()).then_some(pin))
     }
 
-    /// The number of the event's fields. (The event is read field by
-    /// field, never as a `&synth_event`: other pins change its count
-    /// meanwhile.)
+    /// The event's fields. (The event is read field by field, never as a
+    /// `&synth_event`: other pins change its count meanwhile.)
+    #[inline(always)]
+    fn fields(&self) -> &[&bindings::synth_field] {
+        // SAFETY: the event is live while pinned (invariant). Its `fields`
+        // and `n_fields`, set when it is made and never changed, are an
+        // array (from `kcalloc()`: never null, aligned even when empty)
+        // of `n_fields` addresses, each of a field the event owns (never
+        // null), changed by no one after it is made: shared references
+        // to them are sound for the pin's borrow.
+        unsafe {
+            core::slice::from_raw_parts(
+                (*self.0).fields.cast::<&bindings::synth_field>(),
+                (*self.0).n_fields as usize,
+            )
+        }
+    }
+
+    /// The number of the event's fields.
     fn n_fields(&self) -> usize {
-        // SAFETY: the event is live while pinned (invariant); `n_fields`
-        // is set when it is made and never changed.
-        unsafe { (*self.0).n_fields as usize }
+        self.fields().len()
     }
 
     /// Field `pos` of the event.
     fn field(&self, pos: usize) -> Option<SynthField<'_>> {
-        if pos >= self.n_fields() {
-            return None;
-        }
-        // SAFETY: the event is live while pinned (invariant), and its
-        // `fields` array, made with it and never changed, has `n_fields`
-        // entries, each a field it owns, changed by no one after it is
-        // made: a shared reference to one is sound for the pin's borrow.
-        let field = unsafe { &**(*self.0).fields.add(pos) };
+        let field = *self.fields().get(pos)?;
         // SAFETY: a field's type is a NUL-terminated string the event
         // owns.
         let type_name = unsafe { CStr::from_char_ptr(field.type_) };

@@ -27,6 +27,7 @@
 //! for the work ([`GrowWorker`]'s drop), after every trigger is gone and
 //! with no lock held, so the wait cannot close a cycle.
 
+use core::marker::PhantomData;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
@@ -38,6 +39,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use super::map_memory::MapMemory;
+use super::probe::InProbe;
 use super::state::{histogram_into, HistSource, HistogramOf, Resolved};
 use super::{state, REGISTRY};
 use crate::event_work::{queue_where_it_runs, Asked};
@@ -48,6 +50,52 @@ use crate::kernel_ext::kthread::{KthreadWork, KthreadWorkItem, KthreadWorker};
 use crate::shim;
 use crate::tied::Tied;
 use crate::tracefs::{EventMutexGuard, EventMutexHeld};
+
+/// A [`KBox`] behind an atomic pointer, or none: what a task takes out
+/// with one swap ([`take`](Self::take)) is its alone. `T: Send`: a value
+/// one task puts in, another may take out.
+///
+/// # Invariants
+///
+/// The pointer is null or owns a value made by [`KBox::into_raw`].
+struct AtomicBox<T: Send>(AtomicPtr<T>, PhantomData<KBox<T>>);
+
+impl<T: Send> AtomicBox<T> {
+    /// None.
+    const fn empty() -> Self {
+        // INVARIANT: null.
+        AtomicBox(AtomicPtr::new(ptr::null_mut()), PhantomData)
+    }
+
+    /// The value's address, or null: for what only looks at it.
+    fn load(&self, order: Ordering) -> *mut T {
+        self.0.load(order)
+    }
+
+    /// Puts `value` in, for an empty one (a value there is leaked).
+    fn put(&self, value: KBox<T>, order: Ordering) {
+        // INVARIANT: from `KBox::into_raw()`.
+        self.0.store(KBox::into_raw(value), order);
+    }
+
+    /// Takes the value out, if there is one.
+    #[inline(always)]
+    fn take(&self, order: Ordering) -> Option<KBox<T>> {
+        let value = self.0.swap(ptr::null_mut(), order);
+        if value.is_null() {
+            return None;
+        }
+        // SAFETY: not null, so from `KBox::into_raw()` and owned by
+        // `self` (invariant), which the swap left empty: now ours alone.
+        Some(unsafe { KBox::from_raw(value) })
+    }
+}
+
+impl<T: Send> Drop for AtomicBox<T> {
+    fn drop(&mut self) {
+        drop(self.take(Ordering::Relaxed));
+    }
+}
 
 /// One generation of a growing histogram: its map and when it asks.
 ///
@@ -121,7 +169,7 @@ impl Generation {
 /// # Invariants
 ///
 /// `current` is never null: it owns a generation made by
-/// [`KBox::into_raw`]. `spare` is null or owns one, made by the work
+/// [`KBox::into_raw`]. `spare` is empty or holds one made by the work
 /// with `event_mutex` held and never yet seen by a probe. `current` is
 /// replaced only by a switch to the spare ([`switch`](Self::switch)),
 /// which takes the spare with one swap and hangs the replaced generation
@@ -130,7 +178,7 @@ impl Generation {
 /// before it was replaced; every one is freed with `self`.
 pub(super) struct Growing {
     current: AtomicPtr<Generation>,
-    spare: AtomicPtr<Generation>,
+    spare: AtomicBox<Generation>,
     /// The resolved trigger whose histogram grows: each generation reads
     /// its data.
     resolved: Arc<Resolved>,
@@ -149,7 +197,7 @@ impl Growing {
             Growing {
                 // INVARIANT: from `KBox::into_raw()`.
                 current: AtomicPtr::new(KBox::into_raw(first)),
-                spare: AtomicPtr::new(ptr::null_mut()),
+                spare: AtomicBox::empty(),
                 resolved: resolved.clone(),
                 pending: AtomicBool::new(false),
                 stats: GrowStats::default(),
@@ -164,20 +212,16 @@ impl Growing {
 
     /// The current generation, for the event path: it may be replaced
     /// meanwhile, but is freed only once the probe has returned.
-    ///
-    /// # Safety
-    ///
-    /// Only from a probe of the trigger (preemption disabled, inside the
-    /// tracepoint's protection), and the result not used after it
-    /// returns.
     #[inline(always)]
-    pub(super) unsafe fn current_rcu(&self) -> &Generation {
+    pub(super) fn current_rcu<'a>(&'a self, _probe: InProbe<'a>) -> &'a Generation {
         // Acquire: the generation's map was built before it was
         // published (the release store of the spare, then of `current`).
         let gen = self.current.load(Ordering::Acquire);
-        // SAFETY: never null (invariant); a replaced one is freed only
-        // after a wait for the probes that began before its replacement,
-        // which this probe is one of (our contract).
+        // SAFETY: never null (invariant). It was current at the load, so
+        // it is freed, if replaced, only after `fold_older()`'s
+        // `rhist_grow_synchronize()` (`synchronize_rcu_expedited()`)
+        // waits for the RCU readers that began before the replacement:
+        // this task is one for `'a`, the probe `_probe` says it runs.
         unsafe { &*gen }
     }
 
@@ -192,9 +236,7 @@ impl Growing {
     ) -> &'a Generation {
         self.catch_up(held);
         *folded |= self.fold_older(held);
-        // SAFETY: never null (invariant); a generation is freed only with
-        // the lock held, which `held` says this task holds for `'a`.
-        unsafe { &*self.current.load(Ordering::Acquire) }
+        self.current_unfolded(held)
     }
 
     /// Whether the generations' events take a compiled program: the
@@ -253,22 +295,18 @@ impl Growing {
     fn switch(&self, gen: &Generation) -> bool {
         // Acquire: the spare's map was built before it was stored. The
         // swap gives it to one caller only.
-        let spare = self.spare.swap(ptr::null_mut(), Ordering::Acquire);
-        if spare.is_null() {
+        let Some(spare) = self.spare.take(Ordering::Acquire) else {
             return false;
-        }
+        };
         // `gen` is current: a generation stops being current only by a
         // switch from it, which its threshold asks for once.
-        // SAFETY: the spare is a generation no probe has seen, now ours
-        // alone (the swap); `gen` is live, as the caller's borrow says.
-        unsafe {
-            (*spare)
-                .older
-                .store(ptr::from_ref(gen).cast_mut(), Ordering::Relaxed)
-        };
-        // INVARIANT: the spare replaces `current`, which hangs on its
-        // `older`. Release: its map and `older` before a probe sees it.
-        self.current.store(spare, Ordering::Release);
+        spare
+            .older
+            .store(ptr::from_ref(gen).cast_mut(), Ordering::Relaxed);
+        // INVARIANT: the spare, from `KBox::into_raw()`, replaces
+        // `current`, which hangs on its `older`. Release: its map and
+        // `older` before a probe sees it.
+        self.current.store(KBox::into_raw(spare), Ordering::Release);
         self.stats.grew();
         true
     }
@@ -286,10 +324,11 @@ impl Growing {
             return;
         };
         match Generation::new(&self.resolved, bits) {
-            // INVARIANT: from `KBox::into_raw()`, with the lock held and
-            // seen by no probe yet. Release: the map is built before a
-            // probe can take it.
-            Ok(spare) => self.spare.store(KBox::into_raw(spare), Ordering::Release),
+            // INVARIANT: made with the lock held, seen by no probe yet, in
+            // an empty spare (tested above, and only the lock's holder
+            // fills it). Release: the map is built before a probe can
+            // take it.
+            Ok(spare) => self.spare.put(spare, Ordering::Release),
             Err(_) => {
                 self.stats.failed();
                 current.trigger.retry();
@@ -351,9 +390,10 @@ impl Growing {
         let spare_elts = if spare.is_null() {
             0
         } else {
-            // SAFETY: not null, from `KBox::into_raw()` (invariant); a
-            // probe may take it as the current generation, but only the
-            // lock's holder frees one, as this task is (`held`).
+            // SAFETY: not null, so a generation from `KBox::into_raw()`
+            // (invariant of `AtomicBox`); a probe may take it as the
+            // current generation, but only the lock's holder frees one,
+            // as this task is (`held`).
             unsafe { &*spare }.histogram().map().max_elts()
         };
         writeln!(out, "  grow spare: {spare_elts}")
@@ -392,11 +432,7 @@ impl Drop for Growing {
             let mut gen = unsafe { KBox::from_raw(next) };
             next = *gen.older.get_mut();
         }
-        let spare = *self.spare.get_mut();
-        if !spare.is_null() {
-            // SAFETY: the spare, from `KBox::into_raw()` (invariant).
-            drop(unsafe { KBox::from_raw(spare) });
-        }
+        // The spare goes with `self.spare`.
     }
 }
 
@@ -425,11 +461,10 @@ impl KthreadWorkItem for GrowRun {
 /// The kthread work of [`GrowRun`], made ready by [`GrowWorker::new()`].
 static GROW_RUN: KthreadWork<GrowRun> = KthreadWork::new();
 
-/// rhist's kthread worker while [`GrowWorker`] lives, else null: from
-/// [`KBox::into_raw()`], freed by the worker's drop once no caller of
-/// [`queue_work()`] is left (the irq_work waited for, the hotplug
-/// callbacks removed).
-static WORKER: AtomicPtr<KthreadWorker> = AtomicPtr::new(ptr::null_mut());
+/// rhist's kthread worker while [`GrowWorker`] lives, else empty: freed
+/// by the worker's drop once no caller of [`queue_work()`] is left (the
+/// irq_work waited for, the hotplug callbacks removed).
+static WORKER: AtomicBox<KthreadWorker> = AtomicBox::empty();
 
 /// Queues the grow work on the worker, if there is one: from the
 /// irq_work, or from a hotplug callback asking again for a request made
@@ -438,9 +473,9 @@ pub(crate) fn queue_work() {
     // Acquire: the worker as `GrowWorker::new()` made it.
     let worker = WORKER.load(Ordering::Acquire);
     if !worker.is_null() {
-        // SAFETY: not null, so a live worker from `KBox::into_raw()`,
-        // freed only after every caller of this function is gone (see
-        // `WORKER`), this one included.
+        // SAFETY: not null, so a worker from `KBox::into_raw()`
+        // (invariant of `AtomicBox`), freed only after every caller of
+        // this function is gone (see `WORKER`), this one included.
         unsafe { &*worker }.queue(&GROW_RUN);
     }
 }
@@ -471,9 +506,10 @@ impl GrowWorker {
         // first point where a busy CPU can reschedule.
         worker.set_fifo_low();
         let worker = KBox::new(worker, GFP_KERNEL)?;
-        // INVARIANT (of `WORKER`): from `KBox::into_raw()`. Release: the
-        // worker made before a request finds it.
-        WORKER.store(KBox::into_raw(worker), Ordering::Release);
+        // `WORKER` is empty, as the module's load made it: only this,
+        // called once, fills it. Release: the worker made before a
+        // request finds it.
+        WORKER.put(worker, Ordering::Release);
         let grow = GrowWorker(());
         // SAFETY: called once, undone by `rhist_cpuhp_exit()` in `drop()`
         // when it succeeded; the callbacks call `rhist_ask_missed()`.
@@ -491,14 +527,10 @@ impl GrowWorker {
     /// work if it is queued).
     fn stop_worker(&self) {
         GROW_REQUEST.sync();
-        let worker = WORKER.swap(ptr::null_mut(), Ordering::AcqRel);
-        if !worker.is_null() {
-            // SAFETY: from `KBox::into_raw()` (`new()`), taken out of
-            // `WORKER` by the swap, and no caller of `queue_work()` is
-            // left: the event path's requests are waited for, and the
-            // hotplug callbacks removed or never added.
-            drop(unsafe { KBox::from_raw(worker) });
-        }
+        // No caller of `queue_work()` is left: the event path's requests
+        // are waited for, and the hotplug callbacks removed or never
+        // added.
+        drop(WORKER.take(Ordering::AcqRel));
     }
 }
 

@@ -8,6 +8,9 @@
 //! context (the task, the ring buffer, the histograms referenced) and
 //! counts how deeply it nests.
 
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
 use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::page::PAGE_SIZE;
@@ -68,70 +71,102 @@ pub(super) unsafe extern "C" fn on_event(
     // `data_ops_trigger()`: what `Fired::from_raw()` requires, for this
     // call.
     let fired = unsafe { Fired::<Rhist>::from_raw(data, buffer, rec, rbe) };
-    let (rec, event) = (fired.rec(), fired.ring_event());
     // The tracing core passes a record and its ring buffer event, or
     // neither; only the paths that read the event test it.
-    if rec.is_null() {
+    let Some(traced) = Traced::of(&fired) else {
         return;
-    }
-    let trigger = state_rcu(&fired);
+    };
+    let (trigger, event) = (traced.trigger, fired.ring_event());
     match trigger.path() {
-        // SAFETY: `rec` is `fired`'s record (the event being traced: its
-        // invariant), not null; `len` is the trigger's fixed part.
-        ProbePath::Fixed(len) => unsafe { account(trigger, trigger.hist_probe(), len, rec, event) },
-        ProbePath::GrowFixed(len, growing) => {
+        ProbePath::Fixed(_) => account(trigger, trigger.hist_probe(), traced.fixed(), event),
+        ProbePath::GrowFixed(_, growing) => {
+            let rec = traced.fixed();
             // The generation, loaded once, and a compare: near its
             // threshold, the event goes out of line, to ask after it.
-            // SAFETY: in the probe, the generation not used after it
-            // returns.
-            let gen = unsafe { growing.current_rcu() };
+            let probe = InProbe::of(&fired);
+            let gen = growing.current_rcu(probe);
             if gen.near() {
-                // SAFETY: `rec` is `fired`'s record (the event being
-                // traced: its invariant), not null.
-                return unsafe { on_event_grow(trigger, rec, event) };
+                return on_event_grow(probe, traced, event);
             }
-            // SAFETY: `rec` is `fired`'s record (the event being traced:
-            // its invariant), not null; `len` is the trigger's fixed part.
             // The generation runs the same program as a plain map (a
             // `:grow` trigger's path is `GrowFixed` only when its
             // generations have one).
-            unsafe { account(trigger, gen.histogram(), len, rec, event) }
+            account(trigger, gen.histogram(), rec, event)
         }
         ProbePath::Sized => {
             let Some(event) = event else {
                 return;
             };
-            // SAFETY: `rec` is `fired`'s record, not null, and `event` its
-            // ring buffer event (invariant of `Fired`): what
-            // `on_event_sized()` requires.
-            unsafe { on_event_sized(trigger, rec, event) }
+            on_event_sized(InProbe::of(&fired), traced, event)
         }
     }
 }
 
+/// The record of the event being traced, and the rhist trigger firing
+/// for it: what the probe's paths read the record's bytes through.
+/// Passed in two registers, as the two addresses were.
+///
+/// # Invariants
+///
+/// For `'a`, `rec` is the record, not null, of the event being traced,
+/// an event of `trigger`'s file, and `trigger` is the trigger firing:
+/// the [`Fired`] of a probe of `'a`, and its trigger.
+#[derive(Clone, Copy)]
+struct Traced<'a> {
+    rec: NonNull<u8>,
+    trigger: &'a Trigger,
+}
+
+impl<'a> Traced<'a> {
+    /// The record and trigger of `fired`; `None` if it has no record.
+    #[inline(always)]
+    fn of(fired: &Fired<'a, Rhist>) -> Option<Self> {
+        let rec = NonNull::new(fired.rec().cast::<u8>())?;
+        // INVARIANT: `fired`'s record, not null, live for `'a`, and its
+        // trigger (invariant of `Fired`).
+        Some(Traced {
+            rec,
+            trigger: state_rcu(fired),
+        })
+    }
+
+    /// The fixed part of the record the trigger reads: [`ProbePath::Fixed`]'s
+    /// or [`ProbePath::GrowFixed`]'s length; empty on the
+    /// [`ProbePath::Sized`] path (which never asks).
+    #[inline(always)]
+    fn fixed(self) -> &'a [u8] {
+        let len = match self.trigger.path() {
+            ProbePath::Fixed(len) | ProbePath::GrowFixed(len, _) => len,
+            ProbePath::Sized => 0,
+        };
+        // SAFETY: `rec` is a record of the event of the trigger's file,
+        // live for `'a` (invariant). A fixed path is set only for a
+        // histogram resolved against that event (not a named one joined),
+        // its length the span of the fields it reads, all in the event's
+        // fixed part (`HistData::record_span()`), which every record of
+        // the event holds.
+        unsafe { core::slice::from_raw_parts(self.rec.as_ptr(), len) }
+    }
+
+    /// The record as `event` says it is long ([`record_len()`]), for
+    /// what reads past its fixed part.
+    #[inline(always)]
+    fn sized(self, event: RingEvent<'a>) -> &'a [u8] {
+        let len = record_len(self.rec.as_ptr().cast(), event.length());
+        // SAFETY: `rec` is the record of the event being traced, live for
+        // `'a` (invariant), and `event` its ring buffer event (invariant
+        // of `RingEvent`), which holds at least `len` bytes of it: what
+        // `record_len()` allows.
+        unsafe { core::slice::from_raw_parts(self.rec.as_ptr(), len) }
+    }
+}
+
 /// The end of [`on_event()`] of a trigger that reads the fixed part of
-/// its event, `len` bytes: `hist` updated by its compiled program, or by
-/// the general path. Inlined in each of `on_event()`'s paths, so that
+/// its event, `rec`: `hist` updated by its compiled program, or by the
+/// general path. Inlined in each of `on_event()`'s paths, so that
 /// neither makes room for the other's values.
-///
-/// # Safety
-///
-/// `rec` is the record of `on_event()`'s [`Fired`], not null, and `event`
-/// its ring buffer event if it has one; `len` is the trigger's fixed part
-/// ([`ProbePath::Fixed`] or [`ProbePath::GrowFixed`]).
 #[inline(always)]
-unsafe fn account(
-    trigger: &Trigger,
-    hist: &Histogram<'_>,
-    len: usize,
-    rec: *mut c_void,
-    event: Option<RingEvent<'_>>,
-) {
-    // A record holds at least the fixed part of its event, which holds
-    // every field (a fixed path is only set for the trigger's own event).
-    // SAFETY: `rec` is the data of an event of the trigger's own event,
-    // whose records hold at least its fixed part: `len` bytes.
-    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
+fn account(trigger: &Trigger, hist: &Histogram<'_>, rec: &[u8], event: Option<RingEvent<'_>>) {
     // A compiled trigger has no references, actions or context to read:
     // not even the ring buffer event. The compiled program wakes the
     // pollers itself, last. Every call here is the last thing done, a
@@ -144,32 +179,20 @@ unsafe fn account(
 }
 
 /// [`on_event()`] of a `:grow` trigger whose generation is near its
-/// threshold, or of one that reads past its event's fixed part (`rec`
-/// then `len` bytes long): accounted in the current generation, which
-/// is then asked whether it must grow ([`Growing::after_update`]).
+/// threshold, or of one that reads past its event's fixed part (then
+/// with its ring buffer event): accounted in the current generation,
+/// which is then asked whether it must grow ([`Growing::after_update`]).
 /// Out of line, so that `on_event()` saves no registers for the call.
-///
-/// # Safety
-///
-/// `rec` is the record of `on_event()`'s [`Fired`], not null, and `event`
-/// its ring buffer event if it has one.
 #[cold]
 #[inline(never)]
-unsafe fn on_event_grow(trigger: &Trigger, rec: *mut c_void, event: Option<RingEvent<'_>>) {
-    let (len, growing) = match (trigger.path(), trigger.growing(), event) {
-        (ProbePath::GrowFixed(len, growing), _, _) => (len, growing),
-        (ProbePath::Sized, Some(growing), Some(event)) => {
-            (record_len(rec, event.length()), growing)
-        }
+fn on_event_grow<'a>(probe: InProbe<'a>, traced: Traced<'a>, event: Option<RingEvent<'a>>) {
+    let trigger = traced.trigger;
+    let (rec, growing) = match (trigger.path(), trigger.growing(), event) {
+        (ProbePath::GrowFixed(_, growing), _, _) => (traced.fixed(), growing),
+        (ProbePath::Sized, Some(growing), Some(event)) => (traced.sized(event), growing),
         _ => return,
     };
-    // SAFETY: `rec` is the data of an event of the trigger's own event,
-    // whose records hold at least its fixed part, `len` bytes; or of
-    // `event`, which holds at least `len` bytes: what `record_len()`
-    // allows.
-    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
-    // SAFETY: in the probe, the generation not used after it returns.
-    let gen = unsafe { growing.current_rcu() };
+    let gen = growing.current_rcu(probe);
     let hist = gen.histogram();
     if trigger.on_synthetic() || !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
         let Some(event) = event else {
@@ -189,24 +212,14 @@ unsafe fn on_event_grow(trigger: &Trigger, rec: *mut c_void, event: Option<RingE
 /// `__data_loc` string): the record's length is asked of the ring buffer.
 /// Out of line, so that `on_event()` saves no registers for the call; in
 /// the page of the string shape.
-///
-/// # Safety
-///
-/// `rec` is the record of `on_event()`'s [`Fired`], not null, and `event`
-/// its ring buffer event.
 #[inline(never)]
 #[link_section = ".text.rhist_event.string"]
-unsafe fn on_event_sized(trigger: &Trigger, rec: *mut c_void, event: RingEvent<'_>) {
+fn on_event_sized<'a>(probe: InProbe<'a>, traced: Traced<'a>, event: RingEvent<'a>) {
+    let trigger = traced.trigger;
     if trigger.growing().is_some() {
-        // SAFETY: `rec` and `event` are those of `on_event()`'s `Fired`,
-        // `rec` not null (this function's contract): what
-        // `on_event_grow()` requires.
-        return unsafe { on_event_grow(trigger, rec, Some(event)) };
+        return on_event_grow(probe, traced, Some(event));
     }
-    let len = record_len(rec, event.length());
-    // SAFETY: `rec` is the data of `event`, which holds at least `len`
-    // bytes: what `record_len()` allows.
-    let rec = unsafe { core::slice::from_raw_parts(rec.cast::<u8>(), len) };
+    let rec = traced.sized(event);
     let hist = trigger.hist_probe();
     if trigger.on_synthetic() || !hist.update_compiled(rec, OnThisCpu, poll::wake_pollers) {
         on_event_general(hist, trigger, rec, event);
@@ -243,6 +256,25 @@ fn probe_context<'a>(trigger: &'a Trigger, event: RingEvent<'a>) -> ProbeContext
     ProbeContext::new(event, trigger.file().trace_array())
 }
 
+/// That this task runs rhist's probe, for `'a`: of no size, it costs the
+/// probe nothing to pass.
+///
+/// # Invariants
+///
+/// Made only from a [`Fired`] of `'a`: for `'a` this task is an RCU
+/// reader that `synchronize_rcu()` waits for (invariant of `Fired`).
+#[derive(Clone, Copy)]
+pub(super) struct InProbe<'a>(PhantomData<&'a ()>);
+
+impl<'a> InProbe<'a> {
+    /// The probe `fired` runs.
+    #[inline(always)]
+    fn of(_fired: &Fired<'a, Rhist>) -> Self {
+        // INVARIANT: from a `Fired` of `'a`.
+        InProbe(PhantomData)
+    }
+}
+
 /// One level of the event path's nesting on this CPU, left when dropped.
 struct Nesting(());
 
@@ -250,18 +282,18 @@ impl Nesting {
     /// Enters a level; `None` at hist's limit.
     #[inline]
     fn enter() -> Option<Self> {
-        // SAFETY: called on the event path, with preemption disabled.
-        // (Not `then_some()`: a value built and dropped would leave a
-        // level not entered.)
-        unsafe { shim::rhist_nesting_enter() }.then(|| Nesting(()))
+        // On the event path, with preemption disabled: the level is left
+        // on this CPU. (Not `then_some()`: a value built and dropped
+        // would leave a level not entered.)
+        shim::rhist_nesting_enter().then(|| Nesting(()))
     }
 }
 
 impl Drop for Nesting {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: leaves the level `enter()` entered, on the same CPU
-        // (preemption is disabled on the event path).
-        unsafe { shim::rhist_nesting_exit() };
+        // Leaves the level `enter()` entered, on the same CPU (preemption
+        // is disabled on the event path).
+        shim::rhist_nesting_exit();
     }
 }
