@@ -14,7 +14,6 @@ use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
 use kernel::ffi::{c_char, c_int, c_ulong};
 use kernel::prelude::*;
-use kernel::str::CStr;
 
 use crate::hist::event::{EventContext, EventField, FieldStorage};
 use crate::hist::histogram::TaskContext;
@@ -22,7 +21,7 @@ use crate::hist::output::Resolver;
 use crate::hist::program::Here;
 use crate::kernel_ext::kallsyms::{sprint_symbol, SymbolBuf};
 use crate::kernel_ext::list::ListIter;
-use crate::kernel_ext::task;
+use crate::kernel_ext::{c_bytes, task};
 use crate::shim;
 use crate::tracing::{EventFile, TraceArray};
 
@@ -32,11 +31,9 @@ use crate::tracing::{EventFile, TraceArray};
 ///
 /// `p` must be null or a NUL-terminated string that lives for `'a`.
 unsafe fn event_str<'a>(p: *const c_char) -> &'a str {
-    if p.is_null() {
-        return "";
-    }
-    // SAFETY: `p` is a NUL-terminated string that lives for `'a`.
-    let bytes = unsafe { CStr::from_char_ptr(p) }.as_bytes();
+    // SAFETY: `p` is null or a NUL-terminated string that lives for `'a`
+    // (the caller's promise).
+    let bytes = unsafe { c_bytes(p) }.unwrap_or(b"");
     core::str::from_utf8(bytes).unwrap_or("")
 }
 
@@ -331,14 +328,10 @@ impl Resolver for KernelSymbols {
     fn syscall_name(&self, nr: u64) -> Option<&str> {
         // C's hist passes the key to get_syscall_name() as an int.
         // SAFETY: get_syscall_name() range-checks `nr` and returns NULL or
-        // the name in the syscall metadata, which lives as long as the
-        // kernel and never changes after boot.
-        let name = unsafe { bindings::get_syscall_name(nr as c_int) };
-        if name.is_null() {
-            return None;
-        }
-        // SAFETY: `name` is a NUL-terminated string that is never freed.
-        unsafe { CStr::from_char_ptr(name) }.to_str().ok()
+        // the name in the syscall metadata, a NUL-terminated string that
+        // lives as long as the kernel and never changes after boot.
+        let name = unsafe { c_bytes(bindings::get_syscall_name(nr as c_int)) }?;
+        core::str::from_utf8(name).ok()
     }
 
     /// Files are written in process context, with at most

@@ -4,15 +4,13 @@
 //! when a trigger is created, held while it lives so that they cannot be
 //! deleted, and emitted on the event path, as hist does.
 
-use core::mem::offset_of;
-
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::bindings;
 use kernel::prelude::*;
-use kernel::str::CStr;
 
 use crate::hist::grammar::{ActionKind, TriggerSpec};
 use crate::hist::hist_data::{SynthField, SynthLookup};
+use crate::kernel_ext::{c_bytes, field_ptr};
 use crate::shim;
 use crate::tracefs::{self, EventMutexHeld};
 use crate::tracing::EventFile;
@@ -71,11 +69,7 @@ impl SynthPin {
         let Some(pin) = Self::find(held, name)? else {
             return Ok(None);
         };
-        // The address of the event's call, computed: nothing is read.
-        let its_call = pin
-            .0
-            .wrapping_byte_add(offset_of!(bindings::synth_event, call))
-            .cast::<bindings::trace_event_call>();
+        let its_call = field_ptr!(pin.0, bindings::synth_event, call);
         // Another kind of event in a group of that name is none.
         Ok((its_call == file.call()).then_some(pin))
     }
@@ -107,10 +101,10 @@ impl SynthPin {
     fn field(&self, pos: usize) -> Option<SynthField<'_>> {
         let field = *self.fields().get(pos)?;
         // SAFETY: a field's type is a NUL-terminated string the event
-        // owns.
-        let type_name = unsafe { CStr::from_char_ptr(field.type_) };
+        // owns, kept as it is while the event is pinned (invariant).
+        let type_name = unsafe { c_bytes(field.type_) }.unwrap_or(b"");
         Some(SynthField {
-            type_name: core::str::from_utf8(type_name.as_bytes()).unwrap_or(""),
+            type_name: core::str::from_utf8(type_name).unwrap_or(""),
             size: u32::try_from(field.size).unwrap_or(u32::MAX),
             signed: field.is_signed,
             string: field.is_string,
