@@ -163,7 +163,7 @@ enum Seq {
     Records(&'static bindings::seq_operations),
 }
 
-/// The operations of a seq_file-backed file.
+/// The operations of a seq_file-backed file, owned by this module.
 const fn seq_fops(
     open: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
     release: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
@@ -175,6 +175,7 @@ const fn seq_fops(
     >,
 ) -> bindings::file_operations {
     bindings::file_operations {
+        owner: &raw mut bindings::__this_module,
         open: Some(open),
         read: Some(bindings::seq_read),
         llseek: Some(bindings::seq_lseek),
@@ -321,7 +322,7 @@ impl<F: ShowWhole> SingleAdapter<F> {
     /// operations and `filp`, the file being opened.
     unsafe extern "C" fn open(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
         // SAFETY: these operations are only those of files the module adds
-        // to every event directory (`files::Registration`), so `inode` is
+        // to every event directory (`files::ExtraFile`), so `inode` is
         // of such a file, and `filp` is being opened on it; `show()` below
         // finds the `OpenFile<F::Reader>` that `open()` makes, and
         // `release()` drops it.
@@ -427,7 +428,7 @@ impl<F: Records> RecordsAdapter<F> {
     /// operations and `filp`, the file being opened.
     unsafe extern "C" fn open(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
         // SAFETY: these operations are only those of files the module adds
-        // to every event directory (`files::Registration`), so `inode` is
+        // to every event directory (`files::ExtraFile`), so `inode` is
         // of such a file, and `filp` is being opened on it; the seq
         // operations below find the `OpenFile<F::Reader>` that `open()`
         // makes, and `release()` drops it.
