@@ -36,8 +36,8 @@ use kernel::types::Opaque;
 ///
 /// The seq_file is being shown, by the task that holds this reference,
 /// for as long as the reference lives: `seq_read_iter()` holds its lock
-/// around the show, so no one else reads or writes its buffer and count
-/// meanwhile.
+/// around the show, so no one else reads or writes its buffer, count and
+/// position meanwhile.
 #[repr(transparent)]
 pub(crate) struct SeqFile(Opaque<bindings::seq_file>);
 
@@ -62,6 +62,16 @@ impl SeqFile {
     /// The raw pointer, for C.
     fn as_raw(&self) -> *mut bindings::seq_file {
         self.0.get()
+    }
+
+    /// The position of the read (`m->index`): what seq_file passes to a
+    /// `start()` and a `next()` as their `pos`, `&m->index`.
+    pub(crate) fn pos(&mut self) -> &mut bindings::loff_t {
+        // SAFETY: the seq_file is being shown by this task (invariant),
+        // under its lock, which all that read or write its position hold
+        // (`seq_read_iter()`, `traverse()`, `seq_lseek()`): the position
+        // is this task's alone for the borrow of `self`.
+        unsafe { &mut (*self.as_raw()).index }
     }
 
     /// Writes `bytes` (`seq_write()`). When they do not fit, the buffer
