@@ -233,31 +233,29 @@ unsafe extern "C" fn open<A: Adapter>(
             event_hits(guard.held(), file)
         };
         *state.last_act.get_mut() = last_act;
-        let state = Owned::<ReaderOf<A>>::new(state, GFP_KERNEL)?.into_foreign();
+        let state = Owned::<ReaderOf<A>>::new(state, GFP_KERNEL)?;
         // `tracing_open_file_tr()` left the event file in `private_data`,
-        // where `single_open()` and `seq_open()` want to put the seq_file.
+        // where `single_open()` and `seq_open()` want to put the seq_file;
+        // the state becomes the seq_file's private data once it is open.
         // SAFETY: `filp` is being opened; `A::SEQ`'s show function or
         // operations are the adapter's, which find the state as an
-        // `OpenFile<ReaderOf<A>>`; `seq_open()` succeeded, so
-        // `private_data` is its seq_file.
+        // `OpenFile<ReaderOf<A>>`, and which seq_file calls only once the
+        // open returned; where the open succeeded, `private_data` is its
+        // seq_file.
         let ret = unsafe {
             (*filp).private_data = ptr::null_mut();
-            match A::SEQ {
-                Seq::Single(show) => bindings::single_open(filp, Some(show), state.cast_mut()),
-                Seq::Records(ops) => {
-                    let ret = bindings::seq_open(filp, ops);
-                    if ret == 0 {
-                        (*(*filp).private_data.cast::<bindings::seq_file>()).private =
-                            state.cast_mut();
-                    }
-                    ret
-                }
+            let ret = match A::SEQ {
+                Seq::Single(show) => bindings::single_open(filp, Some(show), ptr::null_mut()),
+                Seq::Records(ops) => bindings::seq_open(filp, ops),
+            };
+            if ret == 0 {
+                (*(*filp).private_data.cast::<bindings::seq_file>()).private =
+                    state.into_foreign().cast_mut();
             }
+            ret
         };
         if ret != 0 {
-            // SAFETY: `state` came from `into_foreign()` above and was not
-            // kept: the open failed.
-            drop(unsafe { Owned::<ReaderOf<A>>::from_foreign(state) });
+            // The state is dropped: the open failed.
             return Err(Error::from_errno(ret));
         }
         Ok(())
