@@ -18,7 +18,7 @@ mod json;
 mod open;
 mod text;
 
-use core::cell::UnsafeCell;
+use core::ffi::CStr;
 
 use kernel::bindings;
 use kernel::error::Error;
@@ -28,87 +28,117 @@ use json::JsonFile;
 use open::{RecordsAdapter, SingleAdapter};
 use text::{DebugFile, HistFile};
 
-/// A file's operations and its registration record, filled in at load time
-/// with the module's owner pointer.
-struct EventFile {
-    fops: UnsafeCell<bindings::file_operations>,
-    entry: UnsafeCell<bindings::trace_event_extra_file>,
+/// A file of every event directory, as C's tracing core adds it
+/// (`struct trace_event_extra_file`): its name, mode and operations.
+///
+/// # Invariants
+///
+/// - It is never written, and it points only at static data that is
+///   never written: its name, a C string, and its operations, if any.
+/// - Its operations, if any, are those of an adapter of [`open`], whose
+///   callbacks expect the files of event directories (the inode's private
+///   data the event file, as eventfs leaves it).
+pub(crate) struct ExtraFile {
+    entry: bindings::trace_event_extra_file,
+    name: &'static CStr,
 }
 
-// SAFETY: written only in `Registration::new()`, before the tracing core
-// can see the file; read-only afterwards.
-unsafe impl Sync for EventFile {}
+// SAFETY: a shared reference only reads it, and what it points at, which
+// no one writes (invariant).
+unsafe impl Sync for ExtraFile {}
 
-impl EventFile {
-    const fn new(name: &'static core::ffi::CStr, fops: bindings::file_operations) -> Self {
+impl ExtraFile {
+    /// The file `name`, shown by `fops`, an adapter's operations, if any:
+    /// private to this module, whose statics below pass only the
+    /// adapters' `FOPS`.
+    const fn new(name: &'static CStr, fops: Option<&'static bindings::file_operations>) -> Self {
+        // INVARIANT: `name` and `fops` are static and shared, so never
+        // written; `fops` is an adapter's (the callers, below), or none.
         Self {
-            fops: UnsafeCell::new(fops),
-            entry: UnsafeCell::new(bindings::trace_event_extra_file {
+            entry: bindings::trace_event_extra_file {
                 name: name.as_ptr().cast(),
                 mode: 0o440,
-                fops: core::ptr::null(),
-            }),
+                fops: match fops {
+                    Some(fops) => fops,
+                    None => core::ptr::null(),
+                },
+            },
+            name,
         }
     }
-}
 
-static HIST_FILE: EventFile = EventFile::new(
-    crate::names::NAMES.command,
-    SingleAdapter::<HistFile>::POLLED_FOPS,
-);
-static DEBUG_FILE: EventFile = EventFile::new(
-    crate::names::NAMES.debug_file,
-    SingleAdapter::<DebugFile>::FOPS,
-);
-static JSON_FILE: EventFile = EventFile::new(
-    crate::names::NAMES.json_file,
-    RecordsAdapter::<JsonFile>::FOPS,
-);
+    /// The file `name` without operations: an open of it fails
+    /// (`ENODEV`).
+    pub(crate) const fn without_ops(name: &'static CStr) -> Self {
+        Self::new(name, None)
+    }
 
-/// The files, in the order they are added.
-static FILES: [&EventFile; 3] = [&HIST_FILE, &DEBUG_FILE, &JSON_FILE];
-
-/// The files, added to every event directory while this lives.
-pub(crate) struct Registration(());
-
-impl Registration {
-    pub(crate) fn new(module: &'static ThisModule) -> Result<Self> {
-        for file in FILES {
-            // SAFETY: nothing else accesses the statics before they are added
-            // below (see the `Sync` impl).
-            unsafe {
-                (*file.fops.get()).owner = module.as_ptr();
-                (*file.entry.get()).fops = file.fops.get();
-            }
-        }
-        for (i, file) in FILES.iter().enumerate() {
-            // SAFETY: `file` is static and initialised.
-            let ret = unsafe { bindings::trace_event_add_extra_file(file.entry.get()) };
-            if ret == 0 {
-                continue;
-            }
-            // SAFETY: `file` is static and initialised; its `name` is a
-            // static C string.
-            let name = unsafe { core::ffi::CStr::from_ptr((*file.entry.get()).name.cast()) };
-            pr_err!(
-                "cannot add the per-event file '{}' (error {ret})\n",
-                name.to_str().unwrap_or("?")
-            );
-            for added in FILES[..i].iter().rev() {
-                // SAFETY: added above.
-                unsafe { bindings::trace_event_remove_extra_file(added.entry.get()) };
-            }
+    /// Adds the file to every event directory, until the result is
+    /// dropped.
+    pub(crate) fn add(&'static self) -> Result<Added> {
+        // SAFETY: C keeps the entry until it is removed, and `self` is
+        // static; its name is a C string and its operations, if any, an
+        // adapter's, for the files of event directories (invariant), which
+        // are the only files C opens with them.
+        let ret = unsafe { bindings::trace_event_add_extra_file(&self.entry) };
+        if ret != 0 {
             return Err(Error::from_errno(ret));
         }
-        Ok(Self(()))
+        Ok(Added(self))
     }
 }
 
-impl Drop for Registration {
+/// An [`ExtraFile`] added to every event directory, removed when dropped.
+pub(crate) struct Added(&'static ExtraFile);
+
+impl Drop for Added {
     fn drop(&mut self) {
-        for file in FILES.iter().rev() {
-            // SAFETY: all were added by `new()`. Open files pin the module.
-            unsafe { bindings::trace_event_remove_extra_file(file.entry.get()) };
-        }
+        // SAFETY: the entry is static (`ExtraFile::add()`); C drops its
+        // pointer to it, and only that one. Open files pin the module.
+        unsafe { bindings::trace_event_remove_extra_file(&self.0.entry) };
+    }
+}
+
+static HIST_FILE: ExtraFile = ExtraFile::new(
+    crate::names::NAMES.command,
+    Some(&SingleAdapter::<HistFile>::POLLED_FOPS),
+);
+static DEBUG_FILE: ExtraFile = ExtraFile::new(
+    crate::names::NAMES.debug_file,
+    Some(&SingleAdapter::<DebugFile>::FOPS),
+);
+static JSON_FILE: ExtraFile = ExtraFile::new(
+    crate::names::NAMES.json_file,
+    Some(&RecordsAdapter::<JsonFile>::FOPS),
+);
+
+/// The files, added to every event directory while this lives; removed
+/// in the reverse order (the fields' order).
+pub(crate) struct Registration {
+    _json: Added,
+    _debug: Added,
+    _hist: Added,
+}
+
+impl Registration {
+    pub(crate) fn new() -> Result<Self> {
+        let add = |file: &'static ExtraFile| {
+            file.add().inspect_err(|e| {
+                pr_err!(
+                    "cannot add the per-event file '{}' (error {})\n",
+                    file.name.to_str().unwrap_or("?"),
+                    e.to_errno()
+                )
+            })
+        };
+        // A failure drops the files added before, in the reverse order.
+        let hist = add(&HIST_FILE)?;
+        let debug = add(&DEBUG_FILE)?;
+        let json = add(&JSON_FILE)?;
+        Ok(Self {
+            _json: json,
+            _debug: debug,
+            _hist: hist,
+        })
     }
 }

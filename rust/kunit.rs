@@ -3,7 +3,6 @@
 //! rhist's KUnit suite, run by KUnit when the module loads: the cases
 //! are the functions listed in [`kunit_suite!`] at the end.
 
-use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use kernel::alloc::flags::GFP_KERNEL;
@@ -14,6 +13,7 @@ use kernel::init::InPlaceInit;
 use kernel::time::{ktime_ms_delta, Ktime};
 
 use crate::command::test_support;
+use crate::files::ExtraFile;
 use crate::hist;
 use crate::hist::error::{HistError, HistErrorKind};
 use crate::hist::map::{Elt, Inserter, MapError, MapParams, SortField, SortKey, TracingMap};
@@ -39,23 +39,11 @@ fn command_name_is_taken() {
 }
 
 fn extra_file_name_is_taken() {
-    let twin = bindings::trace_event_extra_file {
-        name: crate::names::NAMES.command.as_ptr().cast(),
-        mode: 0o440,
-        fops: ptr::null(),
-    };
-    // SAFETY: `twin` and the static name it points to are valid for the
-    // call. C keeps a pointer to `twin` only if it accepts it (returns 0),
-    // and then it is removed below, before `twin` goes away; meanwhile
-    // C reads it under its own lock, and its null `fops` only fails an
-    // open of the file (`ENODEV`).
-    let ret = unsafe { bindings::trace_event_add_extra_file(&twin) };
-    if ret == 0 {
-        // SAFETY: `twin` is the file just added; once this returns, C
-        // holds no pointer to it.
-        unsafe { bindings::trace_event_remove_extra_file(&twin) };
-    }
-    check!(ret == -(bindings::EBUSY as i32));
+    static TWIN: ExtraFile = ExtraFile::without_ops(crate::names::NAMES.command);
+    // Were it added, it would be removed at once (dropped); meanwhile an
+    // open of it fails (`ENODEV`).
+    let ret = TWIN.add().err().map(Error::to_errno);
+    check!(ret == Some(-(bindings::EBUSY as i32)));
 }
 
 /// What a trigger's handle reads and changes, as C does for its own: a

@@ -58,14 +58,14 @@ struct Rhist {
 }
 
 impl kernel::Module for Rhist {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
         event::find_stack_anchor();
         let poll = poll::PollWakeups::new();
         // enable_* before the command, as the tracing core registers hist's,
         // so that the trigger files list them in the built-in's order.
         let enable = enable::Registration::new()?;
         let command = command::Registration::new()?;
-        let files = files::Registration::new(module)?;
+        let files = files::Registration::new()?;
         pr_info!(
             "loaded: trigger commands '{}', '{}' and '{}', files '{}', '{}' and '{}'\n",
             NAMES.command.to_str().unwrap_or("?"),

@@ -163,10 +163,20 @@ enum Seq {
     Records(&'static bindings::seq_operations),
 }
 
-/// The operations of a seq_file-backed file.
-const fn seq_fops(
-    open: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
-    release: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
+/// The callbacks of one kind of file, `F`, shown as [`SEQ`](Self::SEQ)
+/// says: [`open`] and [`release`] written once for all.
+trait Adapter {
+    /// The file.
+    type F: EventSeqFile;
+    /// How its seq_file shows it.
+    const SEQ: Seq;
+}
+
+/// What a read of an `A` file keeps.
+type ReaderOf<A> = <<A as Adapter>::F as EventSeqFile>::Reader;
+
+/// The operations of an `A` file, owned by this module.
+const fn seq_fops<A: Adapter>(
     poll: Option<
         unsafe extern "C" fn(
             *mut bindings::file,
@@ -175,33 +185,32 @@ const fn seq_fops(
     >,
 ) -> bindings::file_operations {
     bindings::file_operations {
-        open: Some(open),
+        owner: &raw mut bindings::__this_module,
+        open: Some(open::<A>),
         read: Some(bindings::seq_read),
         llseek: Some(bindings::seq_lseek),
-        release: Some(release),
+        release: Some(release::<A>),
         poll,
         // SAFETY: all-zero is a valid `file_operations` (no ops).
         ..unsafe { core::mem::zeroed() }
     }
 }
 
-/// Opens a file: pins the event file and trace array, then a seq_file
-/// whose private data is an [`OpenFile`] with the reader of an `F`.
+/// `open()`: pins the event file and trace array, then opens a seq_file
+/// whose private data is an [`OpenFile`] with the reader of an `A::F`.
 ///
 /// # Safety
 ///
-/// Called in the `open()` of a file of an event directory, with the
-/// inode and file the VFS passed; `seq` is how `F`'s adapter shows it,
-/// whose callbacks find an `OpenFile<F::Reader>`, and whose `release()`
-/// drops it.
-unsafe fn open<F: EventSeqFile>(
+/// Called by the VFS only, for the inode of a file with `A`'s operations
+/// and `filp`, the file being opened.
+unsafe extern "C" fn open<A: Adapter>(
     inode: *mut bindings::inode,
     filp: *mut bindings::file,
-    seq: Seq,
 ) -> c_int {
-    // SAFETY: the inode is of a file of an event directory, whose private
-    // data is the event file (eventfs), and `filp` is being opened on it
-    // (this function's contract).
+    // SAFETY: `A`'s operations are only those of files the module adds to
+    // every event directory (`files::ExtraFile`), so `inode` is of such a
+    // file, whose private data is the event file (eventfs), and `filp` is
+    // being opened on it (this function's contract).
     let ret = unsafe { bindings::tracing_open_file_tr(inode, filp) };
     if ret != 0 {
         return ret;
@@ -216,7 +225,7 @@ unsafe fn open<F: EventSeqFile>(
             last_act: EventMutexCell::new(0),
             poller: Poller::new(),
             too_large: EventMutexCell::new(None),
-            reader: UnsafeCell::new(F::reader()),
+            reader: UnsafeCell::new(A::F::reader()),
         };
         let last_act = {
             let guard = EventMutexGuard::lock();
@@ -224,30 +233,29 @@ unsafe fn open<F: EventSeqFile>(
             event_hits(guard.held(), file)
         };
         *state.last_act.get_mut() = last_act;
-        let state = Owned::<F::Reader>::new(state, GFP_KERNEL)?.into_foreign();
+        let state = Owned::<ReaderOf<A>>::new(state, GFP_KERNEL)?;
         // `tracing_open_file_tr()` left the event file in `private_data`,
-        // where `single_open()` and `seq_open()` want to put the seq_file.
-        // SAFETY: `filp` is being opened; `show` and `ops` match the
-        // seq_file contract; `seq_open()` succeeded, so `private_data` is
-        // its seq_file.
+        // where `single_open()` and `seq_open()` want to put the seq_file;
+        // the state becomes the seq_file's private data once it is open.
+        // SAFETY: `filp` is being opened; `A::SEQ`'s show function or
+        // operations are the adapter's, which find the state as an
+        // `OpenFile<ReaderOf<A>>`, and which seq_file calls only once the
+        // open returned; where the open succeeded, `private_data` is its
+        // seq_file.
         let ret = unsafe {
             (*filp).private_data = ptr::null_mut();
-            match seq {
-                Seq::Single(show) => bindings::single_open(filp, Some(show), state.cast_mut()),
-                Seq::Records(ops) => {
-                    let ret = bindings::seq_open(filp, ops);
-                    if ret == 0 {
-                        (*(*filp).private_data.cast::<bindings::seq_file>()).private =
-                            state.cast_mut();
-                    }
-                    ret
-                }
+            let ret = match A::SEQ {
+                Seq::Single(show) => bindings::single_open(filp, Some(show), ptr::null_mut()),
+                Seq::Records(ops) => bindings::seq_open(filp, ops),
+            };
+            if ret == 0 {
+                (*(*filp).private_data.cast::<bindings::seq_file>()).private =
+                    state.into_foreign().cast_mut();
             }
+            ret
         };
         if ret != 0 {
-            // SAFETY: `state` came from `into_foreign()` above and was not
-            // kept: the open failed.
-            drop(unsafe { Owned::<F::Reader>::from_foreign(state) });
+            // The state is dropped: the open failed.
             return Err(Error::from_errno(ret));
         }
         Ok(())
@@ -262,28 +270,41 @@ unsafe fn open<F: EventSeqFile>(
     }
 }
 
-/// Takes back the [`OpenFile`] that [`open`] left as the seq_file's
-/// private data.
+/// `release()`: drops the [`OpenFile`], then the seq_file and the pins.
 ///
 /// # Safety
 ///
-/// Called in the `release()` of a file that `F`'s adapter opened: the
-/// VFS calls it once, for the last reference of the file, when no other
-/// callback of it runs or will.
-unsafe fn take_state<F: EventSeqFile>(filp: *mut bindings::file) -> Owned<F::Reader> {
-    // SAFETY: `open()` made `filp` a seq_file (its `private_data`) whose
-    // private data, which seq_file leaves as it is, came from
-    // `into_foreign()` of an `Owned<F::Reader>`; this is the last callback
-    // of the file (this function's contract), so it is taken back once,
-    // and the borrows of it, each for one callback, are over.
-    unsafe {
+/// Called by the VFS only, for the last reference of `filp`, opened by
+/// [`open`], and its inode.
+unsafe extern "C" fn release<A: Adapter>(
+    inode: *mut bindings::inode,
+    filp: *mut bindings::file,
+) -> c_int {
+    // SAFETY: `open::<A>()` made `filp` a seq_file (its `private_data`)
+    // whose private data, which seq_file leaves as it is, came from
+    // `into_foreign()` of an `Owned<ReaderOf<A>>`; the VFS calls
+    // `release()` once, for the last reference of the file, when no other
+    // callback of it runs or will: it is taken back once, and the borrows
+    // of it, each for one callback, are over.
+    drop(unsafe {
         let m = (*filp).private_data.cast::<bindings::seq_file>();
-        Owned::<F::Reader>::from_foreign((*m).private)
+        Owned::<ReaderOf<A>>::from_foreign((*m).private)
+    });
+    // SAFETY: undoes `open()`'s `single_open()` or `seq_open()`, and its
+    // `tracing_open_file_tr()`, once each.
+    unsafe {
+        match A::SEQ {
+            Seq::Single(_) => bindings::tracing_single_release_file_tr(inode, filp),
+            Seq::Records(_) => {
+                bindings::seq_release(inode, filp);
+                bindings::tracing_release_file_tr(inode, filp)
+            }
+        }
     }
 }
 
-/// The state of the open `F` file whose seq_file is `m`, and its reader,
-/// for one seq_file callback.
+/// The state of the open `F` file whose seq_file is `m`, its reader, and
+/// the seq_file, for one seq_file callback.
 ///
 /// # Safety
 ///
@@ -293,7 +314,7 @@ unsafe fn take_state<F: EventSeqFile>(filp: *mut bindings::file) -> Owned<F::Rea
 /// hold around every call), and `'a` must end with that callback.
 unsafe fn reading<'a, F: EventSeqFile>(
     m: *mut bindings::seq_file,
-) -> (&'a OpenFile<F::Reader>, &'a mut F::Reader) {
+) -> (&'a OpenFile<F::Reader>, &'a mut F::Reader, &'a mut SeqFile) {
     // SAFETY: `open()` set the seq_file's private data, which seq_file
     // leaves as it is, from `into_foreign()` of an `Owned<F::Reader>`; it
     // is taken back only by `release()`, which the VFS calls once no read
@@ -303,62 +324,36 @@ unsafe fn reading<'a, F: EventSeqFile>(
     // the file (invariant of `OpenFile`), which hold the seq_file's lock
     // for `'a` (this function's contract): this is its only use for `'a`.
     let reader = unsafe { &mut *state.reader.get() };
-    (state, reader)
+    // SAFETY: seq_file makes the callback with `m` being shown, under its
+    // lock, for `'a` (this function's contract); the state and reader
+    // borrowed are other objects.
+    let out = unsafe { SeqFile::from_raw(m) };
+    (state, reader, out)
 }
 
 /// The callbacks of a [`ShowWhole`] file `F`: a single-record seq_file.
 pub(super) struct SingleAdapter<F>(PhantomData<F>);
 
+impl<F: ShowWhole> Adapter for SingleAdapter<F> {
+    type F = F;
+    const SEQ: Seq = Seq::Single(Self::show);
+}
+
 impl<F: ShowWhole> SingleAdapter<F> {
     /// The file's operations.
-    pub(super) const FOPS: bindings::file_operations = seq_fops(Self::open, Self::release, None);
-
-    /// `open()`.
-    ///
-    /// # Safety
-    ///
-    /// Called by the VFS only, for the inode of a file with these
-    /// operations and `filp`, the file being opened.
-    unsafe extern "C" fn open(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
-        // SAFETY: these operations are only those of files the module adds
-        // to every event directory (`files::Registration`), so `inode` is
-        // of such a file, and `filp` is being opened on it; `show()` below
-        // finds the `OpenFile<F::Reader>` that `open()` makes, and
-        // `release()` drops it.
-        unsafe { open::<F>(inode, filp, Seq::Single(Self::show)) }
-    }
-
-    /// `release()`: drops the state, then the seq_file and the pins.
-    ///
-    /// # Safety
-    ///
-    /// Called by the VFS only, for the last reference of `filp`, opened
-    /// by [`open`](Self::open), and its inode.
-    unsafe extern "C" fn release(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
-        // SAFETY: `open()` opened `filp` for `F`, and the VFS calls
-        // `release()` once, for its last reference, when no other callback
-        // of it runs or will.
-        drop(unsafe { take_state::<F>(filp) });
-        // SAFETY: undoes `open()`'s `single_open()` and
-        // `tracing_open_file_tr()`, once.
-        unsafe { bindings::tracing_single_release_file_tr(inode, filp) }
-    }
+    pub(super) const FOPS: bindings::file_operations = seq_fops::<Self>(None);
 
     /// `show()` of the seq_file.
     ///
     /// # Safety
     ///
     /// Called by seq_file only, for `m`, the seq_file of a file opened by
-    /// [`open`](Self::open).
+    /// [`open`].
     unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
         // SAFETY: `single_open()` in `open()` made `m` the seq_file of an
         // `F` file, whose show function only seq_file calls, under its
         // lock, for this call.
-        let (state, _) = unsafe { reading::<F>(m) };
-        // SAFETY: seq_file calls `show()` with `m` being shown, under its
-        // lock (`seq_read_iter()`, `traverse()`), for this call; the
-        // state borrowed is another object.
-        let out = unsafe { SeqFile::from_raw(m) };
+        let (state, _, out) = unsafe { reading::<F>(m) };
         match F::show(state, out) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
@@ -371,16 +366,15 @@ const EPOLLERR: bindings::__poll_t = 0x8;
 
 impl<F: Poll> SingleAdapter<F> {
     /// The operations of a file that can be polled.
-    pub(super) const POLLED_FOPS: bindings::file_operations =
-        seq_fops(Self::open, Self::release, Some(Self::poll));
+    pub(super) const POLLED_FOPS: bindings::file_operations = seq_fops::<Self>(Some(Self::poll));
 
     /// `poll()`, as `event_hist_poll()`: `EPOLLERR` once the event is
     /// being removed.
     ///
     /// # Safety
     ///
-    /// Called by the VFS only, for `filp`, a file opened by
-    /// [`open`](Self::open), and `wait`, the caller's poll table or null.
+    /// Called by the VFS only, for `filp`, a file opened by [`open`], and
+    /// `wait`, the caller's poll table or null.
     unsafe extern "C" fn poll(
         filp: *mut bindings::file,
         wait: *mut bindings::poll_table_struct,
@@ -407,9 +401,14 @@ impl<F: Poll> SingleAdapter<F> {
 /// with `event_mutex` held from `start()` to `stop()`.
 pub(super) struct RecordsAdapter<F>(PhantomData<F>);
 
+impl<F: Records> Adapter for RecordsAdapter<F> {
+    type F = F;
+    const SEQ: Seq = Seq::Records(&Self::SEQ_OPS);
+}
+
 impl<F: Records> RecordsAdapter<F> {
     /// The file's operations.
-    pub(super) const FOPS: bindings::file_operations = seq_fops(Self::open, Self::release, None);
+    pub(super) const FOPS: bindings::file_operations = seq_fops::<Self>(None);
 
     /// The seq_file's operations.
     const SEQ_OPS: bindings::seq_operations = bindings::seq_operations {
@@ -418,40 +417,6 @@ impl<F: Records> RecordsAdapter<F> {
         next: Some(Self::next),
         show: Some(Self::show),
     };
-
-    /// `open()`.
-    ///
-    /// # Safety
-    ///
-    /// Called by the VFS only, for the inode of a file with these
-    /// operations and `filp`, the file being opened.
-    unsafe extern "C" fn open(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
-        // SAFETY: these operations are only those of files the module adds
-        // to every event directory (`files::Registration`), so `inode` is
-        // of such a file, and `filp` is being opened on it; the seq
-        // operations below find the `OpenFile<F::Reader>` that `open()`
-        // makes, and `release()` drops it.
-        unsafe { open::<F>(inode, filp, Seq::Records(&Self::SEQ_OPS)) }
-    }
-
-    /// `release()`: drops the state, then the seq_file and the pins.
-    ///
-    /// # Safety
-    ///
-    /// Called by the VFS only, for the last reference of `filp`, opened
-    /// by [`open`](Self::open), and its inode.
-    unsafe extern "C" fn release(inode: *mut bindings::inode, filp: *mut bindings::file) -> c_int {
-        // SAFETY: `open()` opened `filp` for `F`, and the VFS calls
-        // `release()` once, for its last reference, when no other callback
-        // of it runs or will.
-        drop(unsafe { take_state::<F>(filp) });
-        // SAFETY: undoes `open()`'s `seq_open()`, then
-        // `tracing_open_file_tr()`, once each.
-        unsafe {
-            bindings::seq_release(inode, filp);
-            bindings::tracing_release_file_tr(inode, filp)
-        }
-    }
 
     /// What `start()` and `next()` return for `record`: a pointer that is
     /// neither null nor an error (the reader's; seq_file only hands it
@@ -469,18 +434,16 @@ impl<F: Records> RecordsAdapter<F> {
     /// # Safety
     ///
     /// Called by seq_file only, for `m`, the seq_file of a file opened by
-    /// [`open`](Self::open), and `pos`, its position.
+    /// [`open`], and its position (`&m->index`).
     unsafe extern "C" fn start(
         m: *mut bindings::seq_file,
-        pos: *mut bindings::loff_t,
+        _pos: *mut bindings::loff_t,
     ) -> *mut c_void {
         // SAFETY: `seq_open()` in `open()` made `m` the seq_file of an `F`
         // file, whose operations only seq_file calls, under its lock, for
         // this call.
-        let (state, reader) = unsafe { reading::<F>(m) };
-        // SAFETY: `pos` is the seq_file's position, `&m->index`, which
-        // seq_file passes to `start()` under its lock.
-        let pos = unsafe { *pos };
+        let (state, reader, m) = unsafe { reading::<F>(m) };
+        let pos = *m.pos();
         // SAFETY: this is the `start()` of `F`'s seq_operations, whose
         // `stop()` (below) calls `unlock_after_read()`.
         unsafe {
@@ -495,12 +458,12 @@ impl<F: Records> RecordsAdapter<F> {
     /// # Safety
     ///
     /// Called by seq_file only, between `start()` and `stop()`, for `m`,
-    /// the seq_file of a file opened by [`open`](Self::open), and `pos`,
-    /// its position.
+    /// the seq_file of a file opened by [`open`], and its position
+    /// (`&m->index`).
     unsafe extern "C" fn next(
         m: *mut bindings::seq_file,
         _v: *mut c_void,
-        pos: *mut bindings::loff_t,
+        _pos: *mut bindings::loff_t,
     ) -> *mut c_void {
         // SAFETY: seq_file calls `next()` between a `start()` and its
         // `stop()`, in their task; this `start()` takes the lock with
@@ -509,11 +472,8 @@ impl<F: Records> RecordsAdapter<F> {
         // SAFETY: `seq_open()` in `open()` made `m` the seq_file of an `F`
         // file, whose operations only seq_file calls, under its lock, for
         // this call.
-        let (state, reader) = unsafe { reading::<F>(m) };
-        // SAFETY: `pos` is the seq_file's position, `&m->index`, which
-        // seq_file passes to `next()` under its lock and reads after it.
-        let pos = unsafe { &mut *pos };
-        Self::record_ptr(F::next(held, state, reader, pos), reader)
+        let (state, reader, m) = unsafe { reading::<F>(m) };
+        Self::record_ptr(F::next(held, state, reader, m.pos()), reader)
     }
 
     /// `show()`.
@@ -521,7 +481,7 @@ impl<F: Records> RecordsAdapter<F> {
     /// # Safety
     ///
     /// Called by seq_file only, between `start()` and `stop()`, for `m`,
-    /// the seq_file of a file opened by [`open`](Self::open).
+    /// the seq_file of a file opened by [`open`].
     unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
         // SAFETY: seq_file calls `show()` between a `start()` and its
         // `stop()`, in their task; this `start()` takes the lock with
@@ -530,11 +490,7 @@ impl<F: Records> RecordsAdapter<F> {
         // SAFETY: `seq_open()` in `open()` made `m` the seq_file of an `F`
         // file, whose operations only seq_file calls, under its lock, for
         // this call.
-        let (state, reader) = unsafe { reading::<F>(m) };
-        // SAFETY: seq_file calls `show()` with `m` being shown, under its
-        // lock (`seq_read_iter()`, `traverse()`), for this call; the
-        // reader borrowed is another object.
-        let out = unsafe { SeqFile::from_raw(m) };
+        let (state, reader, out) = unsafe { reading::<F>(m) };
         match F::show(held, state, reader, out) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
@@ -546,7 +502,7 @@ impl<F: Records> RecordsAdapter<F> {
     /// # Safety
     ///
     /// Called by seq_file only, after `start()`, for the seq_file of a
-    /// file opened by [`open`](Self::open).
+    /// file opened by [`open`].
     unsafe extern "C" fn stop(_m: *mut bindings::seq_file, _v: *mut c_void) {
         // SAFETY: seq_file calls `stop()` after every `start()`, whatever
         // it returned, in its task; this `start()` took the lock with

@@ -36,8 +36,8 @@ use kernel::types::Opaque;
 ///
 /// The seq_file is being shown, by the task that holds this reference,
 /// for as long as the reference lives: `seq_read_iter()` holds its lock
-/// around the show, so no one else reads or writes its buffer and count
-/// meanwhile.
+/// around the show, so no one else reads or writes its buffer, count,
+/// size and position meanwhile.
 #[repr(transparent)]
 pub(crate) struct SeqFile(Opaque<bindings::seq_file>);
 
@@ -64,6 +64,23 @@ impl SeqFile {
         self.0.get()
     }
 
+    /// The fields that the task showing the seq_file alone reads and
+    /// writes: its position (`index`), its buffer's `count` and `size`.
+    fn fields(&mut self) -> (&mut bindings::loff_t, &mut usize, usize) {
+        let m = self.as_raw();
+        // SAFETY: the seq_file is being shown by this task (invariant),
+        // under its lock, which all that read or write these fields hold
+        // (`seq_read_iter()`, `traverse()`, `seq_lseek()`): they are this
+        // task's alone for the borrow of `self`.
+        unsafe { (&mut (*m).index, &mut (*m).count, (*m).size) }
+    }
+
+    /// The position of the read (`m->index`): what seq_file passes to a
+    /// `start()` and a `next()` as their `pos`, `&m->index`.
+    pub(crate) fn pos(&mut self) -> &mut bindings::loff_t {
+        self.fields().0
+    }
+
     /// Writes `bytes` (`seq_write()`). When they do not fit, the buffer
     /// is marked overflowed instead (see [`overflowed()`](Self::overflowed)).
     pub(crate) fn write_bytes(&mut self, bytes: &[u8]) {
@@ -76,11 +93,9 @@ impl SeqFile {
     /// (`seq_has_overflowed()`): seq_file then shows the record again
     /// with a buffer twice as large, and what is written after it is
     /// lost.
-    pub(crate) fn overflowed(&self) -> bool {
-        let m = self.as_raw();
-        // SAFETY: the seq_file is being shown (invariant): no one else
-        // changes its count or size meanwhile.
-        unsafe { (*m).count == (*m).size }
+    pub(crate) fn overflowed(&mut self) -> bool {
+        let (_, count, size) = self.fields();
+        *count == size
     }
 
     /// When the buffer is smaller than `need` bytes, marks it
@@ -88,17 +103,13 @@ impl SeqFile {
     /// `seq_set_overflow()`), without writing: the show is repeated with
     /// a buffer twice as large. Whether it did.
     pub(crate) fn overflow_below(&mut self, need: usize) -> bool {
-        let m = self.as_raw();
-        // SAFETY: the seq_file is being shown (invariant), so this task
-        // alone sets its count; `count == size` is how seq_file records
-        // an overflow, and `seq_read_iter()` then frees the buffer and
-        // shows again.
-        unsafe {
-            if (*m).size >= need {
-                return false;
-            }
-            (*m).count = (*m).size;
+        let (_, count, size) = self.fields();
+        if size >= need {
+            return false;
         }
+        // `count == size` is how seq_file records an overflow:
+        // `seq_read_iter()` then frees the buffer and shows again.
+        *count = size;
         true
     }
 }
