@@ -263,7 +263,10 @@ unsafe extern "C" fn open<A: Adapter>(
     match opened {
         Ok(()) => 0,
         Err(e) => {
-            // SAFETY: undoes `tracing_open_file_tr()`.
+            // SAFETY: `tracing_open_file_tr()` succeeded above, and this
+            // open fails, so the VFS calls no `release()`: the references
+            // it took on the instance and the event file are dropped
+            // here, once.
             unsafe { bindings::tracing_release_file_tr(inode, filp) };
             e.to_errno()
         }
